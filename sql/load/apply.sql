@@ -1,0 +1,100 @@
+-- Set-based load of one run, all inside the run's transaction. $1 is always the run id.
+-- now() is the transaction's start: every row a run touches carries the same timestamp.
+
+-- name: create_staging
+CREATE TEMP TABLE staging_records (
+  position                 bigint  NOT NULL,
+  id                       bigint  NOT NULL,
+  wpi                      text    NOT NULL,
+  inventory_bulk_wine      numeric,
+  inventory_finished_goods numeric,
+  inventory_sales          numeric,
+  vintage_forecast         numeric,
+  vintage_make             numeric,
+  first_sale               date,
+  raw_offset               bigint  NOT NULL,
+  raw_length               integer NOT NULL
+) ON COMMIT DROP;
+
+-- name: copy_staging
+COPY staging_records (position, id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                      vintage_forecast, vintage_make, first_sale, raw_offset, raw_length) FROM STDIN
+
+-- name: analyze_staging
+ANALYZE staging_records;
+
+-- name: remove_duplicates
+-- The same id twice in one listing: the last one wins; the earlier ones are returned for sync_rejects.
+DELETE FROM staging_records s
+USING (SELECT id, max(position) AS keep FROM staging_records GROUP BY id HAVING count(*) > 1) d
+WHERE s.id = d.id AND s.position <> d.keep
+RETURNING s.position, s.id::text AS record_id, s.raw_offset, s.raw_length;
+
+-- name: count_live
+SELECT count(*)::bigint AS live FROM bulk_wine_reconciliation WHERE deleted_at IS NULL;
+
+-- name: classify_changes
+-- Only new, restored or changed records: an unchanged row is never locked or rewritten.
+CREATE TEMP TABLE staging_changes ON COMMIT DROP AS
+SELECT s.id, s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales,
+       s.vintage_forecast, s.vintage_make, s.first_sale,
+       CASE WHEN t.id IS NULL THEN 'insert' WHEN t.deleted_at IS NOT NULL THEN 'restore' ELSE 'update' END AS action
+FROM staging_records s
+LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id
+WHERE t.id IS NULL
+   OR t.deleted_at IS NOT NULL
+   OR (t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales, t.vintage_forecast, t.vintage_make, t.first_sale)
+      IS DISTINCT FROM
+      (s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales, s.vintage_forecast, s.vintage_make, s.first_sale);
+
+-- name: insert_new
+WITH inserted AS (
+  INSERT INTO bulk_wine_reconciliation (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                                        vintage_forecast, vintage_make, first_sale, first_seen_at, changed_at, run_id)
+  SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+         vintage_forecast, vintage_make, first_sale, now(), now(), $1
+  FROM staging_changes WHERE action = 'insert'
+  RETURNING id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale
+)
+INSERT INTO bulk_wine_reconciliation_history (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                                              vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
+SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale, now(), NULL, $1
+FROM inserted;
+
+-- name: update_changed
+-- Changed and restored rows: new values, close the open version (a restored row has none), open a new one.
+WITH changed AS (
+  UPDATE bulk_wine_reconciliation t
+  SET wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, inventory_finished_goods = c.inventory_finished_goods,
+      inventory_sales = c.inventory_sales, vintage_forecast = c.vintage_forecast, vintage_make = c.vintage_make,
+      first_sale = c.first_sale, changed_at = now(), deleted_at = NULL, run_id = $1
+  FROM staging_changes c
+  WHERE t.id = c.id AND c.action IN ('update', 'restore')
+  RETURNING t.id, t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales, t.vintage_forecast, t.vintage_make, t.first_sale
+), closed AS (
+  UPDATE bulk_wine_reconciliation_history h SET valid_to = now()
+  FROM changed WHERE h.id = changed.id AND h.valid_to IS NULL
+)
+INSERT INTO bulk_wine_reconciliation_history (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                                              vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
+SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale, now(), NULL, $1
+FROM changed;
+
+-- name: count_changes
+SELECT count(*) FILTER (WHERE action = 'insert')::bigint AS inserted,
+       count(*) FILTER (WHERE action = 'update')::bigint AS updated,
+       count(*) FILTER (WHERE action = 'restore')::bigint AS restored
+FROM staging_changes;
+
+-- name: delete_missing
+-- Live rows absent from this complete listing: soft delete, and close their open version.
+WITH deleted AS (
+  UPDATE bulk_wine_reconciliation t
+  SET deleted_at = now(), changed_at = now(), run_id = $1
+  WHERE t.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM staging_records s WHERE s.id = t.id)
+  RETURNING t.id
+), closed AS (
+  UPDATE bulk_wine_reconciliation_history h SET valid_to = now()
+  FROM deleted WHERE h.id = deleted.id AND h.valid_to IS NULL
+)
+SELECT count(*)::bigint AS deleted FROM deleted;

@@ -1,0 +1,48 @@
+-- The run audit trail: sync_runs, sync_rejects, sync_payloads. Written outside the data
+-- transaction, so a failed run still leaves its row and rejects.
+
+-- name: mark_abandoned
+-- Called while holding the run lock: any other 'running' row belongs to a process that died.
+UPDATE sync_runs
+SET status = 'abandoned', finished_at = clock_timestamp(),
+    error = 'the process running this sync stopped without finishing it (killed or crashed); nothing was committed'
+WHERE status = 'running'
+RETURNING id;
+
+-- name: start_run
+INSERT INTO sync_runs (trigger, status, dry_run, app_version, source)
+VALUES ($1, 'running', $2, $3, $4)
+RETURNING id;
+
+-- name: finish_run
+UPDATE sync_runs
+SET status = $2, finished_at = clock_timestamp(), error = $3,
+    reported_count = $4, reported_record_count = $5, received = $6, rejected = $7, duplicates = $8,
+    inserted = $9, updated = $10, unchanged = $11, deleted = $12, restored = $13, bytes = $14, unknown_fields = $15
+WHERE id = $1
+RETURNING *;
+
+-- name: insert_rejects
+INSERT INTO sync_rejects (run_id, position, record_id, errors, raw)
+SELECT $1, r.position, r.record_id, r.errors, r.raw
+FROM unnest($2::bigint[], $3::text[], $4::jsonb[], $5::text[]) AS r (position, record_id, errors, raw);
+
+-- name: copy_payload
+COPY sync_payloads (run_id, sha256, bytes, body) FROM STDIN WITH (FORMAT binary)
+
+-- name: prune_payloads
+DELETE FROM sync_payloads
+WHERE run_id NOT IN (SELECT run_id FROM sync_payloads ORDER BY run_id DESC LIMIT $1);
+
+-- name: payload_info
+SELECT run_id, sha256, bytes FROM sync_payloads WHERE run_id = $1;
+
+-- name: copy_payload_out
+-- COPY takes no parameters: $1 is replaced by a validated integer run id.
+COPY (SELECT body FROM sync_payloads WHERE run_id = $1) TO STDOUT WITH (FORMAT binary)
+
+-- name: recent_runs
+SELECT * FROM sync_runs ORDER BY id DESC LIMIT $1;
+
+-- name: get_run
+SELECT * FROM sync_runs WHERE id = $1;

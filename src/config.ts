@@ -1,0 +1,183 @@
+/**
+ * The only reader of process.env. Every variable is checked with zod; all problems are
+ * reported together, each naming its variable, and no secret value is ever echoed.
+ */
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validateDetailed } from 'node-cron';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+export interface ApiConfig {
+  baseUrl: string;
+  loginUrl: string;
+  listingUrl: string;
+  email: string;
+  password: string;
+  tokenField: string | undefined;
+  timeoutMs: number;
+  retries: number;
+}
+
+export interface Config {
+  api: ApiConfig | undefined;
+  databaseUrl: string | undefined;
+  schema: string;
+  schedule: string;
+  timezone: string;
+  maxRejectRatio: number;
+  maxDeleteRatio: number;
+  archiveKeep: number;
+  logLevel: string;
+  healthFile: string;
+  /** First retry delay; later ones double (tests shorten it). */
+  retryBaseMs: number;
+}
+
+export interface ConfigNeeds {
+  /** The run talks to the upstream API: base URL and credentials are required. */
+  api: boolean;
+  /** DATABASE_URL is required (every command but demo and simulate). */
+  database: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+const ratio = z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
+const count = (min: number) => z.coerce.number().int('must be a whole number').min(min, `must be at least ${min}`);
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+export function loadConfig(env: Env, needs: ConfigNeeds): Config {
+  const problems: string[] = [];
+  const value = <T>(name: string, schema: z.ZodType<T>, fallback: string): T => {
+    const raw = blankToUndefined(env[name]) ?? fallback;
+    const parsed = schema.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    problems.push(`${name}: ${parsed.error.issues[0]?.message ?? 'invalid'} (got "${raw}")`);
+    return schema.parse(fallback);
+  };
+
+  const schema = value('SYNC_DB_SCHEMA', z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier'), 'public');
+  const timezone = value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), 'UTC');
+  const schedule = value(
+    'SYNC_SCHEDULE',
+    z.string().refine((v) => validateDetailed(v).valid, 'is not a valid cron expression (5 fields, or 6 with seconds first)'),
+    '0 3 * * *',
+  );
+  const maxRejectRatio = value('SYNC_MAX_REJECT_RATIO', ratio, '0.05');
+  const maxDeleteRatio = value('SYNC_MAX_DELETE_RATIO', ratio, '0.2');
+  const archiveKeep = value('SYNC_ARCHIVE_KEEP', count(0), '30');
+  const logLevel = value('LOG_LEVEL', z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }), 'info');
+  const timeoutMs = value('WINE_API_TIMEOUT_MS', count(1), '120000');
+  const retries = value('WINE_API_RETRIES', count(1), '5');
+  const healthFile = value('SYNC_HEALTH_FILE', z.string().min(1), join(tmpdir(), 'wine-recon-sync.health'));
+  const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
+  const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
+
+  const databaseUrl = secret(env, 'DATABASE_URL', problems);
+  if (needs.database && databaseUrl === undefined) problems.push('DATABASE_URL: is not set (e.g. postgres://user@host:5432/db)');
+  else if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL: must start with postgres:// or postgresql://');
+  }
+
+  let api: ApiConfig | undefined;
+  if (needs.api) {
+    const baseUrl = httpUrl(env, 'WINE_API_BASE_URL', allowInsecure, problems);
+    const loginUrl = blankToUndefined(env.WINE_API_LOGIN_URL) === undefined
+      ? baseUrl && `${baseUrl}/api/login`
+      : httpUrl(env, 'WINE_API_LOGIN_URL', allowInsecure, problems);
+    const email = secret(env, 'WINE_API_EMAIL', problems);
+    const password = secret(env, 'WINE_API_PASSWORD', problems);
+    if (email === undefined) problems.push('WINE_API_EMAIL: is not set (or set WINE_API_EMAIL_FILE)');
+    if (password === undefined) problems.push('WINE_API_PASSWORD: is not set (or set WINE_API_PASSWORD_FILE)');
+    const tokenField = blankToUndefined(env.WINE_API_TOKEN_FIELD);
+    if (tokenField !== undefined && !/^[^.\s]+(\.[^.\s]+)*$/.test(tokenField)) {
+      problems.push(`WINE_API_TOKEN_FIELD: must be a dot path such as data.access_token (got "${tokenField}")`);
+    }
+    if (baseUrl && loginUrl && email !== undefined && password !== undefined) {
+      api = {
+        baseUrl,
+        loginUrl,
+        listingUrl: `${baseUrl}/api/bulk-wine-reconciliation-data?for_reporting=1`,
+        email,
+        password,
+        tokenField,
+        timeoutMs,
+        retries,
+      };
+    }
+  }
+
+  if (problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+  return { api, databaseUrl, schema, schedule, timezone, maxRejectRatio, maxDeleteRatio, archiveKeep, logLevel, healthFile, retryBaseMs };
+}
+
+function blankToUndefined(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v;
+}
+
+/** NAME or NAME_FILE (a file holding the secret, e.g. a Docker secret). Values are never echoed. */
+function secret(env: Env, name: string, problems: string[]): string | undefined {
+  const direct = blankToUndefined(env[name]);
+  const file = blankToUndefined(env[`${name}_FILE`]);
+  if (direct !== undefined && file !== undefined) {
+    problems.push(`${name}: set either ${name} or ${name}_FILE, not both`);
+    return undefined;
+  }
+  if (file === undefined) return direct;
+  try {
+    const text = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    if (text === '') problems.push(`${name}_FILE: the file ${file} is empty`);
+    return text === '' ? undefined : text;
+  } catch (error) {
+    problems.push(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    return undefined;
+  }
+}
+
+function httpUrl(env: Env, name: string, allowInsecure: boolean, problems: string[]): string | undefined {
+  const raw = blankToUndefined(env[name]);
+  if (raw === undefined) {
+    problems.push(`${name}: is not set (e.g. https://wine.example.com)`);
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    problems.push(`${name}: is not a URL (got "${raw}")`);
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    problems.push(`${name}: must be an http:// or https:// URL (got "${url.protocol}")`);
+    return undefined;
+  }
+  if (url.username || url.password) {
+    problems.push(`${name}: must not contain credentials; use WINE_API_EMAIL / WINE_API_PASSWORD`);
+    return undefined;
+  }
+  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !allowInsecure) {
+    problems.push(
+      `${name}: http:// to ${url.hostname} would send credentials in clear text; use https:// or set WINE_API_ALLOW_INSECURE_HTTP=true`,
+    );
+    return undefined;
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

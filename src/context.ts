@@ -1,0 +1,55 @@
+/** What every command needs: validated config, the logger with its secrets, the pool. */
+import { loadConfig, type Config, type ConfigNeeds } from './config.js';
+import { createPool, type Pool } from './db/pool.js';
+import { WineApi } from './extract/api.js';
+import { createLogger, SecretRegistry, type Logger } from './log.js';
+
+export interface Io {
+  env: Record<string, string | undefined>;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export interface Context {
+  config: Config;
+  log: Logger;
+  secrets: SecretRegistry;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+/** Config, logger and pool for a command; throws ConfigError (exit 2) naming each bad variable. */
+export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Config> = {}): Context {
+  const config = { ...loadConfig(io.env, needs), ...overrides };
+  const secrets = new SecretRegistry();
+  secrets.add(config.api?.password);
+  if (config.databaseUrl) secrets.add(safeUrlPassword(config.databaseUrl));
+  const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG) });
+  const pool = createPool({
+    databaseUrl: config.databaseUrl!,
+    schema: config.schema,
+    onError: (err) => log.warn({ err }, 'idle database connection failed'),
+  });
+  return { config, log, secrets, pool, close: () => pool.end() };
+}
+
+export function newApi(ctx: Context): WineApi | undefined {
+  if (!ctx.config.api) return undefined;
+  return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, { retryBaseMs: ctx.config.retryBaseMs });
+}
+
+/** If cleanup hangs after a signal, exit anyway: an orchestrator expects the process gone. */
+export function forceExitLater(ms: number): void {
+  setTimeout(() => {
+    process.stderr.write(`Error: shutdown took longer than ${ms / 1000} s; exiting\n`);
+    process.exit(1);
+  }, ms).unref();
+}
+
+function safeUrlPassword(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}

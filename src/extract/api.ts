@@ -1,0 +1,235 @@
+/**
+ * The upstream API client (the only importer of got): login with token reuse, and the listing
+ * downloaded to a spool file as it streams in, with
+ * retries for transient failures. The spool makes a retry after a cut-off body trivial and keeps
+ * the database transaction out of the network wait.
+ */
+import { open } from 'node:fs/promises';
+import got, { RequestError, type Response } from 'got';
+import type { ApiConfig } from '../config.js';
+import { AbortedError, UpstreamError } from '../errors.js';
+import type { Logger, SecretRegistry } from '../log.js';
+import { findToken, jwtExpiryMs } from './token.js';
+import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
+
+const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+const LOGIN_REFUSED_STATUS = new Set([400, 401, 403, 404, 422]);
+const RENEW_EARLY_MS = 60_000;
+const EXCERPT = 200;
+
+export interface Download {
+  bytes: number;
+}
+
+export interface WineApiOptions {
+  retryBaseMs?: number;
+  maxRetryDelayMs?: number;
+  now?: () => number;
+}
+
+export class WineApi {
+  private token: { value: string; expiresAtMs: number | undefined } | undefined;
+  private readonly policy: RetryPolicy;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly config: ApiConfig,
+    private readonly log: Logger,
+    private readonly secrets: SecretRegistry,
+    options: WineApiOptions = {},
+  ) {
+    secrets.add(config.password);
+    this.policy = { attempts: config.retries, baseMs: options.retryBaseMs ?? 1000, maxDelayMs: options.maxRetryDelayMs ?? 60_000 };
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Downloads the whole listing into `path`, retrying transient failures; returns its size. */
+  async downloadListing(path: string, signal: AbortSignal): Promise<Download> {
+    let reloggedAfter401 = false;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const token = await this.validToken(signal);
+        return await this.fetchListing(token, path, signal);
+      } catch (error) {
+        if (signal.aborted) throw new AbortedError();
+        if (!(error instanceof UpstreamError)) throw error;
+        if (error.status === 401 && error.code !== 'LOGIN_REFUSED' && !reloggedAfter401) {
+          // The token was revoked or expired early: one fresh login, one more try.
+          reloggedAfter401 = true;
+          this.token = undefined;
+          this.log.warn({ attempt }, 'listing answered 401; logging in again once');
+          attempt--;
+          continue;
+        }
+        if (!error.retryable || attempt >= this.policy.attempts) {
+          if (error.retryable) error.message = `${error.message} (gave up after ${attempt} attempts)`;
+          throw error;
+        }
+        const delayMs = backoffMs(this.policy, attempt, error.retryAfterMs);
+        this.log.warn({ attempt, of: this.policy.attempts, delayMs, status: error.status, cause: error.message }, 'upstream request failed; retrying');
+        await sleep(delayMs, signal).catch(() => {
+          throw new AbortedError();
+        });
+      }
+    }
+  }
+
+  get listingUrl(): string {
+    return this.config.listingUrl;
+  }
+
+  private async validToken(signal: AbortSignal): Promise<string> {
+    const cached = this.token;
+    if (cached && (cached.expiresAtMs === undefined || this.now() < cached.expiresAtMs - RENEW_EARLY_MS)) return cached.value;
+    this.token = undefined;
+    const value = await this.login(signal);
+    const expiresAtMs = jwtExpiryMs(value);
+    this.token = { value, expiresAtMs };
+    this.log.info({ expiresAt: expiresAtMs === undefined ? undefined : new Date(expiresAtMs).toISOString() }, 'logged in');
+    return value;
+  }
+
+  private async login(signal: AbortSignal): Promise<string> {
+    const { loginUrl, email, password, tokenField } = this.config;
+    let response: Response<string>;
+    try {
+      response = await got.post(loginUrl, {
+        json: { email, password },
+        headers: { 'X-Requested-With': 'XMLHttpRequest', service_app: 'mobile', accept: 'application/json' },
+        responseType: 'text',
+        throwHttpErrors: false,
+        retry: { limit: 0 },
+        timeout: { request: Math.min(this.config.timeoutMs, 60_000) },
+        signal,
+      });
+    } catch (error) {
+      throw transportError('login', loginUrl, error);
+    }
+    const { statusCode } = response;
+    if (LOGIN_REFUSED_STATUS.has(statusCode)) {
+      throw new UpstreamError(
+        `login refused (${statusCode}): check WINE_API_EMAIL / WINE_API_PASSWORD${serverMessage(response.body)}`,
+        { retryable: false, status: statusCode, code: 'LOGIN_REFUSED' },
+      );
+    }
+    if (statusCode < 200 || statusCode >= 300) throw statusError('login', response.statusCode, response.headers, response.body, this.now());
+    const found = findToken(response.body, tokenField);
+    if (!found.ok) {
+      const where = tokenField ? `at WINE_API_TOKEN_FIELD=${tokenField}` : 'under the usual names (token, access_token, accessToken, jwt, data.*) or in JWT form';
+      const keys = found.keysSeen.length > 0 ? found.keysSeen.join(', ') : '(none: the body is not a JSON object)';
+      throw new UpstreamError(`login succeeded (${statusCode}) but no token was found ${where}; keys in the response: ${keys}. Set WINE_API_TOKEN_FIELD.`, {
+        retryable: false,
+        status: statusCode,
+      });
+    }
+    this.secrets.add(found.token);
+    this.log.debug({ foundAt: found.foundAt }, 'token found');
+    return found.token;
+  }
+
+  private async fetchListing(token: string, path: string, signal: AbortSignal): Promise<Download> {
+    const url = this.config.listingUrl;
+    const request = got.stream(url, {
+      headers: { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json' },
+      throwHttpErrors: false,
+      retry: { limit: 0 },
+      timeout: { request: this.config.timeoutMs },
+      signal,
+    });
+    const file = await open(path, 'w');
+    try {
+      let bytes = 0;
+      let response: { statusCode: number; headers: Record<string, string | string[] | undefined> } | undefined;
+      request.once('response', (r) => (response = r));
+      try {
+        for await (const chunk of request as AsyncIterable<Buffer>) {
+          if (bytes === 0 && response) await checkResponse(response, chunk, request, this.now());
+          bytes += chunk.length;
+          await file.write(chunk);
+        }
+      } catch (error) {
+        if (error instanceof UpstreamError) throw error;
+        throw transportError('listing', url, error, bytes);
+      }
+      if (!response) throw new UpstreamError(`listing request to ${url} got no response`, { retryable: true });
+      if (bytes === 0) await checkResponse(response, Buffer.alloc(0), request, this.now());
+      const declared = Number(response.headers['content-length']);
+      if (!response.headers['content-encoding'] && Number.isFinite(declared) && declared !== bytes) {
+        throw new UpstreamError(`listing body cut off after ${bytes} of ${declared} bytes`, { retryable: true, status: response.statusCode });
+      }
+      return { bytes };
+    } finally {
+      request.destroy();
+      await file.close();
+    }
+  }
+}
+
+/** Status and content type checks on the listing response, given its first chunk. */
+async function checkResponse(
+  response: { statusCode: number; headers: Record<string, string | string[] | undefined> },
+  first: Buffer,
+  rest: AsyncIterable<Buffer>,
+  nowMs: number,
+): Promise<void> {
+  const { statusCode, headers } = response;
+  const type = String(headers['content-type'] ?? '(none)');
+  if (statusCode === 200) {
+    // A JSON body under a missing or odd content type is still JSON; an HTML page is not.
+    const start = first.subarray(0, 64).toString('utf8').trimStart();
+    if (/\bjson\b/i.test(type) ? !start.startsWith('<') : start.startsWith('{') || start.startsWith('[')) return;
+    throw new UpstreamError(
+      `listing is ${type}, not JSON (status ${statusCode}): first ${EXCERPT} chars: ${excerpt(await readSome(first, rest))}`,
+      { retryable: false, status: statusCode },
+    );
+  }
+  throw statusError('listing', statusCode, headers, await readSome(first, rest), nowMs);
+}
+
+function statusError(what: string, status: number, headers: Record<string, string | string[] | undefined>, body: string, nowMs: number): UpstreamError {
+  const type = String(headers['content-type'] ?? '(none)');
+  const retryAfterMs = parseRetryAfter(headers['retry-after'], nowMs);
+  return new UpstreamError(`${what} failed with HTTP ${status} (${type}): ${excerpt(body)}`, {
+    retryable: RETRYABLE_STATUS.has(status),
+    status,
+    retryAfterMs,
+  });
+}
+
+function transportError(what: string, url: string, error: unknown, bytes = 0): UpstreamError {
+  const code = error instanceof RequestError ? error.code : (error as NodeJS.ErrnoException)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const where = bytes > 0 ? ` after ${bytes} bytes` : '';
+  // The got error is not kept as `cause`: it carries the request options (headers, body).
+  return new UpstreamError(`${what} request to ${new URL(url).origin} failed${where}: ${code ?? 'error'} ${message}`, { retryable: true });
+}
+
+async function readSome(first: Buffer, rest: AsyncIterable<Buffer>): Promise<string> {
+  const chunks = [first];
+  let size = first.length;
+  try {
+    for await (const chunk of rest) {
+      if (size >= 4096) break;
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+  } catch {
+    // the excerpt is best effort
+  }
+  return Buffer.concat(chunks).subarray(0, 4096).toString('utf8');
+}
+
+function excerpt(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return JSON.stringify(flat.length > EXCERPT ? `${flat.slice(0, EXCERPT)}…` : flat);
+}
+
+function serverMessage(body: string): string {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const message = typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown }).message : undefined;
+    return typeof message === 'string' ? ` (server said: ${excerpt(message)})` : '';
+  } catch {
+    return body.trim() === '' ? '' : ` (server said: ${excerpt(body)})`;
+  }
+}

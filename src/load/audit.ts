@@ -1,0 +1,114 @@
+/** sync_runs and sync_rejects: the audit trail, written on the pool outside the data transaction. */
+import type { Pool } from '../db/pool.js';
+import { loadStatements } from './statements.js';
+
+const SQL = loadStatements('audit.sql', [
+  'mark_abandoned',
+  'start_run',
+  'finish_run',
+  'insert_rejects',
+  'recent_runs',
+  'get_run',
+]);
+
+export type Trigger = 'schedule' | 'manual' | 'replay' | 'file' | 'demo';
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'abandoned';
+
+export const COUNT_COLUMNS = [
+  'reported_count',
+  'reported_record_count',
+  'received',
+  'rejected',
+  'duplicates',
+  'inserted',
+  'updated',
+  'unchanged',
+  'deleted',
+  'restored',
+  'bytes',
+] as const;
+export type CountColumn = (typeof COUNT_COLUMNS)[number];
+export type RunCounts = Partial<Record<CountColumn, number | string | null>>;
+
+export interface RunRow extends Record<CountColumn, number | null> {
+  id: number;
+  trigger: Trigger;
+  status: RunStatus;
+  dry_run: boolean;
+  started_at: string;
+  finished_at: string | null;
+  error: string | null;
+  unknown_fields: string[] | null;
+  app_version: string;
+  source: string | null;
+}
+
+export interface Reject {
+  position: number | string;
+  recordId: string | null;
+  errors: Array<{ path: string; message: string }>;
+  raw: string;
+}
+
+export async function markAbandoned(pool: Pool): Promise<number[]> {
+  const { rows } = await pool.query<{ id: string }>(SQL.mark_abandoned);
+  return rows.map((r) => Number(r.id));
+}
+
+export async function startRun(pool: Pool, run: { trigger: Trigger; dryRun: boolean; appVersion: string; source: string | null }): Promise<string> {
+  const { rows } = await pool.query<{ id: string }>(SQL.start_run, [run.trigger, run.dryRun, run.appVersion, run.source]);
+  return rows[0]!.id;
+}
+
+export async function finishRun(
+  pool: Pool,
+  runId: string,
+  outcome: { status: RunStatus; error: string | null; counts: RunCounts; unknownFields: string[] | null },
+): Promise<RunRow> {
+  const c = outcome.counts;
+  const { rows } = await pool.query(SQL.finish_run, [
+    runId,
+    outcome.status,
+    outcome.error === null ? null : clean(outcome.error),
+    ...COUNT_COLUMNS.map((k) => c[k] ?? null),
+    outcome.unknownFields,
+  ]);
+  return toRunRow(rows[0]);
+}
+
+export async function recentRuns(pool: Pool, limit: number): Promise<RunRow[]> {
+  const { rows } = await pool.query(SQL.recent_runs, [limit]);
+  return rows.map(toRunRow);
+}
+
+export async function getRun(pool: Pool, id: string): Promise<RunRow | undefined> {
+  const { rows } = await pool.query(SQL.get_run, [id]);
+  return rows[0] === undefined ? undefined : toRunRow(rows[0]);
+}
+
+export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {
+  if (rejects.length === 0) return;
+  await pool.query(SQL.insert_rejects, [
+    runId,
+    rejects.map((r) => String(r.position)),
+    rejects.map((r) => (r.recordId === null ? null : clean(r.recordId))),
+    rejects.map((r) => JSON.stringify(r.errors.map((e) => ({ path: clean(e.path), message: clean(e.message) })))),
+    rejects.map((r) => clean(r.raw)),
+  ]);
+}
+
+/** PostgreSQL text and jsonb cannot hold NUL; show it escaped instead of failing the audit write. */
+function clean(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\\u0000') : text;
+}
+
+/** bigint counts arrive as text; they are counts, far below 2^53, so numbers are exact here. */
+function toRunRow(row: Record<string, unknown>): RunRow {
+  const out: Record<string, unknown> = { ...row, id: Number(row.id) };
+  for (const k of COUNT_COLUMNS) out[k] = row[k] === null || row[k] === undefined ? null : Number(row[k]);
+  for (const k of ['started_at', 'finished_at'] as const) {
+    const v = row[k];
+    out[k] = v instanceof Date ? v.toISOString() : (v ?? null);
+  }
+  return out as unknown as RunRow;
+}

@@ -1,0 +1,61 @@
+/**
+ * Valid records go into a temporary staging table through COPY (text format), streamed with
+ * backpressure; set-based SQL then applies them (apply.ts).
+ */
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { PoolClient } from '../db/pool.js';
+import { loadStatements } from './statements.js';
+
+const SQL = loadStatements('apply.sql', ['create_staging', 'copy_staging', 'analyze_staging', 'remove_duplicates']);
+
+/** A record ready for staging; decimals and dates are already canonical text. */
+export interface StagedRow {
+  id: string;
+  wpi: string;
+  inventory_bulk_wine: string | null;
+  inventory_finished_goods: string | null;
+  inventory_sales: string | null;
+  vintage_forecast: string | null;
+  vintage_make: string | null;
+  first_sale: string | null;
+}
+
+export interface DuplicateRow {
+  position: string;
+  record_id: string;
+  raw_offset: string;
+  raw_length: number;
+}
+
+/** One COPY text line (tab separated, `\N` for null, newline terminated). */
+export function copyLine(position: number, row: StagedRow, rawOffset: number, rawLength: number): string {
+  return `${position}\t${row.id}\t${copyText(row.wpi)}\t${nullable(row.inventory_bulk_wine)}\t${nullable(row.inventory_finished_goods)}\t${nullable(
+    row.inventory_sales,
+  )}\t${nullable(row.vintage_forecast)}\t${nullable(row.vintage_make)}\t${nullable(row.first_sale)}\t${rawOffset}\t${rawLength}\n`;
+}
+
+function nullable(value: string | null): string {
+  return value === null ? '\\N' : value;
+}
+
+const COPY_SPECIAL = /[\\\t\n\r]/;
+/** Text-format COPY escaping: backslash, tab, newline and carriage return. */
+function copyText(value: string): string {
+  if (!COPY_SPECIAL.test(value)) return value;
+  return value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+}
+
+/** Creates the staging table and streams `lines` (COPY text) into it; returns once all are in. */
+export async function stageRows(client: PoolClient, lines: AsyncIterable<string>, signal?: AbortSignal): Promise<void> {
+  await client.query(SQL.create_staging);
+  const copy = client.query(copyFrom(SQL.copy_staging));
+  await pipeline(lines, copy, signal ? { signal } : {});
+  await client.query(SQL.analyze_staging);
+}
+
+/** Keeps the last record of each id; returns the earlier ones, for sync_rejects. */
+export async function removeDuplicates(client: PoolClient): Promise<DuplicateRow[]> {
+  const { rows } = await client.query<DuplicateRow>(SQL.remove_duplicates);
+  return rows;
+}

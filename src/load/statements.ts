@@ -1,0 +1,21 @@
+/** Named SQL statements from sql/load/*.sql (sections start with `-- name: <name>`). */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SQL_DIR } from '../paths.js';
+
+export function loadStatements<const N extends string>(file: string, names: readonly N[]): Record<N, string> {
+  const text = readFileSync(join(SQL_DIR, 'load', file), 'utf8');
+  const found = new Map<string, string>();
+  for (const section of text.split(/^-- name: /m).slice(1)) {
+    const newline = section.indexOf('\n');
+    const name = section.slice(0, newline).trim();
+    found.set(name, section.slice(newline + 1).trim().replace(/;$/, ''));
+  }
+  const out = {} as Record<N, string>;
+  for (const name of names) {
+    const sql = found.get(name);
+    if (sql === undefined) throw new Error(`sql/load/${file} has no statement "-- name: ${name}"`);
+    out[name] = sql;
+  }
+  return out;
+}

@@ -1,0 +1,83 @@
+/**
+ * The pino root logger. Logs go to stderr (stdout is for what the user asked for): JSON lines,
+ * pretty when stderr is a terminal. Secrets are removed twice: by field path (`redact`) and, as a
+ * last line of defence for errors from libraries, by value in every written line.
+ */
+import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger };
+
+const REDACT_PATHS = [
+  'password',
+  'token',
+  'authorization',
+  'Authorization',
+  'headers.authorization',
+  'headers.Authorization',
+  '*.password',
+  '*.token',
+  '*.authorization',
+  '*.headers.authorization',
+  'api.password',
+  'config.api.password',
+  'databaseUrl',
+  'config.databaseUrl',
+];
+
+const CENSOR = '[Redacted]';
+
+/** Values that must never be written, whatever field or message they end up in. */
+export class SecretRegistry {
+  private readonly values = new Set<string>();
+  add(value: string | undefined): void {
+    // Very short values would censor ordinary words; a real secret is longer.
+    if (value !== undefined && value.length >= 6) this.values.add(value);
+  }
+  scrub(text: string): string {
+    let out = text;
+    for (const v of this.values) {
+      if (out.includes(v)) out = out.split(v).join(CENSOR);
+      const json = JSON.stringify(v).slice(1, -1);
+      if (json !== v && out.includes(json)) out = out.split(json).join(CENSOR);
+    }
+    return out;
+  }
+}
+
+export interface LoggerOptions {
+  level: string;
+  secrets: SecretRegistry;
+  /** Defaults to stderr; tests pass a stream to read the lines back. */
+  destination?: NodeJS.WritableStream;
+  pretty?: boolean;
+  /** Include stacks in logged errors. */
+  debug?: boolean;
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const usePretty = options.pretty ?? (options.destination === undefined && process.stderr.isTTY === true);
+  const destination = options.destination
+    ?? (usePretty ? pretty({ destination: 2, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : pino.destination({ fd: 2, sync: true }));
+  return pino(
+    {
+      level: options.level,
+      base: { app: 'wine-recon-sync' },
+      redact: { paths: REDACT_PATHS, censor: CENSOR },
+      serializers: { err: (e: unknown) => serializeError(e, options.debug === true) },
+      hooks: { streamWrite: (line) => options.secrets.scrub(line) },
+    },
+    destination,
+  );
+}
+
+/** Errors are logged by type, code, message and the chain of causes: never their other fields (a got error carries request options). */
+export function serializeError(error: unknown, withStack = false): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const out: Record<string, unknown> = { type: error.name, message: error.message };
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') out.code = code;
+  if (withStack) out.stack = error.stack;
+  if (error.cause !== undefined) out.cause = serializeError(error.cause, withStack);
+  return out;
+}

@@ -1,0 +1,52 @@
+/** What people read on stdout: a run's summary and the table of recent runs. */
+import type { RunRow } from './load/audit.js';
+
+export function formatSummary(run: RunRow, topReasons: Array<{ reason: string; count: number }>): string {
+  const lines = [
+    `run ${run.id} ${run.status}${run.dry_run ? ' (dry run: nothing committed)' : ''} in ${duration(run)} (${run.trigger})`,
+    `  received ${n(run.received)}  rejected ${n(run.rejected)}  duplicates ${n(run.duplicates)}  bytes ${n(run.bytes)}`,
+    `  inserted ${n(run.inserted)}  updated ${n(run.updated)}  unchanged ${n(run.unchanged)}  deleted ${n(run.deleted)}  restored ${n(run.restored)}`,
+  ];
+  if (topReasons.length > 0) {
+    lines.push('  top reject reasons:');
+    for (const r of topReasons) lines.push(`    ${String(r.count).padStart(6)}  ${r.reason}`);
+  }
+  if (run.unknown_fields && run.unknown_fields.length > 0) lines.push(`  unknown fields ignored: ${run.unknown_fields.join(', ')}`);
+  if (run.error) lines.push(`  error: ${run.error}`);
+  return lines.join('\n');
+}
+
+const COLUMNS: Array<[string, (r: RunRow) => string]> = [
+  ['id', (r) => String(r.id)],
+  ['trigger', (r) => r.trigger],
+  ['status', (r) => r.status + (r.dry_run ? ' (dry)' : '')],
+  ['started_at', (r) => r.started_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')],
+  ['duration', (r) => duration(r)],
+  ['received', (r) => n(r.received)],
+  ['rejected', (r) => n(r.rejected)],
+  ['dup', (r) => n(r.duplicates)],
+  ['inserted', (r) => n(r.inserted)],
+  ['updated', (r) => n(r.updated)],
+  ['unchanged', (r) => n(r.unchanged)],
+  ['deleted', (r) => n(r.deleted)],
+  ['restored', (r) => n(r.restored)],
+  ['error', (r) => (r.error ?? '').replace(/\s+/g, ' ').slice(0, 80)],
+];
+
+export function formatRunsTable(runs: RunRow[]): string {
+  if (runs.length === 0) return 'no runs yet';
+  const cells = runs.map((r) => COLUMNS.map(([, get]) => get(r)));
+  const widths = COLUMNS.map(([title], i) => Math.max(title.length, ...cells.map((row) => row[i]!.length)));
+  const line = (row: string[]) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(COLUMNS.map(([title]) => title)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+function n(value: number | null): string {
+  return value === null ? '-' : String(value);
+}
+
+function duration(run: RunRow): string {
+  if (!run.finished_at) return '-';
+  const ms = Date.parse(run.finished_at) - Date.parse(run.started_at);
+  return ms < 10_000 ? `${(ms / 1000).toFixed(2)} s` : `${(ms / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,338 @@
+/**
+ * One sync run: lock -> audit row -> extract (spool the listing) -> transform + stage (COPY) ->
+ * checks and guards -> apply -> archive -> commit, and the audit row finished whatever happens.
+ * Everything a run changes in the data tables happens in ONE transaction.
+ */
+import { open, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Config } from './config.js';
+import { releaseRunLock, tryRunLock } from './db/lock.js';
+import type { Pool, PoolClient } from './db/pool.js';
+import {
+  AbortedError,
+  GuardError,
+  InvalidListingError,
+  LockHeldError,
+  SyncError,
+  describeError,
+} from './errors.js';
+import type { WineApi } from './extract/api.js';
+import type { Logger } from './log.js';
+import { applyStaged } from './load/apply.js';
+import {
+  finishRun,
+  insertRejects,
+  markAbandoned,
+  startRun,
+  type Reject,
+  type RunCounts,
+  type RunRow,
+  type RunStatus,
+  type Trigger,
+} from './load/audit.js';
+import { PayloadSpool, findPayload, restorePayload, storePayload } from './load/payloads.js';
+import { removeDuplicates, stageRows } from './load/staging.js';
+import { listingCopyLines, newTally, type ListingTally } from './pipeline.js';
+import { APP_VERSION } from './version.js';
+
+export type SyncSource = { kind: 'api' } | { kind: 'file'; path: string } | { kind: 'replay'; runId: string };
+
+export interface SyncRequest {
+  source: SyncSource;
+  trigger: Trigger;
+  dryRun?: boolean;
+  allowMassDelete?: boolean;
+}
+
+export interface SyncDeps {
+  pool: Pool;
+  log: Logger;
+  /** Needed for API runs; the daemon keeps one so the token is reused between runs. */
+  api?: WineApi;
+  signal?: AbortSignal;
+  tmpDir?: string;
+  onProgress?: (progress: { received: number; bytes: number }) => void;
+}
+
+export interface SyncOutcome {
+  run: RunRow;
+  /** Most frequent reject reasons, for the human summary. */
+  topReasons: Array<{ reason: string; count: number }>;
+}
+
+export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
+  const { pool } = deps;
+  const signal = deps.signal ?? new AbortController().signal;
+  const lockClient = await pool.connect();
+  let broken = false;
+  try {
+    if (!(await tryRunLock(lockClient, config.schema))) {
+      throw new LockHeldError(`another sync holds the lock for schema "${config.schema}"; this run was skipped`);
+    }
+    try {
+      const abandoned = await markAbandoned(pool);
+      if (abandoned.length > 0) deps.log.warn({ runs: abandoned }, 'marked runs left running by a dead process as abandoned');
+      const source = await describeSource(deps, request.source);
+      const runId = await startRun(pool, { trigger: request.trigger, dryRun: request.dryRun === true, appVersion: APP_VERSION, source });
+      const log = deps.log.child({ runId: Number(runId) });
+      log.info({ trigger: request.trigger, dryRun: request.dryRun === true, source }, 'sync started');
+      const started = Date.now();
+      const run = new Run(config, { ...deps, log, signal }, request, runId, lockClient);
+      let status: RunStatus = 'succeeded';
+      let error: string | null = null;
+      try {
+        await run.execute();
+      } catch (caught) {
+        status = signal.aborted || caught instanceof AbortedError ? 'aborted' : 'failed';
+        error = status === 'aborted' ? new AbortedError().message : describeError(caught);
+        broken = !(await rollback(lockClient));
+        log.error({ err: caught }, `sync ${status}`);
+      }
+      const row = await finishRun(pool, runId, { status, error, counts: run.counts(status), unknownFields: run.unknownFields() });
+      log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
+      return { run: row, topReasons: run.topReasons() };
+    } finally {
+      if (!broken) await releaseRunLock(lockClient, config.schema).catch(() => (broken = true));
+    }
+  } finally {
+    // A connection in an unknown state is closed, not reused; closing also releases the lock.
+    lockClient.release(broken ? new Error('discarding connection after a failed rollback') : undefined);
+  }
+}
+
+class Run {
+  private readonly tally: ListingTally = newTally();
+  private duplicates = 0;
+  private applied: { inserted: number; updated: number; restored: number; deleted: number } | undefined;
+  private tmp: string | undefined;
+
+  constructor(
+    private readonly config: Config,
+    private readonly deps: SyncDeps & { signal: AbortSignal; log: Logger },
+    private readonly request: SyncRequest,
+    private readonly runId: string,
+    private readonly client: PoolClient,
+  ) {}
+
+  async execute(): Promise<void> {
+    this.tmp = await mkdtemp(join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`));
+    const cancel = () => void this.cancelStatement();
+    this.deps.signal.addEventListener('abort', cancel, { once: true });
+    try {
+      const listing = await this.extract();
+      await this.load(listing);
+    } finally {
+      this.deps.signal.removeEventListener('abort', cancel);
+      await rm(this.tmp, { recursive: true, force: true });
+    }
+  }
+
+  /** The listing as a local file: downloaded, given, or restored from the archive. */
+  private async extract(): Promise<string> {
+    const { source } = this.request;
+    const log = this.deps.log.child({ step: 'extract' });
+    const started = Date.now();
+    let path: string;
+    if (source.kind === 'file') {
+      path = resolve(source.path);
+    } else if (source.kind === 'replay') {
+      path = join(this.tmp!, 'listing.json');
+      await restorePayload(this.deps.pool, source.runId, path);
+    } else {
+      if (!this.deps.api) throw new SyncError('CONFIG', 'API runs need WINE_API_BASE_URL and credentials', { exitCode: 2 });
+      path = join(this.tmp!, 'listing.json');
+      await this.deps.api.downloadListing(path, this.deps.signal);
+    }
+    log.info({ bytes: (await stat(path)).size, ms: Date.now() - started }, 'listing ready');
+    return path;
+  }
+
+  private async load(path: string): Promise<void> {
+    const { client, config, runId, deps } = this;
+    const log = deps.log.child({ step: 'load' });
+    const archive = !this.request.dryRun && config.archiveKeep > 0;
+    const spool = archive ? new PayloadSpool(join(this.tmp!, 'listing.json.gz')) : undefined;
+    let started = Date.now();
+    try {
+      await client.query('BEGIN');
+      const lines = listingCopyLines({
+        path,
+        tally: this.tally,
+        spool,
+        writeRejects: (rejects) => insertRejects(deps.pool, runId, rejects),
+        onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
+        signal: deps.signal,
+      });
+      await stageRows(client, lines, deps.signal);
+      log.info({ received: this.tally.received, rejected: this.tally.rejected, ms: Date.now() - started }, 'listing parsed and staged');
+      this.checkEnvelope();
+      this.checkRejectRatio();
+
+      started = Date.now();
+      const duplicates = await removeDuplicates(client);
+      this.duplicates = duplicates.length;
+      if (duplicates.length > 0) await insertRejects(deps.pool, runId, await duplicateRejects(path, duplicates));
+      const counts = await applyStaged(client, runId);
+      this.applied = counts;
+      this.checkDeletes(counts.deleted, counts.liveBefore);
+      log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
+
+      if (spool) {
+        const gzipSize = await spool.finish();
+        await storePayload(client, {
+          runId,
+          sha256: this.tally.sha256!,
+          bytes: this.tally.bytes,
+          gzipPath: spool.path,
+          gzipSize,
+          keep: config.archiveKeep,
+        });
+      }
+      await client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
+    } catch (error) {
+      this.applied = undefined;
+      throw error;
+    } finally {
+      spool?.destroy();
+    }
+  }
+
+  private checkEnvelope(): void {
+    const envelope = this.tally.envelope!;
+    if (envelope.recordsType !== 'array') {
+      throw new InvalidListingError(
+        `listing has no "bulk_wine_reconciliation" array (found ${envelope.recordsType}; top-level keys: ${envelope.topLevelKeys.join(', ') || 'none'}); nothing was loaded`,
+      );
+    }
+    const count = integerText(envelope.scalars.count);
+    const recordCount = integerText(envelope.scalars.recordCount);
+    const length = String(envelope.recordCount);
+    if (count !== length || recordCount !== length) {
+      throw new InvalidListingError(
+        `listing envelope disagrees with itself: count=${shown(envelope.scalars.count)}, recordCount=${shown(envelope.scalars.recordCount)}, array length=${length}; nothing was loaded`,
+      );
+    }
+  }
+
+  private checkRejectRatio(): void {
+    const { received, rejected } = this.tally;
+    if (received > 0 && rejected / received > this.config.maxRejectRatio) {
+      throw new GuardError(
+        'REJECT_THRESHOLD',
+        `${rejected} of ${received} records rejected (${percent(rejected / received)}), above SYNC_MAX_REJECT_RATIO=${this.config.maxRejectRatio}; nothing was loaded (see sync_rejects for run ${this.runId})`,
+      );
+    }
+  }
+
+  private checkDeletes(deleted: number, liveBefore: number): void {
+    if (deleted === 0 || this.request.allowMassDelete) return;
+    const emptyListing = this.tally.received - this.tally.rejected === 0;
+    if (emptyListing || deleted / liveBefore > this.config.maxDeleteRatio) {
+      throw new GuardError(
+        'MASS_DELETE',
+        `refusing to soft-delete ${deleted} of ${liveBefore} live rows (${percent(deleted / liveBefore)}${emptyListing ? ', the listing has no valid records' : ''}), above SYNC_MAX_DELETE_RATIO=${this.config.maxDeleteRatio}; nothing was changed. If the upstream really removed them, run again with --allow-mass-delete`,
+      );
+    }
+  }
+
+  /** On abort, stop whatever statement the run's connection is executing. */
+  private async cancelStatement(): Promise<void> {
+    const pid = (this.client as unknown as { processID?: number }).processID;
+    if (pid) await this.deps.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+  }
+
+  counts(status: RunStatus): RunCounts {
+    const t = this.tally;
+    const e = t.envelope;
+    const applied = status === 'succeeded' ? this.applied : undefined;
+    const received = t.received;
+    const changed = applied ? applied.inserted + applied.updated + applied.restored : 0;
+    return {
+      reported_count: integerText(e?.scalars.count) ?? null,
+      reported_record_count: integerText(e?.scalars.recordCount) ?? null,
+      received,
+      rejected: t.rejected,
+      duplicates: this.duplicates,
+      inserted: applied?.inserted ?? 0,
+      updated: applied?.updated ?? 0,
+      restored: applied?.restored ?? 0,
+      deleted: applied?.deleted ?? 0,
+      unchanged: applied ? received - t.rejected - this.duplicates - changed : 0,
+      bytes: t.bytes,
+    };
+  }
+
+  unknownFields(): string[] {
+    return [...this.tally.unknownFields].sort();
+  }
+
+  topReasons(): Array<{ reason: string; count: number }> {
+    return [...this.tally.reasons]
+      .map(([reason, count]) => ({ reason, count }))
+      .sort((a, b) => b.count - a.count)
+      .slice(0, 5);
+  }
+}
+
+async function describeSource(deps: SyncDeps, source: SyncSource): Promise<string> {
+  if (source.kind === 'file') return resolve(source.path);
+  if (source.kind === 'api') return deps.api?.listingUrl ?? 'api';
+  const payload = await findPayload(deps.pool, source.runId);
+  if (!payload) {
+    throw new SyncError('NOT_FOUND', `run ${source.runId} has no archived payload (only the newest SYNC_ARCHIVE_KEEP are kept; see sync_payloads)`, {
+      exitCode: 2,
+    });
+  }
+  return `replay of run ${payload.runId} (sha256 ${payload.sha256})`;
+}
+
+/** Earlier copies of duplicate ids, with their raw text read back from the spooled listing. */
+async function duplicateRejects(path: string, rows: Awaited<ReturnType<typeof removeDuplicates>>): Promise<Reject[]> {
+  const file = await open(path, 'r');
+  try {
+    const out: Reject[] = [];
+    for (const row of rows) {
+      const length = Math.min(row.raw_length, 65_536);
+      const buffer = Buffer.alloc(length);
+      await file.read(buffer, 0, length, Number(row.raw_offset));
+      out.push({
+        position: row.position,
+        recordId: row.record_id,
+        errors: [{ path: 'id', message: `duplicate id ${row.record_id}: a later record in the listing has the same id and wins` }],
+        raw: buffer.toString('utf8'),
+      });
+    }
+    return out;
+  } finally {
+    await file.close();
+  }
+}
+
+async function rollback(client: PoolClient): Promise<boolean> {
+  try {
+    await client.query('ROLLBACK');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A JSON integer as exact text ("12"), or undefined. */
+function integerText(value: unknown): string | undefined {
+  return typeof value === 'string' && /^-?(0|[1-9]\d*)$/.test(value) && value.length <= 19 ? value : undefined;
+}
+
+function shown(value: unknown): string {
+  return value === undefined ? '(missing)' : JSON.stringify(value);
+}
+
+function percent(ratio: number): string {
+  return `${(ratio * 100).toFixed(1)}%`;
+}
+
+function pickCounts(row: RunRow): Record<string, number | null> {
+  const { received, rejected, duplicates, inserted, updated, unchanged, deleted, restored } = row;
+  return { received, rejected, duplicates, inserted, updated, unchanged, deleted, restored };
+}
+
