@@ -1,0 +1,15 @@
+# wine-recon-sync: the daemon image (also runs `simulate` for docker-compose).
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json ./
+COPY bin ./bin
+COPY src ./src
+COPY bench ./bench
+COPY sql ./sql
+# `npm ci` builds dist/ through `prepare` (TypeScript is a dev dependency); then drop dev dependencies.
+RUN npm ci && npm prune --omit=dev && npm cache clean --force
+USER node
+ENV SYNC_HEALTH_FILE=/tmp/wine-recon-sync.health
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s CMD ["/app/bin/wine-recon-sync", "healthcheck"]
+ENTRYPOINT ["/app/bin/wine-recon-sync"]
+CMD ["schedule"]

@@ -1,0 +1,74 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+const API = { WINE_API_BASE_URL: 'https://wine.example.com/', WINE_API_EMAIL: 'a@b.c', WINE_API_PASSWORD: 'pa55word-secret', DATABASE_URL: 'postgres://u:dbsecret@h/db' };
+const needs = { api: true, database: true };
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig(API, needs);
+    expect(c).toMatchObject({ schema: 'public', schedule: '0 3 * * *', timezone: 'UTC', maxRejectRatio: 0.05, maxDeleteRatio: 0.2, archiveKeep: 30, logLevel: 'info' });
+    expect(c.api).toMatchObject({
+      baseUrl: 'https://wine.example.com',
+      loginUrl: 'https://wine.example.com/api/login',
+      listingUrl: 'https://wine.example.com/api/bulk-wine-reconciliation-data?for_reporting=1',
+      timeoutMs: 120000,
+      retries: 5,
+      tokenField: undefined,
+    });
+  });
+
+  it('names every bad variable in one message, exit code 2, without echoing secrets', () => {
+    const error = errorOf(() =>
+      loadConfig({ ...API, WINE_API_PASSWORD: '', SYNC_SCHEDULE: '61 * * * *', SYNC_TIMEZONE: 'Mars/Base', SYNC_MAX_REJECT_RATIO: '2', WINE_API_RETRIES: 'many' }, needs),
+    );
+    expect(error.exitCode).toBe(2);
+    for (const name of ['WINE_API_PASSWORD', 'SYNC_SCHEDULE', 'SYNC_TIMEZONE', 'SYNC_MAX_REJECT_RATIO', 'WINE_API_RETRIES']) expect(error.message).toContain(name);
+    expect(error.message).not.toContain('dbsecret');
+  });
+
+  it('requires DATABASE_URL and the API settings only when the command needs them', () => {
+    expect(errorOf(() => loadConfig({}, needs)).message).toMatch(/DATABASE_URL[\s\S]*WINE_API_BASE_URL|WINE_API_BASE_URL[\s\S]*DATABASE_URL/);
+    expect(loadConfig({}, { api: false, database: false }).api).toBeUndefined();
+  });
+
+  it('refuses http:// to a non-loopback host unless WINE_API_ALLOW_INSECURE_HTTP=true', () => {
+    expect(errorOf(() => loadConfig({ ...API, WINE_API_BASE_URL: 'http://wine.example.com' }, needs)).message).toMatch(/WINE_API_BASE_URL: http:\/\/ to wine\.example\.com/);
+    expect(loadConfig({ ...API, WINE_API_BASE_URL: 'http://wine.example.com', WINE_API_ALLOW_INSECURE_HTTP: 'true' }, needs).api?.baseUrl).toBe('http://wine.example.com');
+    expect(loadConfig({ ...API, WINE_API_BASE_URL: 'http://127.0.0.1:8080' }, needs).api?.baseUrl).toBe('http://127.0.0.1:8080');
+    expect(loadConfig({ ...API, WINE_API_BASE_URL: 'http://localhost:8080' }, needs).api?.baseUrl).toBe('http://localhost:8080');
+  });
+
+  it('accepts a separate login address and 6-field schedules', () => {
+    const c = loadConfig({ ...API, WINE_API_LOGIN_URL: 'https://auth.example.com/api/login', SYNC_SCHEDULE: '*/10 * * * * *', SYNC_TIMEZONE: 'Australia/Adelaide' }, needs);
+    expect(c.api?.loginUrl).toBe('https://auth.example.com/api/login');
+    expect(c.schedule).toBe('*/10 * * * * *');
+  });
+
+  it('reads secrets from *_FILE variables', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    writeFileSync(join(dir, 'pw'), 'from-file-password\n');
+    const c = loadConfig({ ...API, WINE_API_PASSWORD: undefined, WINE_API_PASSWORD_FILE: join(dir, 'pw') }, needs);
+    expect(c.api?.password).toBe('from-file-password');
+    expect(errorOf(() => loadConfig({ ...API, WINE_API_PASSWORD_FILE: join(dir, 'pw') }, needs)).message).toContain('set either WINE_API_PASSWORD or WINE_API_PASSWORD_FILE');
+    expect(errorOf(() => loadConfig({ ...API, WINE_API_PASSWORD: undefined, WINE_API_PASSWORD_FILE: join(dir, 'missing') }, needs)).message).toContain('WINE_API_PASSWORD_FILE: cannot read');
+  });
+
+  it('rejects a schema name that is not a plain identifier', () => {
+    expect(errorOf(() => loadConfig({ ...API, SYNC_DB_SCHEMA: 'x"; drop' }, needs)).message).toContain('SYNC_DB_SCHEMA');
+  });
+});
