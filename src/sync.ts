@@ -323,8 +323,10 @@ function integerText(value: unknown): string | undefined {
   return typeof value === 'string' && /^-?(0|[1-9]\d*)$/.test(value) && value.length <= 19 ? value : undefined;
 }
 
+/** An envelope value as sent: numbers arrive as their exact text. */
 function shown(value: unknown): string {
-  return value === undefined ? '(missing)' : JSON.stringify(value);
+  if (value === undefined) return '(missing)';
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 function percent(ratio: number): string {

@@ -38,7 +38,7 @@ WHERE run_id NOT IN (SELECT run_id FROM sync_payloads ORDER BY run_id DESC LIMIT
 SELECT run_id, sha256, bytes FROM sync_payloads WHERE run_id = $1;
 
 -- name: copy_payload_out
--- COPY takes no parameters: $1 is replaced by a validated integer run id.
+-- COPY takes no bind parameters: the run id placeholder is replaced by a validated integer.
 COPY (SELECT body FROM sync_payloads WHERE run_id = $1) TO STDOUT WITH (FORMAT binary)
 
 -- name: recent_runs

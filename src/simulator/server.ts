@@ -45,6 +45,21 @@ export type FaultName =
   | 'slow'
   | 'empty';
 
+export const FAULT_NAMES: readonly FaultName[] = [
+  'expire-token',
+  'revoke-tokens',
+  'rate-limit',
+  'server-error',
+  'login-error',
+  'html',
+  'truncate',
+  'count-mismatch',
+  'duplicate-ids',
+  'invalid-records',
+  'slow',
+  'empty',
+];
+
 export interface FaultOptions {
   /** Only the next `times` requests the fault applies to (then back to normal); default: until cleared. */
   times?: number;
@@ -97,7 +112,6 @@ const PAGE_SIZE = 15;
 /** Bytes per written chunk: about 270 generated records. */
 const CHUNK_BYTES = 64 * 1024;
 const MAX_LOGIN_BODY = 64 * 1024;
-const LISTING_FAULTS = new Set<FaultName>(['rate-limit', 'server-error', 'html', 'truncate', 'count-mismatch', 'duplicate-ids', 'invalid-records', 'slow', 'empty']);
 
 const LOGIN_PAGE = `<!DOCTYPE html>
 <html lang="en">
@@ -203,6 +217,7 @@ class SimulatorServer implements Simulator {
       this.fault = null;
       return;
     }
+    if (!FAULT_NAMES.includes(name)) throw new RangeError(`unknown fault ${JSON.stringify(name)}; known: ${FAULT_NAMES.join(', ')}`);
     const times = options.times;
     if (times !== undefined && (!Number.isInteger(times) || times < 1)) throw new RangeError(`times must be a whole number >= 1, got ${times}`);
     this.fault = { name, options: { ...options }, left: times ?? Infinity };
