@@ -104,8 +104,10 @@ describe('token lifecycle', () => {
     const ctx = inProcess(syncEnv(db, sim));
     await ctx.run();
     await ctx.run();
-    // Tokens valid for 30 s are inside the one-minute renewal margin: each run logs in.
-    expect(sim.stats.logins).toBe(2);
+    // Tokens valid for 30 s are inside the one-minute renewal margin: every listing request
+    // (one per run, more if a retry happened on a loaded machine) comes after a fresh login.
+    expect(sim.stats.logins).toBeGreaterThanOrEqual(2);
+    expect(sim.stats.logins).toBe(sim.stats.listings);
   });
 });
 
