@@ -20,8 +20,9 @@ export async function demoCommand(_args: string[], io: Io): Promise<number> {
   let databaseUrl = io.env.DATABASE_URL;
   if (!databaseUrl) {
     const port = Number(io.env.DEMO_PG_PORT ?? 54329);
-    out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in .data/postgres)...`);
-    embedded = await startEmbeddedPostgres({ dataDir: join(PACKAGE_ROOT, '.data', 'postgres'), port, database: 'wine' });
+    const dataDir = io.env.DEMO_DATA_DIR ?? join(PACKAGE_ROOT, '.data', 'postgres');
+    out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
+    embedded = await startEmbeddedPostgres({ dataDir, port, database: 'wine' });
     databaseUrl = embedded.url;
   }
   const simulator = await startSimulator({ records: DEMO_RECORDS, seed: 1 });
@@ -60,14 +61,14 @@ export async function demoCommand(_args: string[], io: Io): Promise<number> {
   out(`  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL LIMIT 10;`);
   out(`  SELECT id, status, received, inserted, updated, unchanged, deleted FROM ${schema}.sync_runs ORDER BY id DESC;`);
   if (embedded) {
-    if (process.stdout.isTTY) {
+    if ((io.stdout as { isTTY?: boolean }).isTTY === true) {
       out('\nthe embedded PostgreSQL keeps running so you can connect; press Ctrl-C to stop it.');
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
     } else {
-      out('\n(the embedded PostgreSQL is stopped now; its data stays in .data/postgres: run `npm run demo` again to start it)');
+      out('\n(the embedded PostgreSQL is stopped now; its data stays: run `npm run demo` again to start it)');
     }
     await embedded.stop();
   }

@@ -1,0 +1,37 @@
+import { chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/global-setup.js';
+import { createTestDb, runCli, tempDir, type TestDb } from '../support/harness.js';
+
+describe('demo', () => {
+  it('runs the whole job on an embedded PostgreSQL: two syncs, updates and deletes, and the psql command', async () => {
+    const dir = await tempDir();
+    await chmod(dir, 0o755);
+    const r = await runCli(['demo'], { DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: String(await freePort()) }, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const summaries = r.stdout.match(/^run \d+ succeeded.*$/gm);
+    expect(summaries).toHaveLength(2);
+    expect(r.stdout).toMatch(/inserted 3000 {2}updated 0 {2}unchanged 0 {2}deleted 0/);
+    expect(r.stdout).toMatch(/inserted 40 {2}updated 60 {2}unchanged 2915 {2}deleted 25/);
+    expect(r.stdout).toMatch(/psql "postgres:\/\/postgres@127\.0\.0\.1:\d+\/wine"/);
+  });
+
+  describe('with DATABASE_URL set', () => {
+    let db: TestDb;
+    beforeAll(async () => {
+      db = await createTestDb('demo');
+    });
+    afterAll(async () => db.close());
+
+    it('uses that database instead, and leaves two demo runs and history behind', async () => {
+      const r = await runCli(['demo'], { DATABASE_URL: db.url, SYNC_DB_SCHEMA: db.schema });
+      expect(r.code, r.stderr).toBe(0);
+      expect(await db.rows('SELECT trigger, status, inserted::int, updated::int, deleted::int FROM sync_runs ORDER BY id')).toEqual([
+        { trigger: 'demo', status: 'succeeded', inserted: 3000, updated: 0, deleted: 0 },
+        { trigger: 'demo', status: 'succeeded', inserted: 40, updated: 60, deleted: 25 },
+      ]);
+      expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL')).toEqual([{ n: 85 }]);
+    });
+  });
+});
