@@ -20,7 +20,7 @@ commands:
   migrate                                                          apply pending migrations
   status [--limit N] [--json]                                      recent runs, newest first
   demo                                                             the whole job on embedded defaults
-  simulate [--port P] [--records N] [--seed S]                     serve the simulated upstream API
+  simulate [--port P] [--host H] [--records N] [--seed S] [--change N]  serve the simulated upstream API
   healthcheck                                                      exit 0 when the daemon is healthy
 
 exit codes: 0 succeeded, 1 run failed, 2 usage or configuration error, 3 another run holds the lock`;

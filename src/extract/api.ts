@@ -129,6 +129,8 @@ export class WineApi {
 
   private async fetchListing(token: string, path: string, signal: AbortSignal): Promise<Download> {
     const url = this.config.listingUrl;
+    const file = await open(path, 'w');
+    // The listener goes on before any await: got emits 'response' as soon as headers arrive.
     const request = got.stream(url, {
       headers: { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json' },
       throwHttpErrors: false,
@@ -136,11 +138,10 @@ export class WineApi {
       timeout: { request: this.config.timeoutMs },
       signal,
     });
-    const file = await open(path, 'w');
+    let response: { statusCode: number; headers: Record<string, string | string[] | undefined> } | undefined;
+    request.once('response', (r) => (response = r));
     try {
       let bytes = 0;
-      let response: { statusCode: number; headers: Record<string, string | string[] | undefined> } | undefined;
-      request.once('response', (r) => (response = r));
       try {
         for await (const chunk of request as AsyncIterable<Buffer>) {
           if (bytes === 0 && response) await checkResponse(response, chunk, request, this.now());

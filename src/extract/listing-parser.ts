@@ -8,19 +8,27 @@
  * (`12.50` -> `"12.50"`). The batch `[rec,rec,...]` is then handed to native `JSON.parse`, so every
  * number in a parsed value is a string holding its exact source text.
  *
- * Design (see also the comments on the fields):
+ * Design:
  * - The scanner never recurses; container nesting is kept in a bit stack (1 bit per level).
  * - All scanner state lives in fields, so a chunk may end anywhere (inside a string, an escape,
  *   a number, a literal, a multi-byte UTF-8 character) and the next chunk resumes there.
+ * - The batch buffer holds Latin-1 text: ASCII is copied as is, a non-ASCII character is decoded
+ *   from UTF-8 (WHATWG rules, as Buffer#toString: invalid bytes become U+FFFD) and written as one
+ *   byte when <= U+00FF, else as a \uXXXX escape. So the batch decodes with `latin1Slice` (a copy)
+ *   instead of the much slower UTF-8 decoder, and JSON.parse gets a one-byte string.
  * - A chunk is scanned in windows of at most WINDOW bytes; before each window the output buffer
- *   is made large enough for the worst-case expansion of that window (2x + a few bytes), so the
- *   hot loop writes without bounds checks. Values over their limit keep being scanned (validated)
- *   but their output is rewound at each window boundary, so memory stays bounded.
- * - Completed records are parsed per batch: at the end of every push, and whenever the batch
- *   buffer exceeds BATCH_BYTES.
+ *   is made large enough for the worst-case expansion of that window, so the hot loop writes
+ *   without capacity checks. A value over its limit (depth, record size, 64 KiB for top-level
+ *   values) keeps being scanned (validated) but its output is dropped at each window boundary,
+ *   so memory stays bounded whatever the document holds.
+ * - Completed records are parsed per batch (one JSON.parse of `[a,b,c]`): at the end of every
+ *   push, and whenever the batch exceeds BATCH_BYTES within a push. A record still incomplete at
+ *   the end of a push stays in the buffer and is finished by a later push.
  * - `raw` is decoded per record straight from the chunk (a fresh string, not a slice of a larger
- *   one, so keeping a few rejected records' raw text never pins whole chunks in memory). A record
- *   spanning chunks keeps its first bytes (enough for maxRawChars characters) in a side buffer.
+ *   one, so keeping a few rejected records' raw text never pins whole chunks in memory), with
+ *   latin1Slice when the record is ASCII. A record spanning chunks keeps its first bytes (enough
+ *   for maxRawChars characters) in a side buffer.
+ * - byteOffset/byteLength count bytes of the document as received (a BOM included).
  */
 
 /** The top-level key whose array elements are the records. */
@@ -113,6 +121,7 @@ const T_END = 26;
 const A_FIRST = 27;
 const A_AFTER = 28;
 const A_NEXT = 29;
+const T_BOM = 30; // inside a UTF-8 byte order mark at the very start (ignored, as RFC 8259 allows)
 
 // What is being scanned by the S_* states.
 const M_NONE = 0;
@@ -138,6 +147,7 @@ const L_NAN = 3;
 const L_INFINITY = 4;
 const LITS: readonly Uint8Array[] = ['true', 'false', 'null', 'NaN', 'Infinity'].map((s) => Buffer.from(s, 'latin1'));
 
+const BOM = [0xef, 0xbb, 0xbf];
 /** 1 for bytes that go through a string unchanged (not '"', '\', or a control character). */
 const STR_PLAIN = new Uint8Array(256);
 for (let c = 0x20; c < 0x80; c++) STR_PLAIN[c] = c === 0x22 || c === 0x5c ? 0 : 1;
@@ -191,7 +201,6 @@ export class ListingParser {
 
   // --- current chunk ---
   private base = 0; // document offset of the current chunk's first byte
-  private chunk: Buffer = Buffer.alloc(0);
   private tail: Buffer = Buffer.alloc(0); // last bytes before the current chunk (for excerpts)
 
   // --- current record / value ---
@@ -241,7 +250,6 @@ export class ListingParser {
     const results: ParsedRecord[] = [];
     this.results = results;
     this.fillFrom = 0;
-    this.chunk = b;
     this.base = this.total;
     try {
       let i = 0;
@@ -263,7 +271,6 @@ export class ListingParser {
     }
     this.total += len;
     this.keepTail(b);
-    this.chunk = Buffer.alloc(0);
     this.results = [];
     return results;
   }
@@ -360,8 +367,14 @@ export class ListingParser {
           }
           out[o++] = c;
           i++;
-          if (c === 0x22) state = strNext;
-          else if (c === 0x5c) state = S_ESC;
+          if (c === 0x22) {
+            // Fast path for the usual `"key":` with no whitespace.
+            if (strNext === S_COLON && i < end && b[i] === 0x3a) {
+              out[o++] = 0x3a;
+              i++;
+              state = S_VALUE;
+            } else state = strNext;
+          } else if (c === 0x5c) state = S_ESC;
           else throw this.error('unescaped control character in string', b, i - 1);
           continue main;
         }
@@ -470,7 +483,15 @@ export class ListingParser {
           if (c === 0x2c) {
             out[o++] = c;
             i++;
-            state = cur === 1 ? S_KEY : S_VALUE;
+            if (cur === 1) {
+              // Fast path for the usual `,"` before the next key.
+              if (i < end && b[i] === 0x22) {
+                out[o++] = 0x22;
+                i++;
+                strNext = S_COLON;
+                state = S_STR;
+              } else state = S_KEY;
+            } else state = S_VALUE;
             continue main;
           }
           if ((c === 0x7d && cur === 1) || (c === 0x5d && cur === 0)) {
@@ -775,6 +796,12 @@ export class ListingParser {
               state = S_VALUE;
             }
           } else if (state === T_START) {
+            if (c === 0xef && this.base + i === 0) {
+              i++;
+              this.litPos = 1;
+              state = T_BOM;
+              continue main;
+            }
             if (c === 0x5b) throw this.error(ARRAY_AT_TOP_MESSAGE, b, i, true);
             if (c !== 0x7b) throw this.error("expected '{' (the listing envelope object)", b, i);
             i++;
@@ -786,6 +813,13 @@ export class ListingParser {
             }
             i = end;
           }
+          continue main;
+        }
+
+        case T_BOM: {
+          if (b[i] !== BOM[this.litPos]) throw this.error("expected '{' (the listing envelope object)", b, i);
+          i++;
+          if (++this.litPos === BOM.length) state = T_START;
           continue main;
         }
 
@@ -889,7 +923,13 @@ export class ListingParser {
     const out = this.out;
     const end = this.completedEnd;
     out[end - 1] = 0x5d; // the last record's ',' becomes ']'
-    const values = JSON.parse((out as SliceBuffer).latin1Slice(0, end)) as unknown[];
+    let values: unknown[];
+    try {
+      values = JSON.parse((out as SliceBuffer).latin1Slice(0, end)) as unknown[];
+    } catch (error) {
+      // Cannot happen for text the scanner accepted; if it does, fail loudly rather than guess.
+      throw new Error(`ListingParser internal error: a validated batch was refused by JSON.parse (${String(error)})`, { cause: error });
+    }
     const results = this.results;
     let k = 0;
     for (let r = this.fillFrom; r < results.length; r++) {
@@ -1000,6 +1040,8 @@ export class ListingParser {
         return `expected ':'${inside}`;
       case S_ARR_FIRST:
         return `expected an array element or ']'${inside}`;
+      case T_BOM:
+        return 'incomplete byte order mark';
       case T_KEY_OR_END:
         return "expected a top-level key or '}'";
       case T_KEY:

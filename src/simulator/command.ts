@@ -14,6 +14,7 @@ export async function simulateCommand(args: string[], io: Io): Promise<number> {
         host: { type: 'string', default: '127.0.0.1' },
         records: { type: 'string', default: '1000' },
         seed: { type: 'string', default: '1' },
+        change: { type: 'string', default: '0' },
       },
       strict: true,
     }).values;
@@ -32,6 +33,9 @@ export async function simulateCommand(args: string[], io: Io): Promise<number> {
     email: io.env.SIMULATOR_EMAIL || undefined,
     password: io.env.SIMULATOR_PASSWORD || undefined,
   });
+  // A changed upstream for re-sync benchmarks: deterministic from the seed.
+  const change = number('change', flags.change, 0);
+  if (change > 0) simulator.mutate({ change });
   io.stdout.write(
     `simulated upstream listening on ${simulator.url} with ${simulator.recordCount()} records\n` +
       `  WINE_API_BASE_URL=${simulator.url} WINE_API_EMAIL=${simulator.email} WINE_API_PASSWORD=<the simulator password>\n`,

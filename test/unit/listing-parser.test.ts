@@ -253,6 +253,26 @@ describe('ListingParser: strings', () => {
   });
 });
 
+describe('ListingParser: long tokens', () => {
+  it('keeps strings, numbers and keys longer than the internal scanning window exact', () => {
+    const digits = '1234567890'.repeat(30_000); // 300,000 digits
+    const text = 'ab"\\é日'.repeat(40_000);
+    const key = 'k'.repeat(200_000);
+    const doc = wrap(`{"n":-${digits}.${digits}e-7,"s":${JSON.stringify(text)},${JSON.stringify(key)}:1}`);
+    for (const size of [undefined, 65536, 100_003]) {
+      const { records } = parse(doc, size, { maxRecordBytes: 4 << 20, maxRawChars: 10 });
+      expect(records.length).toBe(1);
+      expect(records[0]!.problem).toBeUndefined();
+      const value = records[0]!.value as Record<string, string>;
+      expect(value.n).toBe(`-${digits}.${digits}e-7`);
+      expect(value.s).toBe(text);
+      expect(value[key]).toBe('1');
+      expect(records[0]!.raw).toBe('{"n":-1234');
+      expect(records[0]!.byteLength).toBe(Buffer.byteLength(doc) - PREFIX.length - '],"recordCount":1}'.length);
+    }
+  });
+});
+
 describe('ListingParser: envelope', () => {
   it('finds the records whatever the key order', () => {
     const { records, envelope } = parse('{"recordCount":2,"count":2,"bulk_wine_reconciliation":[{"id":1},{"id":2}],"message":"ok"}', 5);
@@ -282,6 +302,18 @@ describe('ListingParser: envelope', () => {
     expect(envelope.recordsType).toBe(type);
     expect(envelope.recordCount).toBe(0);
     expect(envelope.scalars).toEqual({ message: 'ok', bulk_wine_reconciliation: scalar, count: '0' });
+  });
+
+  it('ignores a UTF-8 byte order mark at the very start only', () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const doc = Buffer.concat([bom, Buffer.from('{"bulk_wine_reconciliation":[{"a":1}]}')]);
+    for (const size of [undefined, 1]) {
+      const { records, envelope } = parse(doc, size);
+      expect(records.map((r) => [r.value, r.byteOffset])).toEqual([[{ a: '1' }, 32]]);
+      expect(envelope.bytes).toBe(doc.length);
+    }
+    expect(syntaxError(Buffer.concat([Buffer.from(' '), doc])).byteOffset).toBe(1);
+    expect(syntaxError(Buffer.concat([bom.subarray(0, 2), Buffer.from('{}')])).byteOffset).toBe(2);
   });
 
   it('handles an empty records array and an empty envelope', () => {
@@ -540,5 +572,156 @@ describe('ListingParser: problem records', () => {
     const { records } = parse(wrap('"ab🍷cd"'), undefined, { maxRawChars: 4 });
     expect(records[0]!.value).toBe('ab🍷cd');
     expect(records[0]!.raw).toBe('"ab');
+  });
+});
+
+describe('ListingParser: randomized', () => {
+  // A small deterministic PRNG, so failures reproduce.
+  function rng(seed: number): () => number {
+    let s = seed >>> 0 || 1;
+    return () => {
+      s ^= s << 13;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      return (s >>> 0) / 4294967296;
+    };
+  }
+  const NUMBERS = ['0', '-0', '7', '-12', '3.25', '0.000000000000000000000000000001', '1e9', '-2.5E-3', '1E+400', '123456789012345678901234567890.5'];
+  const STRINGS = ['', 'a', 'é', '日本', '🍷', 'q"uote', 'back\\slash', 'line\nbreak', '\u0001', 'tab\there'];
+
+  /** Random JSON text and the value the parser must give for it. */
+  function gen(rand: () => number, depth: number): [string, unknown] {
+    const ws = () => [' ', '', '\n', '\t', '\r\n '][Math.floor(rand() * 5)]!;
+    const r = rand();
+    if (depth > 3 || r < 0.35) {
+      const k = Math.floor(rand() * 4);
+      if (k === 0) {
+        const n = NUMBERS[Math.floor(rand() * NUMBERS.length)]!;
+        return [n, n];
+      }
+      if (k === 1) {
+        const s = STRINGS[Math.floor(rand() * STRINGS.length)]!;
+        return [rand() < 0.5 ? JSON.stringify(s) : JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')), s];
+      }
+      const lit = [true, false, null][Math.floor(rand() * 3)]!;
+      return [String(lit), lit];
+    }
+    const n = Math.floor(rand() * 4);
+    if (r < 0.65) {
+      const parts: string[] = [];
+      const value: unknown[] = [];
+      for (let i = 0; i < n; i++) {
+        const [t, v] = gen(rand, depth + 1);
+        parts.push(ws() + t + ws());
+        value.push(v);
+      }
+      return ['[' + (parts.join(',') || ws()) + ']', value];
+    }
+    const parts: string[] = [];
+    const value: Record<string, unknown> = {};
+    for (let i = 0; i < n; i++) {
+      const key = `k${i}${STRINGS[Math.floor(rand() * STRINGS.length)]}`;
+      const [t, v] = gen(rand, depth + 1);
+      parts.push(ws() + JSON.stringify(key) + ws() + ':' + ws() + t + ws());
+      value[key] = v;
+    }
+    return ['{' + (parts.join(',') || ws()) + '}', value];
+  }
+
+  function genDoc(rand: () => number): { doc: string; values: unknown[] } {
+    const values: unknown[] = [];
+    const parts: string[] = [];
+    const count = Math.floor(rand() * 6);
+    for (let i = 0; i < count; i++) {
+      const [t, v] = gen(rand, 0);
+      parts.push(t);
+      values.push(v);
+    }
+    return { doc: `{"message":"ok", "bulk_wine_reconciliation" : [ ${parts.join(' ,\n ')} ], "recordCount":${count}}`, values };
+  }
+
+  /** The outcome of parsing `buf` with random chunk sizes: values, or the error offset and message. */
+  function outcome(buf: Buffer, rand: () => number): { values?: unknown[]; raws?: string[]; error?: [number, string] } {
+    const parser = new ListingParser();
+    const values: unknown[] = [];
+    const raws: string[] = [];
+    try {
+      let at = 0;
+      while (at < buf.length) {
+        const size = rand() < 0.3 ? 1 : 1 + Math.floor(rand() * 40);
+        for (const r of parser.push(buf.subarray(at, at + size))) {
+          values.push(r.value);
+          raws.push(r.raw);
+        }
+        at += size;
+      }
+      parser.end();
+      return { values, raws };
+    } catch (error) {
+      if (!(error instanceof ListingSyntaxError)) throw error;
+      return { error: [error.byteOffset, error.message.split('; near: ')[0]!] }; // the excerpt depends on the chunking
+    }
+  }
+
+  it('parses random valid documents exactly, whatever the chunking', () => {
+    const rand = rng(20240611);
+    for (let iter = 0; iter < 300; iter++) {
+      const { doc, values } = genDoc(rand);
+      const buf = Buffer.from(doc, 'utf8');
+      const whole = parse(buf);
+      expect(whole.records.map((r) => r.value)).toEqual(values);
+      expect(whole.envelope.recordCount).toBe(values.length);
+      for (const r of whole.records) expect(buf.subarray(r.byteOffset, r.byteOffset + r.byteLength).toString('utf8')).toBe(r.raw);
+      const chunked = outcome(buf, rand);
+      expect(chunked.values).toEqual(values);
+      expect(chunked.raws).toEqual(whole.records.map((r) => r.raw));
+    }
+  });
+
+  it('decodes arbitrary bytes in strings exactly like Buffer#toString', () => {
+    const rand = rng(99);
+    for (let iter = 0; iter < 500; iter++) {
+      const bytes: number[] = [];
+      const n = 1 + Math.floor(rand() * 12);
+      for (let k = 0; k < n; k++) {
+        const r = rand();
+        // Mostly high bytes (valid and invalid UTF-8), some ASCII.
+        bytes.push(r < 0.8 ? 0x80 + Math.floor(rand() * 128) : 0x61 + Math.floor(rand() * 26));
+      }
+      const inner = Buffer.from(bytes);
+      const doc = Buffer.concat([Buffer.from(PREFIX + '"'), inner, Buffer.from('",{"k":"'), inner, Buffer.from('"}]}')]);
+      const expected = inner.toString('utf8');
+      const chunked = outcome(doc, rand);
+      expect(chunked.values).toEqual([expected, { k: expected }]);
+      expect(parse(doc).records[0]!.raw).toBe('"' + expected + '"');
+    }
+  });
+
+  it('accepts exactly what JSON.parse accepts for random one-byte mutations, with the same error wherever the chunks end', () => {
+    const rand = rng(7);
+    const alphabet = '{}[],:"\\ 0123456789.eE+-tfnulrs\t\n\u0001';
+    let rejected = 0;
+    for (let iter = 0; iter < 1500; iter++) {
+      const { doc } = genDoc(rand);
+      const pos = Math.floor(rand() * doc.length);
+      const op = rand();
+      const ch = alphabet[Math.floor(rand() * alphabet.length)]!;
+      const mutated = op < 0.4 ? doc.slice(0, pos) + doc.slice(pos + 1) : op < 0.7 ? doc.slice(0, pos) + ch + doc.slice(pos) : doc.slice(0, pos) + ch + doc.slice(pos + 1);
+      const buf = Buffer.from(mutated, 'utf8');
+      let reference = true;
+      try {
+        const v: unknown = JSON.parse(mutated);
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) reference = false;
+        else if (mutated.split('"bulk_wine_reconciliation"').length > 2) reference = false;
+      } catch {
+        reference = false;
+      }
+      const a = outcome(buf, () => 0.99); // big chunks
+      const b = outcome(buf, rand);
+      expect(a.error === undefined, mutated).toBe(reference);
+      expect(b).toEqual(a);
+      if (!reference) rejected++;
+    }
+    expect(rejected).toBeGreaterThan(500);
   });
 });
