@@ -1,14 +1,12 @@
 /**
  * The streaming middle of a run: spooled listing bytes -> lossless parser -> record checks ->
- * COPY text for the staging table, with rejects set aside and the archive compressed on the way.
+ * COPY text for the staging table, with rejects set aside.
  * Memory is bounded by one chunk of records, whatever the size of the listing.
  */
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { InvalidListingError } from './errors.js';
 import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord } from './extract/listing-parser.js';
 import type { Reject } from './load/audit.js';
-import type { PayloadSpool } from './load/payloads.js';
 import { copyLine } from './load/staging.js';
 import { transformRecord } from './transform/record.js';
 
@@ -22,7 +20,8 @@ export interface ListingTally {
   received: number;
   rejected: number;
   bytes: number;
-  sha256: string | undefined;
+  /** False when every id was seen once (the SQL duplicate pass can be skipped). */
+  maybeDuplicates: boolean;
   unknownFields: Set<string>;
   /** Count of each reject reason, for the run summary. */
   reasons: Map<string, number>;
@@ -30,13 +29,12 @@ export interface ListingTally {
 }
 
 export function newTally(): ListingTally {
-  return { received: 0, rejected: 0, bytes: 0, sha256: undefined, unknownFields: new Set(), reasons: new Map(), envelope: undefined };
+  return { received: 0, rejected: 0, bytes: 0, maybeDuplicates: false, unknownFields: new Set(), reasons: new Map(), envelope: undefined };
 }
 
 export interface ListingLinesOptions {
   path: string;
   tally: ListingTally;
-  spool: PayloadSpool | undefined;
   writeRejects: (rejects: Reject[]) => Promise<void>;
   onProgress?: (tally: ListingTally) => void;
   signal?: AbortSignal;
@@ -44,9 +42,9 @@ export interface ListingLinesOptions {
 
 /** Yields COPY text for every valid record; fills `tally` as it goes and at the end. */
 export async function* listingCopyLines(options: ListingLinesOptions): AsyncGenerator<string> {
-  const { tally, spool } = options;
+  const { tally } = options;
   const parser = new ListingParser();
-  const hash = createHash('sha256');
+  const seen = new IdBitmap();
   let stored = 0;
   let pending: Reject[] = [];
   let out = '';
@@ -70,16 +68,16 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     }
     const result = transformRecord(record.value);
     for (const name of result.unknownFields) tally.unknownFields.add(name);
-    if (result.ok) out += copyLine(record.position, result.row, record.byteOffset, record.byteLength);
-    else reject({ position: record.position, recordId: result.recordId, errors: result.errors, raw: record.raw });
+    if (result.ok) {
+      if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
+      out += copyLine(record.position, result.row, record.byteOffset, record.byteLength);
+    } else reject({ position: record.position, recordId: result.recordId, errors: result.errors, raw: record.raw });
   };
 
   const stream = createReadStream(options.path, { highWaterMark: READ_CHUNK, signal: options.signal });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      hash.update(chunk);
       tally.bytes += chunk.length;
-      if (spool) await spool.write(chunk);
       for (const record of parser.push(chunk)) handle(record);
       if (pending.length >= REJECT_BATCH) {
         await options.writeRejects(pending);
@@ -101,7 +99,35 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     // Rejects found so far are kept for diagnosis even when the listing as a whole fails.
     if (pending.length > 0) await options.writeRejects(pending);
   }
-  tally.sha256 = hash.digest('hex');
   if (out.length > 0) yield out;
   options.onProgress?.(tally);
+}
+
+/**
+ * Remembers ids up to 2^27 in a bitmap (at most 16 MiB, grown as needed) so that a listing
+ * without duplicate ids, the usual case, skips the SQL duplicate pass. An id beyond the bitmap
+ * or seen twice answers false: "maybe a duplicate", and the SQL pass decides.
+ */
+class IdBitmap {
+  private static readonly MAX_ID = 2 ** 27;
+  private bits = new Uint8Array(1 << 17);
+
+  /** False when the id may have been seen before. */
+  add(id: string): boolean {
+    if (id.length > 9) return false;
+    const n = Number(id); // an integer of at most 9 digits: exact
+    if (n >= IdBitmap.MAX_ID) return false;
+    const byte = n >>> 3;
+    if (byte >= this.bits.length) {
+      let size = this.bits.length;
+      while (size <= byte) size *= 2;
+      const grown = new Uint8Array(size);
+      grown.set(this.bits);
+      this.bits = grown;
+    }
+    const mask = 1 << (n & 7);
+    if ((this.bits[byte]! & mask) !== 0) return false;
+    this.bits[byte]! |= mask;
+    return true;
+  }
 }

@@ -3,6 +3,8 @@
  * checks and guards -> apply -> archive -> commit, and the audit row finished whatever happens.
  * Everything a run changes in the data tables happens in ONE transaction.
  */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { open, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,7 +33,7 @@ import {
   type RunStatus,
   type Trigger,
 } from './load/audit.js';
-import { PayloadSpool, findPayload, restorePayload, storePayload } from './load/payloads.js';
+import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
 import { listingCopyLines, newTally, type ListingTally } from './pipeline.js';
 import { APP_VERSION } from './version.js';
@@ -128,38 +130,37 @@ class Run {
     }
   }
 
-  /** The listing as a local file: downloaded, given, or restored from the archive. */
-  private async extract(): Promise<string> {
+  /** The listing as a local file (downloaded, given, or restored from the archive) and its SHA-256. */
+  private async extract(): Promise<{ path: string; sha256: string }> {
     const { source } = this.request;
     const log = this.deps.log.child({ step: 'extract' });
     const started = Date.now();
     let path: string;
-    if (source.kind === 'file') {
-      path = resolve(source.path);
-    } else if (source.kind === 'replay') {
-      path = join(this.tmp!, 'listing.json');
-      await restorePayload(this.deps.pool, source.runId, path);
-    } else {
+    let sha256: string;
+    if (source.kind === 'api') {
       if (!this.deps.api) throw new SyncError('CONFIG', 'API runs need WINE_API_BASE_URL and credentials', { exitCode: 2 });
       path = join(this.tmp!, 'listing.json');
-      await this.deps.api.downloadListing(path, this.deps.signal);
+      sha256 = (await this.deps.api.downloadListing(path, this.deps.signal)).sha256;
+    } else {
+      path = source.kind === 'file' ? resolve(source.path) : join(this.tmp!, 'listing.json');
+      if (source.kind === 'replay') await restorePayload(this.deps.pool, source.runId, path);
+      sha256 = await sha256File(path, this.deps.signal);
     }
-    log.info({ bytes: (await stat(path)).size, ms: Date.now() - started }, 'listing ready');
-    return path;
+    log.info({ bytes: (await stat(path)).size, sha256, ms: Date.now() - started }, 'listing ready');
+    return { path, sha256 };
   }
 
-  private async load(path: string): Promise<void> {
+  private async load({ path, sha256 }: { path: string; sha256: string }): Promise<void> {
     const { client, config, runId, deps } = this;
     const log = deps.log.child({ step: 'load' });
-    const archive = !this.request.dryRun && config.archiveKeep > 0;
-    const spool = archive ? new PayloadSpool(join(this.tmp!, 'listing.json.gz')) : undefined;
+    const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
+    let compressed: Promise<number> | undefined;
     try {
       await client.query('BEGIN');
       const lines = listingCopyLines({
         path,
         tally: this.tally,
-        spool,
         writeRejects: (rejects) => insertRejects(deps.pool, runId, rejects),
         onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
         signal: deps.signal,
@@ -169,33 +170,37 @@ class Run {
       this.checkEnvelope();
       this.checkRejectRatio();
 
+      const gzipPath = join(this.tmp!, 'listing.json.gz');
+      compressed = archive ? compressListing(path, gzipPath) : undefined;
+      compressed?.catch(() => undefined); // awaited below; a failure surfaces there
+
       started = Date.now();
-      const duplicates = await removeDuplicates(client);
+      const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client) : [];
       this.duplicates = duplicates.length;
       if (duplicates.length > 0) await insertRejects(deps.pool, runId, await duplicateRejects(path, duplicates));
-      const counts = await applyStaged(client, runId);
+      const counts = await applyStaged(client, runId, log);
       this.applied = counts;
       this.checkDeletes(counts.deleted, counts.liveBefore);
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
 
-      if (spool) {
-        const gzipSize = await spool.finish();
-        await storePayload(client, {
-          runId,
-          sha256: this.tally.sha256!,
-          bytes: this.tally.bytes,
-          gzipPath: spool.path,
-          gzipSize,
-          keep: config.archiveKeep,
-        });
+      if (compressed) {
+        const gzipSize = await compressed;
+        await storePayload(client, { runId, sha256, bytes: this.tally.bytes, gzipPath, gzipSize, keep: config.archiveKeep });
       }
       await client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
     } catch (error) {
       this.applied = undefined;
+      await compressed?.catch(() => undefined); // let it finish before the temp dir is removed
       throw error;
-    } finally {
-      spool?.destroy();
     }
+  }
+
+  /** The same listing as the newest archived one is not stored again: re-runs write no payload WAL. */
+  private async alreadyArchived(sha256: string, log: Logger): Promise<boolean> {
+    const latest = await latestPayload(this.deps.pool);
+    if (latest?.sha256 !== sha256) return false;
+    log.info({ archivedBy: Number(latest.runId) }, 'listing identical to the newest archived one; not archived again');
+    return true;
   }
 
   private checkEnvelope(): void {
@@ -307,6 +312,12 @@ async function duplicateRejects(path: string, rows: Awaited<ReturnType<typeof re
   } finally {
     await file.close();
   }
+}
+
+async function sha256File(path: string, signal: AbortSignal): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 async function rollback(client: PoolClient): Promise<boolean> {

@@ -37,6 +37,9 @@ WHERE run_id NOT IN (SELECT run_id FROM sync_payloads ORDER BY run_id DESC LIMIT
 -- name: payload_info
 SELECT run_id, sha256, bytes FROM sync_payloads WHERE run_id = $1;
 
+-- name: latest_payload
+SELECT run_id, sha256, bytes FROM sync_payloads ORDER BY run_id DESC LIMIT 1;
+
 -- name: copy_payload_out
 -- COPY takes no bind parameters: the run id placeholder is replaced by a validated integer.
 COPY (SELECT body FROM sync_payloads WHERE run_id = $1) TO STDOUT WITH (FORMAT binary)

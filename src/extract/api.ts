@@ -4,6 +4,7 @@
  * retries for transient failures. The spool makes a retry after a cut-off body trivial and keeps
  * the database transaction out of the network wait.
  */
+import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import got, { RequestError, type Response } from 'got';
 import type { ApiConfig } from '../config.js';
@@ -19,6 +20,7 @@ const EXCERPT = 200;
 
 export interface Download {
   bytes: number;
+  sha256: string;
 }
 
 export interface WineApiOptions {
@@ -43,7 +45,7 @@ export class WineApi {
     this.now = options.now ?? Date.now;
   }
 
-  /** Downloads the whole listing into `path`, retrying transient failures; returns its size. */
+  /** Downloads the whole listing into `path`, retrying transient failures; returns its size and SHA-256. */
   async downloadListing(path: string, signal: AbortSignal): Promise<Download> {
     let reloggedAfter401 = false;
     for (let attempt = 1; ; attempt++) {
@@ -141,11 +143,13 @@ export class WineApi {
     let response: { statusCode: number; headers: Record<string, string | string[] | undefined> } | undefined;
     request.once('response', (r) => (response = r));
     try {
+      const hash = createHash('sha256');
       let bytes = 0;
       try {
         for await (const chunk of request as AsyncIterable<Buffer>) {
           if (bytes === 0 && response) await checkResponse(response, chunk, request, this.now());
           bytes += chunk.length;
+          hash.update(chunk);
           await file.write(chunk);
         }
       } catch (error) {
@@ -158,7 +162,7 @@ export class WineApi {
       if (!response.headers['content-encoding'] && Number.isFinite(declared) && declared !== bytes) {
         throw new UpstreamError(`listing body cut off after ${bytes} of ${declared} bytes`, { retryable: true, status: response.statusCode });
       }
-      return { bytes };
+      return { bytes, sha256: hash.digest('hex') };
     } finally {
       request.destroy();
       await file.close();

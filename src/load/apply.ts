@@ -1,5 +1,7 @@
 /** Applies the staged listing to the data tables: insert, update, restore, soft delete, history. */
+import type { QueryResultRow } from 'pg';
 import type { PoolClient } from '../db/pool.js';
+import type { Logger } from '../log.js';
 import { loadStatements } from './statements.js';
 
 const SQL = loadStatements('apply.sql', ['count_live', 'classify_changes', 'insert_new', 'update_changed', 'count_changes', 'delete_missing']);
@@ -13,19 +15,27 @@ export interface ApplyCounts {
 }
 
 /** Runs inside the caller's transaction; the caller decides to commit or roll back. */
-export async function applyStaged(client: PoolClient, runId: string): Promise<ApplyCounts> {
-  const live = await client.query<{ live: string }>(SQL.count_live);
-  await client.query(SQL.classify_changes);
-  const counts = await client.query<{ inserted: string; updated: string; restored: string }>(SQL.count_changes);
-  await client.query(SQL.insert_new, [runId]);
-  await client.query(SQL.update_changed, [runId]);
-  const deleted = await client.query<{ deleted: string }>(SQL.delete_missing, [runId]);
+export async function applyStaged(client: PoolClient, runId: string, log?: Logger): Promise<ApplyCounts> {
+  const timed = async <R extends QueryResultRow>(name: keyof typeof SQL, params?: unknown[]) => {
+    const started = Date.now();
+    const result = await client.query<R>(SQL[name], params);
+    log?.debug({ statement: name, rows: result.rowCount, ms: Date.now() - started }, 'statement done');
+    return result;
+  };
+  const live = await timed<{ live: string }>('count_live');
+  await timed('classify_changes');
+  const counts = await timed<{ inserted: string; updated: string; restored: string }>('count_changes');
   const c = counts.rows[0]!;
-  return {
+  const result = {
     liveBefore: Number(live.rows[0]!.live),
     inserted: Number(c.inserted),
     updated: Number(c.updated),
     restored: Number(c.restored),
-    deleted: Number(deleted.rows[0]!.deleted),
+    deleted: 0,
   };
+  // Statements with nothing to do are skipped: each would still scan a million rows.
+  if (result.inserted > 0) await timed('insert_new', [runId]);
+  if (result.updated + result.restored > 0) await timed('update_changed', [runId]);
+  if (result.liveBefore > 0) result.deleted = Number((await timed<{ deleted: string }>('delete_missing', [runId])).rows[0]!.deleted);
+  return result;
 }
