@@ -22,6 +22,8 @@ export interface EmbeddedOptions {
   database: string;
   /** Removes the data directory on stop. */
   ephemeral?: boolean;
+  /** fsync off: for throwaway test databases only (a crash could corrupt the data). */
+  unsafeFast?: boolean;
   onLog?: (message: string) => void;
 }
 
@@ -41,7 +43,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it creates.
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_wal_size=2GB'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_wal_size=2GB', ...(options.unsafeFast ? ['-c', 'fsync=off'] : [])],
     onLog: options.onLog ?? (() => undefined),
     onError: (error: unknown) => options.onLog?.(String(error)),
   });

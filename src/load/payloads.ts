@@ -51,14 +51,16 @@ export interface ArchivedPayload {
   bytes: number;
 }
 
+/** The newest archived payload, to skip archiving an identical listing again. */
 export async function latestPayload(pool: Pool): Promise<ArchivedPayload | undefined> {
-  const { rows } = await pool.query(SQL.latest_payload);
-  const row = rows[0];
-  return row === undefined ? undefined : { runId: String(row.run_id), sha256: row.sha256, bytes: Number(row.bytes) };
+  return payloadInfo(await pool.query(SQL.latest_payload));
 }
 
 export async function findPayload(pool: Pool, runId: string): Promise<ArchivedPayload | undefined> {
-  const { rows } = await pool.query(SQL.payload_info, [runId]);
+  return payloadInfo(await pool.query(SQL.payload_info, [runId]));
+}
+
+function payloadInfo({ rows }: { rows: Array<{ run_id: string; sha256: string; bytes: string }> }): ArchivedPayload | undefined {
   const row = rows[0];
   return row === undefined ? undefined : { runId: String(row.run_id), sha256: row.sha256, bytes: Number(row.bytes) };
 }

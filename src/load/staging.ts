@@ -5,21 +5,10 @@
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
+import type { Row } from '../row.js';
 import { loadStatements } from './statements.js';
 
 const SQL = loadStatements('apply.sql', ['create_staging', 'copy_staging', 'analyze_staging', 'remove_duplicates']);
-
-/** A record ready for staging; decimals and dates are already canonical text. */
-export interface StagedRow {
-  id: string;
-  wpi: string;
-  inventory_bulk_wine: string | null;
-  inventory_finished_goods: string | null;
-  inventory_sales: string | null;
-  vintage_forecast: string | null;
-  vintage_make: string | null;
-  first_sale: string | null;
-}
 
 export interface DuplicateRow {
   position: string;
@@ -29,7 +18,7 @@ export interface DuplicateRow {
 }
 
 /** One COPY text line (tab separated, `\N` for null, newline terminated). */
-export function copyLine(position: number, row: StagedRow, rawOffset: number, rawLength: number): string {
+export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number): string {
   return `${position}\t${row.id}\t${copyText(row.wpi)}\t${nullable(row.inventory_bulk_wine)}\t${nullable(row.inventory_finished_goods)}\t${nullable(
     row.inventory_sales,
   )}\t${nullable(row.vintage_forecast)}\t${nullable(row.vintage_make)}\t${nullable(row.first_sale)}\t${rawOffset}\t${rawLength}\n`;

@@ -5,28 +5,10 @@
 import { z } from 'zod';
 import { normalizeDate } from './date.js';
 import { normalizeDecimal, normalizeId } from './decimal.js';
+import { DATA_COLUMNS, type Row } from '../row.js';
 import { fail, kindOf, ok, type Result } from './result.js';
 
-export const DATA_COLUMNS = [
-  'wpi',
-  'inventory_bulk_wine',
-  'inventory_finished_goods',
-  'inventory_sales',
-  'vintage_forecast',
-  'vintage_make',
-  'first_sale',
-] as const;
-
-export interface Row {
-  id: string;
-  wpi: string;
-  inventory_bulk_wine: string | null;
-  inventory_finished_goods: string | null;
-  inventory_sales: string | null;
-  vintage_forecast: string | null;
-  vintage_make: string | null;
-  first_sale: string | null;
-}
+export { DATA_COLUMNS, type Row };
 
 export interface FieldError {
   path: string;
