@@ -116,7 +116,13 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
   process.once('SIGINT', onSignal);
   try {
     await migrate(ctx.pool, ctx.config.schema);
-    const outcome = await runSync(ctx.config, { pool: ctx.pool, log: ctx.log, api: newApi(ctx), signal: controller.signal }, request);
+    const progress = terminalProgress(io.stderr);
+    const outcome = await runSync(
+      ctx.config,
+      { pool: ctx.pool, log: ctx.log, api: newApi(ctx), signal: controller.signal, onProgress: progress?.update },
+      request,
+    );
+    progress?.done();
     printOutcome(io, outcome, json);
     return outcome.run.status === 'succeeded' ? 0 : 1;
   } finally {
@@ -124,6 +130,22 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
     process.off('SIGINT', onSignal);
     await ctx.close();
   }
+}
+
+/** A one-line progress display on a terminal; nothing when stderr is not a TTY (logs stay plain JSON). */
+function terminalProgress(stderr: NodeJS.WritableStream): { update: (p: { received: number; bytes: number }) => void; done: () => void } | undefined {
+  if ((stderr as { isTTY?: boolean }).isTTY !== true) return undefined;
+  const started = Date.now();
+  let last = 0;
+  return {
+    update: ({ received, bytes }) => {
+      const now = Date.now();
+      if (now - last < 250) return;
+      last = now;
+      stderr.write(`\r  ${received.toLocaleString('en-US')} records parsed and staged (${(bytes / 2 ** 20).toFixed(0)} MB), ${((now - started) / 1000).toFixed(1)} s `);
+    },
+    done: () => stderr.write('\r\x1b[K'),
+  };
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {

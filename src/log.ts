@@ -58,7 +58,7 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const usePretty = options.pretty ?? (options.destination === undefined && process.stderr.isTTY === true);
   const destination = options.destination
-    ?? (usePretty ? pretty({ destination: 2, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : pino.destination({ fd: 2, sync: true }));
+    ?? (usePretty ? pretty({ destination: 2, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,app', singleLine: true }) : pino.destination({ fd: 2, sync: true }));
   return pino(
     {
       level: options.level,
