@@ -93,11 +93,14 @@ export class WineApi {
 
   private async login(signal: AbortSignal): Promise<string> {
     const { loginUrl, email, password, tokenField } = this.config;
+    const headers = { 'X-Requested-With': 'XMLHttpRequest', service_app: 'mobile', accept: 'application/json' };
+    // At trace level the request is logged whole; `redact` censors the password.
+    this.log.trace({ url: loginUrl, headers, body: { email, password } }, 'login request');
     let response: Response<string>;
     try {
       response = await got.post(loginUrl, {
         json: { email, password },
-        headers: { 'X-Requested-With': 'XMLHttpRequest', service_app: 'mobile', accept: 'application/json' },
+        headers,
         responseType: 'text',
         throwHttpErrors: false,
         retry: { limit: 0 },
@@ -133,8 +136,10 @@ export class WineApi {
     const url = this.config.listingUrl;
     const file = await open(path, 'w');
     // The listener goes on before any await: got emits 'response' as soon as headers arrive.
+    const headers = { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json' };
+    this.log.trace({ url, headers }, 'listing request');
     const request = got.stream(url, {
-      headers: { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json' },
+      headers,
       throwHttpErrors: false,
       retry: { limit: 0 },
       timeout: { request: this.config.timeoutMs },

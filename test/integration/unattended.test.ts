@@ -111,6 +111,41 @@ describe('token lifecycle', () => {
   });
 });
 
+describe('transport safety and secrets', () => {
+  it('refuses http:// to a non-loopback host with exit 2 unless WINE_API_ALLOW_INSECURE_HTTP=true', async () => {
+    const r = await runCli(['run'], { ...env, WINE_API_BASE_URL: 'http://wine.example.com' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('WINE_API_BASE_URL: http:// to wine.example.com would send credentials in clear text');
+    expect(r.stderr).not.toContain(sim.password);
+  });
+
+  it('logs in at WINE_API_LOGIN_URL when it differs from the base URL', async () => {
+    const base = sim.url.replace('127.0.0.1', 'localhost');
+    const r = await runJson({ WINE_API_BASE_URL: base, WINE_API_LOGIN_URL: `${sim.url}/api/login` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(sim.stats.logins).toBe(1);
+  });
+
+  it('never writes the password or a token, at trace level, through retries, 401s and errors', async () => {
+    sim.setFault('server-error', { status: 500, times: 1 });
+    const ok = await runCli(['run'], { ...env, LOG_LEVEL: 'trace' });
+    expect(ok.code, ok.stderr).toBe(0);
+    sim.setFault('expire-token', { times: 1 });
+    const expired = await runCli(['run'], { ...env, LOG_LEVEL: 'trace' });
+    const bad = await runCli(['run'], { ...env, LOG_LEVEL: 'trace', WINE_API_PASSWORD: 'not-the-password' });
+    expect(bad.code).toBe(1);
+    const everything = [ok, expired, bad].map((r) => r.stdout + r.stderr).join('\n');
+    expect(everything).toMatch(/"level":10.*"msg":"login request"/); // the request, body included, was logged
+    expect(everything).toMatch(/"authorization":"\[Redacted\]"/);
+    expect(everything).not.toContain(sim.password);
+    expect(everything).not.toContain('not-the-password');
+    expect(everything).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/); // no JWT
+    const rows = JSON.stringify(await db.rows('SELECT * FROM sync_runs'));
+    expect(rows).not.toContain(sim.password);
+    expect(rows).not.toMatch(/eyJ[\w-]+\.[\w-]+/);
+  });
+});
+
 describe('one run at a time', () => {
   it('exits 3 when another run holds the lock, and marks a dead run abandoned', async () => {
     const holder = new pg.Client(db.url);
