@@ -24,6 +24,11 @@
  * - Completed records are parsed per batch (one JSON.parse of `[a,b,c]`): at the end of every
  *   push, and whenever the batch exceeds BATCH_BYTES within a push. A record still incomplete at
  *   the end of a push stays in the buffer and is finished by a later push.
+ * - Fast path: a record that is a flat object (scalar member values only, the usual record) does
+ *   not go to JSON.parse: its value is built from its `raw` text (see FlatBuilder), using the
+ *   member ends the scanner records at depth 1, and its rewritten bytes are dropped from the
+ *   batch. Its string values are slices of `raw` (V8 may keep a long one as a view of `raw`, so
+ *   holding such a value holds that record's raw text). Anything else takes the batch path.
  * - `raw` is decoded per record straight from the chunk (a fresh string, not a slice of a larger
  *   one, so keeping a few rejected records' raw text never pins whole chunks in memory), with
  *   latin1Slice when the record is ASCII. A record spanning chunks keeps its first bytes (enough
@@ -168,6 +173,10 @@ const EXPANSION = 6;
 /** A batch of records is parsed once its rewritten text exceeds this. */
 const BATCH_BYTES = 256 * 1024;
 const TAIL = 32;
+/** The fast path remembers the keys of the last flat record up to this many. */
+const MAX_SHAPE_KEYS = 256;
+/** Where the members of a record end are recorded for up to this many members. */
+const MAX_MEMBER_ENDS = 256;
 
 export class ListingParser {
   private readonly maxDepth: number;
@@ -215,7 +224,13 @@ export class ListingParser {
   private completedEnd = 0; // end in `out` of the last completed record (its trailing ',')
   private pending = 0; // completed records in `out` waiting for JSON.parse
   private results: ParsedRecord[] = [];
-  private fillFrom = 0; // first index in `results` whose value may still need filling
+  /** The records whose values are in `out`, waiting for JSON.parse (reused, `pending` long). */
+  private waiting: ParsedRecord[] = [];
+  /** The fast path for flat objects. */
+  private readonly flat = new FlatBuilder();
+  /** Where in the current record each member (each element at depth 1) ends: its ',' or closing bracket, relative to the record's start. */
+  private readonly memberEnds = new Float64Array(MAX_MEMBER_ENDS);
+  private memberCount = 0;
 
   // --- envelope ---
   private readonly topLevelKeys: string[] = [];
@@ -249,7 +264,6 @@ export class ListingParser {
     const len = b.length;
     const results: ParsedRecord[] = [];
     this.results = results;
-    this.fillFrom = 0;
     this.base = this.total;
     try {
       let i = 0;
@@ -479,6 +493,10 @@ export class ListingParser {
           while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
             if (++i === end) break main;
             c = b[i]!;
+          }
+          if (depth === 1) {
+            const k = this.memberCount++;
+            if (k < MAX_MEMBER_ENDS) this.memberEnds[k] = this.base + i - this.valueStart;
           }
           if (c === 0x2c) {
             out[o++] = c;
@@ -747,6 +765,7 @@ export class ListingParser {
               this.tooBig = false;
               this.rawLen = 0;
               this.recHigh = false;
+              this.memberCount = 0;
               this.depthLimit = this.maxDepth;
               depth = 0;
               state = S_VALUE;
@@ -903,13 +922,24 @@ export class ListingParser {
       this.rawLen = 0;
       if (this.rawAcc!.length > 65536) this.rawAcc = undefined; // do not pin a large buffer
     }
-    if (raw.length > this.maxRawChars) raw = truncateChars(raw, this.maxRawChars);
+    const rawComplete = byteLength <= this.rawByteCap && raw.length <= this.maxRawChars;
+    if (!rawComplete && raw.length > this.maxRawChars) raw = truncateChars(raw, this.maxRawChars);
     const position = this.recordCount++;
     if (problem === undefined) {
+      // Fast path: a flat object (scalar values only) is built straight from its raw text, which
+      // is complete here (the scanner has validated it); anything else goes through JSON.parse.
+      const value = rawComplete ? this.flat.build(raw, this.recHigh ? undefined : this.memberEnds, this.memberCount) : undefined;
+      if (value !== undefined) {
+        this.o = this.recOutStart;
+        this.results.push({ position, value, raw, byteOffset, byteLength });
+        return;
+      }
       this.out[this.o++] = 0x2c;
       this.completedEnd = this.o;
+      const record: ParsedRecord = { position, value: undefined, raw, byteOffset, byteLength };
+      this.waiting.push(record);
       this.pending++;
-      this.results.push({ position, value: undefined, raw, byteOffset, byteLength });
+      this.results.push(record);
       if (this.o >= BATCH_BYTES) this.flushBatch();
     } else {
       this.o = this.recOutStart;
@@ -930,13 +960,9 @@ export class ListingParser {
       // Cannot happen for text the scanner accepted; if it does, fail loudly rather than guess.
       throw new Error(`ListingParser internal error: a validated batch was refused by JSON.parse (${String(error)})`, { cause: error });
     }
-    const results = this.results;
-    let k = 0;
-    for (let r = this.fillFrom; r < results.length; r++) {
-      const rec = results[r]!;
-      if (rec.problem === undefined) rec.value = values[k++];
-    }
-    this.fillFrom = results.length;
+    const waiting = this.waiting;
+    for (let k = 0; k < waiting.length; k++) waiting[k]!.value = values[k];
+    waiting.length = 0;
     // Keep whatever follows (a record in progress) right after a fresh '['.
     if (this.o > end) out.copy(out, 1, end, this.o);
     this.o = 1 + (this.o - end);
@@ -1090,6 +1116,231 @@ function writeCodePoint(out: Buffer, o: number, cp: number): number {
   out[o + 4] = HEX_DIGITS[(cp >> 4) & 15]!;
   out[o + 5] = HEX_DIGITS[cp & 15]!;
   return o + 6;
+}
+
+/**
+ * The fast path: the value of a record that is a flat JSON object (every member value a string,
+ * number, true, false or null; NaN/Infinity/-Infinity too), built directly from `raw`, its
+ * complete text already validated by the scanner. `build` returns undefined for anything else (a
+ * nested object or array, a non-object element), which then takes the JSON.parse path.
+ *
+ * It gives exactly what JSON.parse of the rewritten text gives: a string or key without escapes
+ * is a slice of `raw` (raw is the UTF-8 decoding of the whole record, and since UTF-8 decoding
+ * resynchronizes on every ASCII byte, that equals decoding each token alone); one with escapes
+ * is decoded by JSON.parse of just that token; a number (or NaN/Infinity) is its source text; a
+ * repeated key keeps its first position and its last value; `__proto__` is an own property.
+ *
+ * Two ways to find the tokens: when the scanner recorded where each member ends (the ',' or '}'
+ * at depth 1) and the record is ASCII, has no backslash and no whitespace around its tokens (the
+ * usual compact record), each member is sliced at known places (`compact`); else, or as soon as
+ * that does not hold, the record's text is tokenized again (`general`).
+ *
+ * The keys of the last record are remembered (the shape), so the usual record repeating them is
+ * matched with `startsWith` instead of being sliced (a fresh key string would have to be looked
+ * up in V8's string table on every property store).
+ */
+class FlatBuilder {
+  /** The keys of the last flat record, in order (empty when not cacheable); none is `__proto__`. */
+  private shape: string[] = [];
+  /** This record's keys (reused; `count` long). */
+  private readonly keys: string[] = [];
+  private count = 0;
+  /** Every key of this record so far was the shape's key at its index. */
+  private same = true;
+
+  /** `ends[k]` is where member k ends in `raw` (used when `ends` is given and `count` fits in it). */
+  build(raw: string, ends: Float64Array | undefined, count: number): object | undefined {
+    if (raw.charCodeAt(0) !== 0x7b) return undefined;
+    this.same = true;
+    let obj = ends !== undefined && count > 0 && count <= ends.length ? this.compact(raw, ends, count) : undefined;
+    if (obj === undefined) {
+      this.same = true;
+      obj = this.general(raw);
+    }
+    if (obj === null) return undefined;
+    // Remember the keys for the next record when they differ from the last ones. Only plain keys
+    // can be: matching a key by its text needs one without '"' or '\\', and a shape key is
+    // stored without the __proto__ check.
+    const m = this.count;
+    if (!this.same || m !== this.shape.length) {
+      const keys = this.keys;
+      let plain = m <= MAX_SHAPE_KEYS;
+      for (let k = 0; plain && k < m; k++) {
+        const key = keys[k]!;
+        plain = key !== '__proto__' && key.indexOf('"') < 0 && key.indexOf('\\') < 0;
+      }
+      this.shape = plain ? keys.slice(0, m).map(internalize) : [];
+    }
+    return obj;
+  }
+
+  /**
+   * The object, from the member ends; null for a nested value; undefined when the record is not
+   * in the compact form (then the caller starts again with `general`).
+   */
+  private compact(raw: string, ends: Float64Array, count: number): object | null | undefined {
+    if (raw.indexOf('\\') >= 0) return undefined;
+    const shape = this.shape;
+    const keys = this.keys;
+    const obj: Record<string, unknown> = {};
+    let start = 0; // the '{' or ',' before the member
+    for (let m = 0; m < count; m++) {
+      const end = ends[m]!;
+      if (raw.charCodeAt(start + 1) !== 0x22) return undefined;
+      const ks = start + 2;
+      const cached = this.same && m < shape.length ? shape[m]! : undefined;
+      let key: string;
+      let j: number;
+      if (cached !== undefined && raw.startsWith(cached, ks) && raw.charCodeAt(ks + cached.length) === 0x22) {
+        key = cached;
+        j = ks + cached.length;
+      } else {
+        this.same = false;
+        j = raw.indexOf('"', ks);
+        key = raw.slice(ks, j);
+      }
+      if (raw.charCodeAt(j + 1) !== 0x3a) return undefined;
+      const vs = j + 2;
+      const c = raw.charCodeAt(vs);
+      const last = raw.charCodeAt(end - 1);
+      let value: unknown;
+      if (c === 0x22) {
+        if (last !== 0x22 || end - 1 === vs) return undefined;
+        value = raw.slice(vs + 1, end - 1);
+      } else if (c === 0x74) {
+        if (end !== vs + 4) return undefined;
+        value = true;
+      } else if (c === 0x66) {
+        if (end !== vs + 5) return undefined;
+        value = false;
+      } else if (c === 0x6e) {
+        if (end !== vs + 4) return undefined;
+        value = null;
+      } else if (c === 0x7b || c === 0x5b) {
+        return null;
+      } else {
+        // A number, NaN, Infinity or -Infinity, with no whitespace before or after it.
+        if (!((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x4e || c === 0x49)) return undefined;
+        if (last === 0x20 || last === 0x0a || last === 0x0d || last === 0x09) return undefined;
+        value = raw.slice(vs, end);
+      }
+      keys[m] = key;
+      if (key === cached) obj[key] = value;
+      else put(obj, key, value);
+      start = end;
+    }
+    this.count = count;
+    return obj;
+  }
+
+  /** The object, by tokenizing `raw`; null for a nested value. */
+  private general(raw: string): object | null {
+    const n = raw.length;
+    const shape = this.shape;
+    const keys = this.keys;
+    const obj: Record<string, unknown> = {};
+    // Position of the next backslash (n when none): a string ending before it has no escape.
+    let bs = raw.indexOf('\\');
+    if (bs < 0) bs = n;
+    let i = 1;
+    let c = raw.charCodeAt(i);
+    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++i);
+    let m = 0; // member index
+    if (c !== 0x7d) {
+      for (;;) {
+        // At the opening quote of a key.
+        const ks = i + 1;
+        let key: string;
+        let j: number;
+        const cached = this.same && m < shape.length ? shape[m]! : undefined;
+        if (cached !== undefined && raw.startsWith(cached, ks) && raw.charCodeAt(ks + cached.length) === 0x22) {
+          key = cached;
+          j = ks + cached.length;
+        } else {
+          this.same = false;
+          j = raw.indexOf('"', ks);
+          if (j > bs) {
+            j = skipEscapedString(raw, ks);
+            key = JSON.parse(raw.slice(i, j + 1)) as string;
+            bs = nextBackslash(raw, j + 1);
+          } else key = raw.slice(ks, j);
+        }
+        // After the key: optional whitespace, ':', optional whitespace, the value.
+        i = j + 1;
+        c = raw.charCodeAt(i);
+        while (c !== 0x3a) c = raw.charCodeAt(++i);
+        c = raw.charCodeAt(++i);
+        while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++i);
+        let value: unknown;
+        if (c === 0x22) {
+          const vs = i + 1;
+          j = raw.indexOf('"', vs);
+          if (j > bs) {
+            j = skipEscapedString(raw, vs);
+            value = JSON.parse(raw.slice(i, j + 1));
+            bs = nextBackslash(raw, j + 1);
+          } else value = raw.slice(vs, j);
+          i = j + 1;
+        } else if (c === 0x74) {
+          value = true;
+          i += 4;
+        } else if (c === 0x66) {
+          value = false;
+          i += 5;
+        } else if (c === 0x6e) {
+          value = null;
+          i += 4;
+        } else if (c === 0x7b || c === 0x5b) {
+          return null;
+        } else {
+          // A number, NaN, Infinity or -Infinity: its text, up to the next ',', '}' or whitespace.
+          const vs = i;
+          c = raw.charCodeAt(++i);
+          while (c !== 0x2c && c !== 0x7d && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) c = raw.charCodeAt(++i);
+          value = raw.slice(vs, i);
+        }
+        keys[m++] = key;
+        if (key === cached) obj[key] = value;
+        else put(obj, key, value);
+        // After the value: optional whitespace, then ',' (and the next key) or '}'.
+        c = raw.charCodeAt(i);
+        while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++i);
+        if (c === 0x7d) break;
+        c = raw.charCodeAt(++i);
+        while (c !== 0x22) c = raw.charCodeAt(++i);
+      }
+    }
+    this.count = m;
+    return obj;
+  }
+}
+
+/**
+ * The same text as an internalized string (what V8 uses as a property name): a key sliced from
+ * the record text is not one, and each property store with it would look it up again.
+ */
+function internalize(key: string): string {
+  return Object.keys({ [key]: 0 })[0]!;
+}
+
+/** Sets a member as JSON.parse does: a repeated key keeps its place and takes the last value; `__proto__` is an own property. */
+function put(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+/** The position of the closing quote of the string whose text starts at `i` (it has escapes). */
+function skipEscapedString(raw: string, i: number): number {
+  for (;;) {
+    const c = raw.charCodeAt(i);
+    if (c === 0x22) return i;
+    i += c === 0x5c ? 2 : 1;
+  }
+}
+
+function nextBackslash(raw: string, from: number): number {
+  const at = raw.indexOf('\\', from);
+  return at < 0 ? raw.length : at;
 }
 
 function truncateChars(s: string, n: number): string {

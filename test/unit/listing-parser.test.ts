@@ -725,3 +725,172 @@ describe('ListingParser: randomized', () => {
     expect(rejected).toBeGreaterThan(500);
   });
 });
+
+describe('ListingParser: flat-object fast path', () => {
+  // A flat object record is built without JSON.parse; the same object one level down (inside an
+  // array record) goes through the rewrite + JSON.parse path. Both must give the same value.
+  const viaFastPath = (record: string) => parse(wrap(record)).records[0]!.value;
+  const viaSlowPath = (record: string) => (parse(wrap(`[${record}]`)).records[0]!.value as unknown[])[0];
+
+  /** Same own properties, in the same order, with the same values; a plain object. */
+  function expectSameObject(actual: unknown, expected: unknown, label: string): void {
+    expect(actual, label).toStrictEqual(expected);
+    expect(Object.getPrototypeOf(actual), label).toBe(Object.prototype);
+    expect(Reflect.ownKeys(actual as object), label).toEqual(Reflect.ownKeys(expected as object));
+    for (const key of Reflect.ownKeys(expected as object)) {
+      expect(Object.getOwnPropertyDescriptor(actual, key), label).toEqual(Object.getOwnPropertyDescriptor(expected, key));
+    }
+  }
+
+  const CASES = [
+    '{}',
+    '{ \n }',
+    '{"a":""}',
+    '{"":""}',
+    '{"":1,"a":"","b":" "}',
+    '{"id":1,"wpi":"A","inventory_sales":0.1234567890123456789012345,"first_sale":"2021-03-04"}',
+    '{"a":-0,"b":1e5,"c":-2.5E-3,"d":1E+400,"e":123456789012345678901234567890.5,"f":0,"g":-7}',
+    '{"x":NaN,"y":-Infinity,"z":Infinity}',
+    '{"t":true,"f":false,"n":null}',
+    '{ "a" : true , "b" :false,"c": null\t,\r\n"d"  :  "s"  , "e" : 12.5 }',
+    '{"a\\"b":"x\\ny","c":"\\u00e9\\ud83c\\udf77","d":"\\\\","e\\\\":"\\/"}',
+    '{"lone":"\\ud800","pair":"\\ud83c\\udf77","low":"\\udc00x"}',
+    '{"é":"日本🍷","k":"Château Mäder","ü\\u00fc":"ÿ\\u0100"}',
+    '{"s":"a,b}c:d]e[f{g","t":"\\"},{\\""}',
+    '{"a":1,"b":2,"a":3}',
+    '{"a":"1","a":"2","a":"3"}',
+    '{"__proto__":"p","a":1}',
+    '{"a":1,"__proto__":null,"b":2}',
+    '{"__proto__":1,"__proto__":2}',
+    '{"__pro\\u0074o__":"escaped"}',
+    '{"2":"b","1":"a","x":"c","0":"z"}',
+    '{"constructor":"c","toString":"t","hasOwnProperty":"h"}',
+    '{"k":"line\\u2028sep\\u2029"}',
+  ];
+
+  it('gives the same value as the JSON.parse path', () => {
+    for (const record of CASES) {
+      const fast = viaFastPath(record);
+      expectSameObject(fast, viaSlowPath(record), record);
+      // And what JSON.parse of the text gives, with numbers kept as their text.
+      const reference = JSON.parse(
+        record.replace(/("(?:[^"\\]|\\.)*")|(-?(?:\d[\d.eE+-]*|Infinity)|NaN)/g, (m, str: string | undefined) => (str !== undefined ? m : JSON.stringify(m))),
+      ) as unknown;
+      expectSameObject(fast, reference, record);
+    }
+  });
+
+  it('keeps __proto__ as an own data property and never touches prototypes', () => {
+    const value = viaFastPath('{"__proto__":"p","polluted":1}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(value, '__proto__')).toEqual({ value: 'p', enumerable: true, writable: true, configurable: true });
+    expect(Object.keys(value)).toEqual(['__proto__', 'polluted']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('gives the same values for invalid UTF-8 in keys and values', () => {
+    const bad = Buffer.from([0xc3, 0x28, 0xe2, 0x82, 0xf0, 0x9f, 0x8d, 0xff, 0x61, 0xed, 0xa0, 0x80]);
+    const record = Buffer.concat([Buffer.from('{"'), bad, Buffer.from('":"'), bad, Buffer.from('","k":"'), bad, Buffer.from('"}')]);
+    const text = bad.toString('utf8');
+    const fast = parse(Buffer.concat([Buffer.from(PREFIX), record, Buffer.from(']}')])).records[0]!.value;
+    const slow = (parse(Buffer.concat([Buffer.from(PREFIX + '['), record, Buffer.from(']]}')])).records[0]!.value as unknown[])[0];
+    expectSameObject(fast, { [text]: text, k: text }, 'invalid UTF-8');
+    expectSameObject(slow, fast, 'invalid UTF-8');
+  });
+
+  it('gives the same values for a sequence of records split across chunks at every byte', () => {
+    // Repeated and changing key sets (the fast path remembers the last record's keys), keys that
+    // are prefixes of each other, escaped keys, whitespace, non-ASCII.
+    const records = [
+      '{"a":1,"ab":"x","abc":true}',
+      '{"a":2,"ab":"y","abc":false}',
+      '{"ab":3,"a":"z","abc":null}',
+      '{"a":4,"ab":"y","abcd":5}',
+      '{"a":5,"ab":"y"}',
+      '{"a":6,"ab":"y","abc":7,"x":8}',
+      '{"a\\\\":1,"b":2}',
+      '{"a\\"":1,"b":2}',
+      '{"a\\\\":3,"b":4}',
+      '{"é":"日本","b":"🍷"}',
+      '{"é":"Mäder","b":"\\ud83c\\udf77"}',
+      '{ "a" : 1 , "ab" : "y" , "abc" : 7 }',
+      '{"a":1,"ab":"y","abc":7}',
+      '{"a":[1],"ab":"y","abc":7}',
+      '{"a":1,"ab":{"b":2},"abc":7}',
+      '{}',
+      '{"a":1,"a":2}',
+      '{"__proto__":1,"a":2}',
+      '{"__proto__":3,"a":4}',
+    ];
+    const doc = wrap(records.join(','));
+    const buf = Buffer.from(doc, 'utf8');
+    const expected = records.map((r) => viaSlowPath(r));
+    const whole = parse(buf).records.map((r) => r.value);
+    records.forEach((r, k) => expectSameObject(whole[k], expected[k], r));
+    for (let cut = 1; cut < buf.length; cut++) {
+      const split = parseSplit(doc, [cut]).records.map((r) => r.value);
+      expect(split, `cut at ${cut}`).toStrictEqual(whole);
+    }
+    expect(parse(buf, 1).records.map((r) => r.value)).toStrictEqual(whole);
+    expect(parse(buf, 7).records.map((r) => r.value)).toStrictEqual(whole);
+  });
+
+  it('gives the same values when raw is truncated (the JSON.parse path is used then)', () => {
+    const doc = wrap('{"a":"0123456789","b":12.50},{"a":"x"},{"k":"日本🍷"}');
+    const full = parse(doc).records.map((r) => r.value);
+    expect(full).toStrictEqual([{ a: '0123456789', b: '12.50' }, { a: 'x' }, { k: '日本🍷' }]);
+    for (const size of [1, 3, undefined]) {
+      const { records } = parse(doc, size, { maxRawChars: 5 });
+      expect(records.map((r) => r.value)).toStrictEqual(full);
+      expect(records[0]!.raw).toBe('{"a":');
+    }
+  });
+
+  it('handles records with more members than it tracks', () => {
+    const members = Array.from({ length: 600 }, (_, k) => `"k${k}":${k % 3 === 0 ? `"s${k}"` : k % 3 === 1 ? `${k}.5` : 'true'}`);
+    const record = `{${members.join(',')}}`;
+    const doc = wrap(`${record},${record}`);
+    const values = parse(doc).records.map((r) => r.value);
+    expectSameObject(values[0], viaSlowPath(record), 'wide');
+    expectSameObject(values[1], values[0], 'wide, repeated');
+    expect(parse(doc, 1000).records.map((r) => r.value)).toStrictEqual(values);
+  });
+
+  it('matches a reference for random flat records with repeating shapes, whatever the chunking', () => {
+    let s = 12345;
+    const rand = () => {
+      s ^= s << 13;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      return (s >>> 0) / 4294967296;
+    };
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const KEYS = ['id', 'wpi', 'a', 'ab', 'abc', '__proto__', 'k"q', 'back\\slash', 'é', '日本', '2', '1', '', 'inventory_bulk_wine'];
+    const NUMS = ['0', '-0', '7', '-12', '3.25', '1e9', '-2.5E-3', '1E+400', '123456789012345678901234567890.5', 'NaN', '-Infinity'];
+    const STRS = ['', 'a', 'é', '日本', '🍷', 'q"uote', 'back\\slash', 'line\nbreak', '\u0001', 'a,b}c'];
+    const ws = () => (rand() < 0.8 ? '' : pick([' ', '\n', '\t', '\r\n ']));
+    const str = (x: string) => (rand() < 0.7 ? JSON.stringify(x) : JSON.stringify(x).replace(/[^\x20-\x7e]|[a-c]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')));
+    for (let iter = 0; iter < 60; iter++) {
+      let shape: string[] = [];
+      const texts: string[] = [];
+      const expected: unknown[] = [];
+      for (let r = 0; r < 12; r++) {
+        if (r === 0 || rand() < 0.3) shape = Array.from({ length: Math.floor(rand() * 6) }, () => pick(KEYS));
+        const value: Record<string, unknown> = {};
+        const parts = shape.map((key) => {
+          const k = rand();
+          const [text, v]: [string, unknown] = k < 0.4 ? (((n) => [n, n])(pick(NUMS)) as [string, string]) : k < 0.8 ? ((x) => [str(x), x])(pick(STRS)) : ((l) => [String(l), l])(pick([true, false, null]));
+          Object.defineProperty(value, key, { value: v, enumerable: true, writable: true, configurable: true });
+          return ws() + str(key) + ws() + ':' + ws() + text + ws();
+        });
+        texts.push('{' + (parts.join(',') || ws()) + '}');
+        expected.push(value);
+      }
+      const buf = Buffer.from(wrap(texts.join(',')), 'utf8');
+      for (const size of [undefined, 1, 1 + Math.floor(rand() * 50)]) {
+        const values = parse(buf, size).records.map((r) => r.value);
+        values.forEach((v, k) => expectSameObject(v, expected[k], texts[k]!));
+      }
+    }
+  });
+});
