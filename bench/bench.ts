@@ -34,6 +34,7 @@ interface Measure {
   maxRssMb?: number;
   walMb?: number;
   counts?: Record<string, unknown>;
+  phasesMs?: Record<string, number>;
 }
 
 async function main(): Promise<void> {
@@ -135,7 +136,7 @@ async function main(): Promise<void> {
 async function syncRun(name: string, records: number, env: Record<string, string>, admin: pg.Client): Promise<Measure> {
   const walBefore = (await admin.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
   const started = process.hrtime.bigint();
-  const { stdout, maxRssBytes } = await runCli(['run', '--json'], env, true);
+  const { stdout, stderr, maxRssBytes } = await runCli(['run', '--json'], { ...env, LOG_LEVEL: 'debug' }, true);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const wal = (await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS bytes', [walBefore])).rows[0].bytes;
   const run = JSON.parse(stdout);
@@ -147,23 +148,40 @@ async function syncRun(name: string, records: number, env: Record<string, string
     maxRssMb: maxRssBytes === undefined ? undefined : maxRssBytes / 2 ** 20,
     walMb: Number(wal) / 2 ** 20,
     counts: { inserted: run.inserted, updated: run.updated, unchanged: run.unchanged, deleted: run.deleted },
+    phasesMs: phases(stderr),
   };
-  process.stderr.write(`${name}: ${seconds.toFixed(2)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb?.toFixed(1)} MB WAL ${JSON.stringify(m.counts)}\n`);
+  process.stderr.write(`${name}: ${seconds.toFixed(2)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb?.toFixed(1)} MB WAL ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.phasesMs)}\n`);
   return m;
 }
 
-function runCli(args: string[], env: Record<string, string>, probe = false): Promise<{ stdout: string; maxRssBytes?: number }> {
+/** Step durations from the run's debug log: where the time goes. */
+function phases(stderr: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of stderr.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const entry = JSON.parse(line) as { msg?: string; ms?: number; statement?: string };
+    if (entry.ms === undefined) continue;
+    const name = entry.statement ?? entry.msg;
+    if (name && name !== 'sync finished') out[name] = entry.ms;
+  }
+  return out;
+}
+
+function runCli(args: string[], env: Record<string, string>, probe = false): Promise<{ stdout: string; stderr: string; maxRssBytes?: number }> {
   return new Promise((resolve, reject) => {
-    const nodeArgs = probe ? ['--import', PROBE, BIN, ...args] : [BIN, ...args];
-    const child = spawn(process.execPath, nodeArgs, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit', 'pipe'] });
+    // Launched as users launch it (the bin script and its shebang's node flags); the probe rides in NODE_OPTIONS.
+    const childEnv = { PATH: process.env.PATH ?? '', ...env, ...(probe ? { NODE_OPTIONS: `--import=${PROBE}` } : {}) };
+    const child = spawn(BIN, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
+    let stderr = '';
     let probeOut = '';
     child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
     child.stdio[3]!.on('data', (d) => (probeOut += d));
     child.on('error', reject);
     child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`wine-recon-sync ${args.join(' ')} exited ${code}: ${stdout}`));
-      resolve({ stdout, maxRssBytes: probeOut ? JSON.parse(probeOut).maxRssBytes : undefined });
+      if (code !== 0) return reject(new Error(`wine-recon-sync ${args.join(' ')} exited ${code}: ${stdout}\n${stderr.slice(-2000)}`));
+      resolve({ stdout, stderr, maxRssBytes: probeOut ? JSON.parse(probeOut).maxRssBytes : undefined });
     });
   });
 }

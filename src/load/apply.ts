@@ -4,7 +4,7 @@ import type { PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { loadStatements } from './statements.js';
 
-const SQL = loadStatements('apply.sql', ['count_live', 'classify_changes', 'insert_new', 'update_changed', 'count_changes', 'delete_missing']);
+const SQL = loadStatements('apply.sql', ['count_live', 'classify_changes', 'insert_new', 'insert_new_history', 'update_changed', 'count_changes', 'delete_missing']);
 
 export interface ApplyCounts {
   liveBefore: number;
@@ -34,7 +34,10 @@ export async function applyStaged(client: PoolClient, runId: string, log?: Logge
     deleted: 0,
   };
   // Statements with nothing to do are skipped: each would still scan a million rows.
-  if (result.inserted > 0) await timed('insert_new', [runId]);
+  if (result.inserted > 0) {
+    await timed('insert_new', [runId]);
+    await timed('insert_new_history', [runId]);
+  }
   if (result.updated + result.restored > 0) await timed('update_changed', [runId]);
   if (result.liveBefore > 0) result.deleted = Number((await timed<{ deleted: string }>('delete_missing', [runId])).rows[0]!.deleted);
   return result;
