@@ -21,7 +21,7 @@ import {
 } from './errors.js';
 import type { WineApi } from './extract/api.js';
 import type { Logger } from './log.js';
-import { applyStaged } from './load/apply.js';
+import { applyChanges, classifyStaged } from './load/apply.js';
 import {
   finishRun,
   insertRejects,
@@ -178,9 +178,10 @@ class Run {
       const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client) : [];
       this.duplicates = duplicates.length;
       if (duplicates.length > 0) await insertRejects(deps.pool, runId, await duplicateRejects(path, duplicates));
-      const counts = await applyStaged(client, runId, log);
-      this.applied = counts;
+      const counts = await classifyStaged(client, log);
       this.checkDeletes(counts.deleted, counts.liveBefore);
+      await applyChanges(client, runId, counts, log);
+      this.applied = counts;
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
 
       if (compressed) {

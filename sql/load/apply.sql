@@ -34,18 +34,23 @@ RETURNING s.position, s.id::text AS record_id, s.raw_offset, s.raw_length;
 SELECT count(*)::bigint AS live FROM bulk_wine_reconciliation WHERE deleted_at IS NULL;
 
 -- name: classify_changes
--- Only new, restored or changed records: an unchanged row is never locked or rewritten.
+-- One pass over both tables (a full join) finds every new, changed, restored and missing record;
+-- an unchanged row is never locked or rewritten.
 CREATE TEMP TABLE staging_changes ON COMMIT DROP AS
-SELECT s.id, s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales,
+SELECT coalesce(s.id, t.id) AS id, s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales,
        s.vintage_forecast, s.vintage_make, s.first_sale,
-       CASE WHEN t.id IS NULL THEN 'insert' WHEN t.deleted_at IS NOT NULL THEN 'restore' ELSE 'update' END AS action
+       CASE WHEN t.id IS NULL THEN 'insert'
+            WHEN s.id IS NULL THEN 'delete'
+            WHEN t.deleted_at IS NOT NULL THEN 'restore'
+            ELSE 'update' END AS action
 FROM staging_records s
-LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id
+FULL JOIN bulk_wine_reconciliation t ON t.id = s.id
 WHERE t.id IS NULL
-   OR t.deleted_at IS NOT NULL
-   OR (t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales, t.vintage_forecast, t.vintage_make, t.first_sale)
-      IS DISTINCT FROM
-      (s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales, s.vintage_forecast, s.vintage_make, s.first_sale);
+   OR (s.id IS NULL AND t.deleted_at IS NULL)
+   OR (s.id IS NOT NULL AND (t.deleted_at IS NOT NULL
+       OR (t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales, t.vintage_forecast, t.vintage_make, t.first_sale)
+          IS DISTINCT FROM
+          (s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales, s.vintage_forecast, s.vintage_make, s.first_sale)));
 
 -- name: insert_new
 -- Two plain INSERTs read the staging table twice: cheaper than one with RETURNING, whose
@@ -84,7 +89,8 @@ FROM changed;
 -- name: count_changes
 SELECT count(*) FILTER (WHERE action = 'insert')::bigint AS inserted,
        count(*) FILTER (WHERE action = 'update')::bigint AS updated,
-       count(*) FILTER (WHERE action = 'restore')::bigint AS restored
+       count(*) FILTER (WHERE action = 'restore')::bigint AS restored,
+       count(*) FILTER (WHERE action = 'delete')::bigint AS deleted
 FROM staging_changes;
 
 -- name: delete_missing
@@ -92,7 +98,8 @@ FROM staging_changes;
 WITH deleted AS (
   UPDATE bulk_wine_reconciliation t
   SET deleted_at = now(), changed_at = now(), run_id = $1
-  WHERE t.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM staging_records s WHERE s.id = t.id)
+  FROM staging_changes c
+  WHERE c.action = 'delete' AND t.id = c.id
   RETURNING t.id
 ), closed AS (
   UPDATE bulk_wine_reconciliation_history h SET valid_to = now()
