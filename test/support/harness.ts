@@ -139,13 +139,8 @@ export function inProcess(env: Record<string, string>): InProcess {
     log,
     logs,
     api,
-    run: async (request = {}, signal) => {
-      try {
-        return await runSync(config, { pool, log, api, signal }, { source: { kind: 'api' }, trigger: 'manual', ...request });
-      } finally {
-        // keep the pool for the next run of this context
-      }
-    },
+    // The pool stays open for the next run of this context; closeInProcessPools() ends it.
+    run: (request = {}, signal) => runSync(config, { pool, log, api, signal }, { source: { kind: 'api' }, trigger: 'manual', ...request }),
   };
   pools.push(pool);
   return ctx;
