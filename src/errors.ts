@@ -91,8 +91,19 @@ export class LoadError extends SyncError {
   }
 }
 
-/** The message of any thrown value, with its causes, for logs and sync_runs.error. */
+const DATABASE_HINTS: Record<string, string> = {
+  ECONNREFUSED: 'nothing listens there',
+  ENOTFOUND: 'unknown host',
+  ETIMEDOUT: 'connection timed out',
+  '28P01': 'password authentication failed',
+  '28000': 'the server refused this user',
+  '3D000': 'the database does not exist',
+};
+
+/** The message of any thrown value, for people: database connection failures name DATABASE_URL. */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  const hint = typeof code === 'string' && !(error instanceof SyncError) ? DATABASE_HINTS[code] : undefined;
+  return hint ? `cannot use the database at DATABASE_URL (${hint}): ${error.message}` : error.message;
 }

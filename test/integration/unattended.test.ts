@@ -119,6 +119,13 @@ describe('transport safety and secrets', () => {
     expect(r.stderr).not.toContain(sim.password);
   });
 
+  it('says which setting to check when the database cannot be reached, without its password', async () => {
+    const r = await runCli(['run'], { ...env, DATABASE_URL: 'postgres://sync:db-secret-pw@127.0.0.1:1/wine' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('cannot use the database at DATABASE_URL (nothing listens there)');
+    expect(r.stderr).not.toContain('db-secret-pw');
+  });
+
   it('logs in at WINE_API_LOGIN_URL when it differs from the base URL', async () => {
     const base = sim.url.replace('127.0.0.1', 'localhost');
     const r = await runJson({ WINE_API_BASE_URL: base, WINE_API_LOGIN_URL: `${sim.url}/api/login` });
