@@ -21,6 +21,7 @@ GRANT SELECT ON
   :"schema".bulk_wine_reconciliation,
   :"schema".bulk_wine_reconciliation_current,
   :"schema".bulk_wine_reconciliation_history,
+  :"schema".bulk_wine_reconciliation_closed_versions,
   :"schema".sync_runs,
   :"schema".sync_runs_latest,
   :"schema".sync_rejects

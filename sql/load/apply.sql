@@ -53,38 +53,30 @@ WHERE t.id IS NULL
           (s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales, s.vintage_forecast, s.vintage_make, s.first_sale)));
 
 -- name: insert_new
--- Two plain INSERTs read the staging table twice: cheaper than one with RETURNING, whose
--- million-row tuplestore spills to disk.
+-- A new record's first version is its row (the history view shows it): written once.
 INSERT INTO bulk_wine_reconciliation (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
                                       vintage_forecast, vintage_make, first_sale, first_seen_at, changed_at, run_id)
 SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
        vintage_forecast, vintage_make, first_sale, now(), now(), $1
 FROM staging_changes WHERE action = 'insert';
 
--- name: insert_new_history
-INSERT INTO bulk_wine_reconciliation_history (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                                              vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
-SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale, now(), NULL, $1
-FROM staging_changes WHERE action = 'insert';
-
 -- name: update_changed
--- Changed and restored rows: new values, close the open version (a restored row has none), open a new one.
-WITH changed AS (
-  UPDATE bulk_wine_reconciliation t
-  SET wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, inventory_finished_goods = c.inventory_finished_goods,
-      inventory_sales = c.inventory_sales, vintage_forecast = c.vintage_forecast, vintage_make = c.vintage_make,
-      first_sale = c.first_sale, changed_at = now(), deleted_at = NULL, run_id = $1
-  FROM staging_changes c
-  WHERE t.id = c.id AND c.action IN ('update', 'restore')
-  RETURNING t.id, t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales, t.vintage_forecast, t.vintage_make, t.first_sale
-), closed AS (
-  UPDATE bulk_wine_reconciliation_history h SET valid_to = now()
-  FROM changed WHERE h.id = changed.id AND h.valid_to IS NULL
+-- Changed rows: the old values become a closed version, then the row takes the new values and
+-- so opens the new current version. Restored rows: their last version was closed on deletion.
+WITH closed AS (
+  INSERT INTO bulk_wine_reconciliation_closed_versions (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                                                        vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
+  SELECT t.id, t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales,
+         t.vintage_forecast, t.vintage_make, t.first_sale, t.changed_at, now(), t.run_id
+  FROM bulk_wine_reconciliation t JOIN staging_changes c ON c.id = t.id
+  WHERE c.action = 'update'
 )
-INSERT INTO bulk_wine_reconciliation_history (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                                              vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
-SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale, now(), NULL, $1
-FROM changed;
+UPDATE bulk_wine_reconciliation t
+SET wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, inventory_finished_goods = c.inventory_finished_goods,
+    inventory_sales = c.inventory_sales, vintage_forecast = c.vintage_forecast, vintage_make = c.vintage_make,
+    first_sale = c.first_sale, changed_at = now(), deleted_at = NULL, run_id = $1
+FROM staging_changes c
+WHERE t.id = c.id AND c.action IN ('update', 'restore');
 
 -- name: count_changes
 SELECT count(*) FILTER (WHERE action = 'insert')::bigint AS inserted,
@@ -94,15 +86,20 @@ SELECT count(*) FILTER (WHERE action = 'insert')::bigint AS inserted,
 FROM staging_changes;
 
 -- name: delete_missing
--- Live rows absent from this complete listing: soft delete, and close their open version.
-WITH deleted AS (
+-- Live rows absent from this complete listing: their current version is closed, then the row is
+-- soft-deleted (both sub-statements see the rows as they were before this statement).
+WITH closed AS (
+  INSERT INTO bulk_wine_reconciliation_closed_versions (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                                                        vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
+  SELECT t.id, t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales,
+         t.vintage_forecast, t.vintage_make, t.first_sale, t.changed_at, now(), t.run_id
+  FROM bulk_wine_reconciliation t JOIN staging_changes c ON c.id = t.id
+  WHERE c.action = 'delete'
+), deleted AS (
   UPDATE bulk_wine_reconciliation t
   SET deleted_at = now(), changed_at = now(), run_id = $1
   FROM staging_changes c
   WHERE c.action = 'delete' AND t.id = c.id
   RETURNING t.id
-), closed AS (
-  UPDATE bulk_wine_reconciliation_history h SET valid_to = now()
-  FROM deleted WHERE h.id = deleted.id AND h.valid_to IS NULL
 )
 SELECT count(*)::bigint AS deleted FROM deleted;

@@ -77,7 +77,10 @@ COMMENT ON COLUMN bulk_wine_reconciliation.changed_at IS 'When a sync last chang
 COMMENT ON COLUMN bulk_wine_reconciliation.deleted_at IS 'When the record disappeared from the upstream listing (soft delete); null while it is listed.';
 COMMENT ON COLUMN bulk_wine_reconciliation.run_id IS 'sync_runs.id of the run that last changed this row.';
 
-CREATE TABLE bulk_wine_reconciliation_history (
+-- Type 2 history without copying every current row twice: closed versions live in their own
+-- table, the current version of a live record is its row in bulk_wine_reconciliation, and the
+-- history view joins both. A first load writes each row once; a change writes the old version.
+CREATE TABLE bulk_wine_reconciliation_closed_versions (
   id                        bigint      NOT NULL,
   wpi                       text        NOT NULL,
   inventory_bulk_wine       numeric,
@@ -87,12 +90,35 @@ CREATE TABLE bulk_wine_reconciliation_history (
   vintage_make              numeric,
   first_sale                date,
   valid_from                timestamptz NOT NULL,
-  valid_to                  timestamptz,
+  valid_to                  timestamptz NOT NULL,
   run_id                    bigint      NOT NULL,
   PRIMARY KEY (id, valid_from)
 );
 
-COMMENT ON TABLE bulk_wine_reconciliation_history IS 'Every version of every record (type 2 history): a version is valid from valid_from until valid_to; valid_to is null for the current version. A deleted record has no current version.';
+COMMENT ON TABLE bulk_wine_reconciliation_closed_versions IS 'Versions of records that were replaced or deleted. Query bulk_wine_reconciliation_history instead, which adds the current versions.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.id IS 'Upstream record identifier.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.wpi IS 'Wine identifier code in this version.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.inventory_bulk_wine IS 'Bulk wine inventory quantity in this version; unit not specified upstream.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.inventory_finished_goods IS 'Finished goods inventory quantity in this version; unit not specified upstream.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.inventory_sales IS 'Sales inventory quantity in this version; unit not specified upstream.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.vintage_forecast IS 'Vintage forecast quantity in this version; unit not specified upstream.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.vintage_make IS 'Vintage make quantity in this version; unit not specified upstream.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.first_sale IS 'Date of first sale in this version.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.valid_from IS 'When this version was first loaded.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.valid_to IS 'When this version was replaced or the record deleted.';
+COMMENT ON COLUMN bulk_wine_reconciliation_closed_versions.run_id IS 'sync_runs.id of the run that opened this version.';
+
+CREATE VIEW bulk_wine_reconciliation_history AS
+  SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make,
+         first_sale, valid_from, valid_to, run_id
+  FROM bulk_wine_reconciliation_closed_versions
+  UNION ALL
+  SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make,
+         first_sale, changed_at, NULL::timestamptz, run_id
+  FROM bulk_wine_reconciliation
+  WHERE deleted_at IS NULL;
+
+COMMENT ON VIEW bulk_wine_reconciliation_history IS 'Every version of every record (type 2 history): a version is valid from valid_from until valid_to; valid_to is null for the current version. A deleted record has no current version. State at time T: valid_from <= T AND (valid_to IS NULL OR valid_to > T).';
 COMMENT ON COLUMN bulk_wine_reconciliation_history.id IS 'Upstream record identifier.';
 COMMENT ON COLUMN bulk_wine_reconciliation_history.wpi IS 'Wine identifier code in this version.';
 COMMENT ON COLUMN bulk_wine_reconciliation_history.inventory_bulk_wine IS 'Bulk wine inventory quantity in this version; unit not specified upstream.';

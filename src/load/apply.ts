@@ -4,7 +4,7 @@ import type { PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { loadStatements } from './statements.js';
 
-const SQL = loadStatements('apply.sql', ['count_live', 'classify_changes', 'insert_new', 'insert_new_history', 'update_changed', 'count_changes', 'delete_missing']);
+const SQL = loadStatements('apply.sql', ['count_live', 'classify_changes', 'insert_new', 'update_changed', 'count_changes', 'delete_missing']);
 
 export interface ChangeCounts {
   liveBefore: number;
@@ -44,10 +44,7 @@ export async function classifyStaged(client: PoolClient, log?: Logger): Promise<
 export async function applyChanges(client: PoolClient, runId: string, counts: ChangeCounts, log?: Logger): Promise<void> {
   const timed = timer(client, log);
   // Statements with nothing to do are skipped: each would still scan the change table.
-  if (counts.inserted > 0) {
-    await timed('insert_new', [runId]);
-    await timed('insert_new_history', [runId]);
-  }
+  if (counts.inserted > 0) await timed('insert_new', [runId]);
   if (counts.updated + counts.restored > 0) await timed('update_changed', [runId]);
   if (counts.deleted > 0) await timed('delete_missing', [runId]);
 }

@@ -38,6 +38,7 @@ describe('a schema analysts can use', () => {
     );
     expect(relations.map((r) => r.relname)).toEqual([
       'bulk_wine_reconciliation',
+      'bulk_wine_reconciliation_closed_versions',
       'bulk_wine_reconciliation_current',
       'bulk_wine_reconciliation_history',
       'sync_migrations',
@@ -59,7 +60,7 @@ describe('a schema analysts can use', () => {
     const bi = new pg.Client({ connectionString: url.toString() });
     await bi.connect();
     try {
-      for (const relation of ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_current', 'bulk_wine_reconciliation_history', 'sync_runs', 'sync_runs_latest', 'sync_rejects']) {
+      for (const relation of ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions', 'bulk_wine_reconciliation_current', 'bulk_wine_reconciliation_history', 'sync_runs', 'sync_runs_latest', 'sync_rejects']) {
         await expect(bi.query(`SELECT count(*) FROM "${db.schema}".${relation}`)).resolves.toBeDefined();
       }
       const latest = await bi.query(`SELECT status, run_id FROM "${db.schema}".sync_runs_latest`);
