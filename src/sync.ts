@@ -178,7 +178,7 @@ class Run {
       const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client) : [];
       this.duplicates = duplicates.length;
       if (duplicates.length > 0) await insertRejects(deps.pool, runId, await duplicateRejects(path, duplicates));
-      const counts = await classifyStaged(client, log);
+      const counts = await classifyStaged(client, this.tally.received - this.tally.rejected - this.duplicates, log);
       this.checkDeletes(counts.deleted, counts.liveBefore);
       await applyChanges(client, runId, counts, log);
       this.applied = counts;

@@ -31,7 +31,16 @@ WHERE s.id = d.id AND s.position <> d.keep
 RETURNING s.position, s.id::text AS record_id, s.raw_offset, s.raw_length;
 
 -- name: count_live
-SELECT count(*)::bigint AS live FROM bulk_wine_reconciliation WHERE deleted_at IS NULL;
+SELECT count(*)::bigint AS live, NOT EXISTS (SELECT 1 FROM bulk_wine_reconciliation) AS empty
+FROM bulk_wine_reconciliation WHERE deleted_at IS NULL;
+
+-- name: insert_all
+-- Initial load into an empty table: every staged record is new, nothing to compare.
+INSERT INTO bulk_wine_reconciliation (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                                      vintage_forecast, vintage_make, first_sale, first_seen_at, changed_at, run_id)
+SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+       vintage_forecast, vintage_make, first_sale, now(), now(), $1
+FROM staging_records;
 
 -- name: classify_changes
 -- One pass over both tables (a full join) finds every new, changed, restored and missing record;

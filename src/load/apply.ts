@@ -4,9 +4,11 @@ import type { PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { loadStatements } from './statements.js';
 
-const SQL = loadStatements('apply.sql', ['count_live', 'classify_changes', 'insert_new', 'update_changed', 'count_changes', 'delete_missing']);
+const SQL = loadStatements('apply.sql', ['count_live', 'insert_all', 'classify_changes', 'insert_new', 'update_changed', 'count_changes', 'delete_missing']);
 
 export interface ChangeCounts {
+  /** The table was empty: every staged record is inserted as it is, without a comparison. */
+  initialLoad: boolean;
   liveBefore: number;
   inserted: number;
   updated: number;
@@ -25,14 +27,16 @@ function timer(client: PoolClient, log?: Logger): Timed {
   };
 }
 
-/** Compares the staged listing with the table: what a run would insert, update, restore, delete. */
-export async function classifyStaged(client: PoolClient, log?: Logger): Promise<ChangeCounts> {
+/** Compares the staged listing (`staged` rows) with the table: what a run would insert, update, restore, delete. */
+export async function classifyStaged(client: PoolClient, staged: number, log?: Logger): Promise<ChangeCounts> {
   const timed = timer(client, log);
-  const live = await timed<{ live: string }>('count_live');
+  const live = (await timed<{ live: string; empty: boolean }>('count_live')).rows[0]!;
+  if (live.empty) return { initialLoad: true, liveBefore: 0, inserted: staged, updated: 0, restored: 0, deleted: 0 };
   await timed('classify_changes');
   const c = (await timed<{ inserted: string; updated: string; restored: string; deleted: string }>('count_changes')).rows[0]!;
   return {
-    liveBefore: Number(live.rows[0]!.live),
+    initialLoad: false,
+    liveBefore: Number(live.live),
     inserted: Number(c.inserted),
     updated: Number(c.updated),
     restored: Number(c.restored),
@@ -43,6 +47,10 @@ export async function classifyStaged(client: PoolClient, log?: Logger): Promise<
 /** Applies the classified changes inside the caller's transaction; the caller commits or rolls back. */
 export async function applyChanges(client: PoolClient, runId: string, counts: ChangeCounts, log?: Logger): Promise<void> {
   const timed = timer(client, log);
+  if (counts.initialLoad) {
+    await timed('insert_all', [runId]);
+    return;
+  }
   // Statements with nothing to do are skipped: each would still scan the change table.
   if (counts.inserted > 0) await timed('insert_new', [runId]);
   if (counts.updated + counts.restored > 0) await timed('update_changed', [runId]);
