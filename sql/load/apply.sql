@@ -69,17 +69,18 @@ SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
        vintage_forecast, vintage_make, first_sale, now(), now(), $1
 FROM staging_changes WHERE action = 'insert';
 
+-- name: close_versions
+-- Changed and deleted rows: their current version (the row as it is) becomes a closed version.
+-- Runs before the rows change. A restored row has none: its last version closed on deletion.
+INSERT INTO bulk_wine_reconciliation_closed_versions (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                                                      vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
+SELECT t.id, t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales,
+       t.vintage_forecast, t.vintage_make, t.first_sale, t.changed_at, now(), t.run_id
+FROM bulk_wine_reconciliation t JOIN staging_changes c ON c.id = t.id
+WHERE c.action IN ('update', 'delete');
+
 -- name: update_changed
--- Changed rows: the old values become a closed version, then the row takes the new values and
--- so opens the new current version. Restored rows: their last version was closed on deletion.
-WITH closed AS (
-  INSERT INTO bulk_wine_reconciliation_closed_versions (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                                                        vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
-  SELECT t.id, t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales,
-         t.vintage_forecast, t.vintage_make, t.first_sale, t.changed_at, now(), t.run_id
-  FROM bulk_wine_reconciliation t JOIN staging_changes c ON c.id = t.id
-  WHERE c.action = 'update'
-)
+-- Changed and restored rows take the new values, which opens their new current version.
 UPDATE bulk_wine_reconciliation t
 SET wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, inventory_finished_goods = c.inventory_finished_goods,
     inventory_sales = c.inventory_sales, vintage_forecast = c.vintage_forecast, vintage_make = c.vintage_make,
@@ -95,20 +96,8 @@ SELECT count(*) FILTER (WHERE action = 'insert')::bigint AS inserted,
 FROM staging_changes;
 
 -- name: delete_missing
--- Live rows absent from this complete listing: their current version is closed, then the row is
--- soft-deleted (both sub-statements see the rows as they were before this statement).
-WITH closed AS (
-  INSERT INTO bulk_wine_reconciliation_closed_versions (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                                                        vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
-  SELECT t.id, t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales,
-         t.vintage_forecast, t.vintage_make, t.first_sale, t.changed_at, now(), t.run_id
-  FROM bulk_wine_reconciliation t JOIN staging_changes c ON c.id = t.id
-  WHERE c.action = 'delete'
-), deleted AS (
-  UPDATE bulk_wine_reconciliation t
-  SET deleted_at = now(), changed_at = now(), run_id = $1
-  FROM staging_changes c
-  WHERE c.action = 'delete' AND t.id = c.id
-  RETURNING t.id
-)
-SELECT count(*)::bigint AS deleted FROM deleted;
+-- Live rows absent from this complete listing: soft delete.
+UPDATE bulk_wine_reconciliation t
+SET deleted_at = now(), changed_at = now(), run_id = $1
+FROM staging_changes c
+WHERE c.action = 'delete' AND t.id = c.id;

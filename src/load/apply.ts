@@ -4,7 +4,7 @@ import type { PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { loadStatements } from './statements.js';
 
-const SQL = loadStatements('apply.sql', ['count_live', 'insert_all', 'classify_changes', 'insert_new', 'update_changed', 'count_changes', 'delete_missing']);
+const SQL = loadStatements('apply.sql', ['count_live', 'insert_all', 'classify_changes', 'insert_new', 'close_versions', 'update_changed', 'count_changes', 'delete_missing']);
 
 export interface ChangeCounts {
   /** The table was empty: every staged record is inserted as it is, without a comparison. */
@@ -53,6 +53,7 @@ export async function applyChanges(client: PoolClient, runId: string, counts: Ch
   }
   // Statements with nothing to do are skipped: each would still scan the change table.
   if (counts.inserted > 0) await timed('insert_new', [runId]);
+  if (counts.updated + counts.deleted > 0) await timed('close_versions');
   if (counts.updated + counts.restored > 0) await timed('update_changed', [runId]);
   if (counts.deleted > 0) await timed('delete_missing', [runId]);
 }
