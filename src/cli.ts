@@ -2,9 +2,8 @@
  * The command line: parses arguments, builds the context (config, logger, pool) and maps
  * outcomes to exit codes: 0 succeeded, 1 run failed, 2 usage/configuration, 3 lock held.
  */
-import { parseArgs } from 'node:util';
 import type { ConfigNeeds } from './config.js';
-import { forceExitLater, newApi, openContext, type Io } from './context.js';
+import { forceExitLater, newApi, openContext, parseFlags, type Io } from './context.js';
 import { migrate } from './db/migrate.js';
 import { SyncError, UsageError, describeError } from './errors.js';
 import { recentRuns, type RunRow } from './load/audit.js';
@@ -61,12 +60,8 @@ export async function main(argv: string[], io: Io = { env: process.env, stdout: 
   }
 }
 
-function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    throw new UsageError(`${describeError(error)}\n\n${USAGE}`);
-  }
+function parse<T extends Parameters<typeof parseFlags>[1]>(args: string[], options: T) {
+  return parseFlags(args, options, USAGE);
 }
 
 async function runCommand(args: string[], io: Io): Promise<number> {

@@ -1,6 +1,8 @@
 /** What every command needs: validated config, the logger with its secrets, the pool. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type Config, type ConfigNeeds } from './config.js';
 import { createPool, type Pool } from './db/pool.js';
+import { UsageError, describeError } from './errors.js';
 import { WineApi } from './extract/api.js';
 import { createLogger, SecretRegistry, type Logger } from './log.js';
 
@@ -36,6 +38,15 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
 export function newApi(ctx: Context): WineApi | undefined {
   if (!ctx.config.api) return undefined;
   return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, { retryBaseMs: ctx.config.retryBaseMs });
+}
+
+/** A command's flags (strict: unknown flags and positionals are usage errors, exit 2). */
+export function parseFlags<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, usage = '') {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError(usage ? `${describeError(error)}\n\n${usage}` : describeError(error));
+  }
 }
 
 /** If cleanup hangs after a signal, exit anyway: an orchestrator expects the process gone. */

@@ -12,7 +12,6 @@ export type ErrorCode =
   | 'MASS_DELETE'
   | 'LOCK_HELD'
   | 'ABORTED'
-  | 'LOAD'
   | 'NOT_FOUND';
 
 export class SyncError extends Error {
@@ -81,13 +80,6 @@ export class LockHeldError extends SyncError {
 export class AbortedError extends SyncError {
   constructor(message = 'run aborted by a signal; nothing was committed') {
     super('ABORTED', message);
-  }
-}
-
-/** The database refused the load. */
-export class LoadError extends SyncError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('LOAD', message, options);
   }
 }
 

@@ -4,11 +4,10 @@
  * healthchecks, and a clean stop on SIGTERM/SIGINT.
  */
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import cron from 'node-cron';
-import { forceExitLater, newApi, openContext, type Io } from './context.js';
+import { forceExitLater, newApi, openContext, parseFlags, type Io } from './context.js';
 import { migrate } from './db/migrate.js';
-import { LockHeldError, UsageError, describeError } from './errors.js';
+import { LockHeldError } from './errors.js';
 import { runSync } from './sync.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -25,12 +24,7 @@ interface Health {
 }
 
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {
-  let flags;
-  try {
-    flags = parseArgs({ args, options: { 'run-now': { type: 'boolean' } }, strict: true }).values;
-  } catch (error) {
-    throw new UsageError(describeError(error));
-  }
+  const flags = parseFlags(args, { 'run-now': { type: 'boolean' } });
   const ctx = openContext(io, { api: true, database: true });
   const { config, log, pool } = ctx;
   const api = newApi(ctx);

@@ -21,7 +21,7 @@ import {
 } from './errors.js';
 import type { WineApi } from './extract/api.js';
 import type { Logger } from './log.js';
-import { applyChanges, classifyStaged } from './load/apply.js';
+import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
 import {
   finishRun,
   insertRejects,
@@ -106,7 +106,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
 class Run {
   private readonly tally: ListingTally = newTally();
   private duplicates = 0;
-  private applied: { inserted: number; updated: number; restored: number; deleted: number } | undefined;
+  private applied: ChangeCounts | undefined;
   private tmp: string | undefined;
 
   constructor(
@@ -178,7 +178,7 @@ class Run {
       const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client) : [];
       this.duplicates = duplicates.length;
       if (duplicates.length > 0) await insertRejects(deps.pool, runId, await duplicateRejects(path, duplicates));
-      const counts = await classifyStaged(client, this.tally.received - this.tally.rejected - this.duplicates, log);
+      const counts = await classifyStaged(client, this.staged(), log);
       this.checkDeletes(counts.deleted, counts.liveBefore);
       await applyChanges(client, runId, counts, log);
       this.applied = counts;
@@ -252,21 +252,25 @@ class Run {
     const t = this.tally;
     const e = t.envelope;
     const applied = status === 'succeeded' ? this.applied : undefined;
-    const received = t.received;
     const changed = applied ? applied.inserted + applied.updated + applied.restored : 0;
     return {
       reported_count: integerText(e?.scalars.count) ?? null,
       reported_record_count: integerText(e?.scalars.recordCount) ?? null,
-      received,
+      received: t.received,
       rejected: t.rejected,
       duplicates: this.duplicates,
       inserted: applied?.inserted ?? 0,
       updated: applied?.updated ?? 0,
       restored: applied?.restored ?? 0,
       deleted: applied?.deleted ?? 0,
-      unchanged: applied ? received - t.rejected - this.duplicates - changed : 0,
+      unchanged: applied ? this.staged() - changed : 0,
       bytes: t.bytes,
     };
+  }
+
+  /** Records in the staging table: valid, and the last of their id. */
+  private staged(): number {
+    return this.tally.received - this.tally.rejected - this.duplicates;
   }
 
   unknownFields(): string[] {

@@ -46,6 +46,3 @@ COPY (SELECT body FROM sync_payloads WHERE run_id = $1) TO STDOUT WITH (FORMAT b
 
 -- name: recent_runs
 SELECT * FROM sync_runs ORDER BY id DESC LIMIT $1;
-
--- name: get_run
-SELECT * FROM sync_runs WHERE id = $1;

@@ -8,7 +8,6 @@ const SQL = loadStatements('audit.sql', [
   'finish_run',
   'insert_rejects',
   'recent_runs',
-  'get_run',
 ]);
 
 export type Trigger = 'schedule' | 'manual' | 'replay' | 'file' | 'demo';
@@ -79,11 +78,6 @@ export async function finishRun(
 export async function recentRuns(pool: Pool, limit: number): Promise<RunRow[]> {
   const { rows } = await pool.query(SQL.recent_runs, [limit]);
   return rows.map(toRunRow);
-}
-
-export async function getRun(pool: Pool, id: string): Promise<RunRow | undefined> {
-  const { rows } = await pool.query(SQL.get_run, [id]);
-  return rows[0] === undefined ? undefined : toRunRow(rows[0]);
 }
 
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {

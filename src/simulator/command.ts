@@ -1,26 +1,16 @@
 /** `simulate`: serves the simulated upstream on its own (docker-compose, manual tries, the benchmark). */
-import { parseArgs } from 'node:util';
-import type { Io } from '../context.js';
-import { UsageError, describeError } from '../errors.js';
+import { parseFlags, type Io } from '../context.js';
+import { UsageError } from '../errors.js';
 import { startSimulator } from './server.js';
 
 export async function simulateCommand(args: string[], io: Io): Promise<number> {
-  let flags;
-  try {
-    flags = parseArgs({
-      args,
-      options: {
-        port: { type: 'string', default: '8080' },
-        host: { type: 'string', default: '127.0.0.1' },
-        records: { type: 'string', default: '1000' },
-        seed: { type: 'string', default: '1' },
-        change: { type: 'string', default: '0' },
-      },
-      strict: true,
-    }).values;
-  } catch (error) {
-    throw new UsageError(describeError(error));
-  }
+  const flags = parseFlags(args, {
+    port: { type: 'string', default: '8080' },
+    host: { type: 'string', default: '127.0.0.1' },
+    records: { type: 'string', default: '1000' },
+    seed: { type: 'string', default: '1' },
+    change: { type: 'string', default: '0' },
+  });
   const number = (name: string, value: string, min: number) => {
     if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${name} must be a whole number >= ${min}`);
     return Number(value);
