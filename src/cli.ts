@@ -3,26 +3,54 @@
  * outcomes to exit codes: 0 succeeded, 1 run failed, 2 usage/configuration, 3 lock held.
  */
 import type { ConfigNeeds } from './config.js';
-import { forceExitLater, newApi, openContext, parseFlags, type Io } from './context.js';
+import { PROGRAM, defineCommand, parseCommand, programUsage, usageOf, type CommandSpec } from './command-line.js';
+import { forceExitLater, newApi, openContext, type Io } from './context.js';
 import { migrate } from './db/migrate.js';
-import { SyncError, UsageError, describeError } from './errors.js';
+import { HelpRequested, SyncError, UsageError, describeError } from './errors.js';
 import { recentRuns, type RunRow } from './load/audit.js';
 import { formatRunsTable, formatSummary } from './report.js';
 import { runSync, type SyncOutcome, type SyncRequest } from './sync.js';
+import { APP_VERSION } from './version.js';
 
-const USAGE = `usage: wine-recon-sync <command> [options]
+const RUN = defineCommand({
+  name: 'run',
+  summary: 'one sync now: log in, download the listing, load it in one transaction',
+  flags: {
+    'dry-run': { type: 'boolean', help: 'do everything and report the counts, but commit nothing to the data tables' },
+    'allow-mass-delete': { type: 'boolean', help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows' },
+    'from-file': { type: 'string', value: 'F', help: 'load a saved listing document instead of calling the API' },
+    json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
+  },
+  notes: 'environment: DATABASE_URL, WINE_API_BASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD (see README "Configuration")',
+});
 
-commands:
-  run [--dry-run] [--allow-mass-delete] [--from-file F] [--json]   one sync now
-  schedule [--run-now]                                             the daemon: a sync on SYNC_SCHEDULE
-  replay --run ID [--dry-run] [--allow-mass-delete] [--json]       load an archived payload again
-  migrate                                                          apply pending migrations
-  status [--limit N] [--json]                                      recent runs, newest first
-  demo                                                             the whole job on embedded defaults
-  simulate [--port P] [--host H] [--records N] [--seed S] [--change N]  serve the simulated upstream API
-  healthcheck                                                      exit 0 when the daemon is healthy
+const REPLAY = defineCommand({
+  name: 'replay',
+  summary: 'load the archived payload of an earlier run again (backfill, rebuild after a fix)',
+  flags: {
+    run: { type: 'string', value: 'ID', required: true, help: 'the sync_runs id whose payload to load' },
+    'dry-run': { type: 'boolean', help: 'do everything and report the counts, but commit nothing to the data tables' },
+    'allow-mass-delete': { type: 'boolean', help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows' },
+    json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
+  },
+});
 
-exit codes: 0 succeeded, 1 run failed, 2 usage or configuration error, 3 another run holds the lock`;
+const MIGRATE = defineCommand({ name: 'migrate', summary: 'apply pending migrations and exit', flags: {} });
+
+const STATUS = defineCommand({
+  name: 'status',
+  summary: 'recent runs from sync_runs, newest first',
+  flags: {
+    limit: { type: 'string', value: 'N', default: '10', help: 'how many runs to show' },
+    json: { type: 'boolean', help: 'print the rows as JSON instead of a table' },
+  },
+});
+
+/** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
+async function allCommands(): Promise<CommandSpec[]> {
+  const [schedule, demo, simulate] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulator/command.js')]);
+  return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
+}
 
 export async function main(argv: string[], io: Io = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const [command, ...rest] = argv;
@@ -44,33 +72,39 @@ export async function main(argv: string[], io: Io = { env: process.env, stdout: 
         return await (await import('./demo.js')).demoCommand(rest, io);
       case 'simulate':
         return await (await import('./simulator/command.js')).simulateCommand(rest, io);
-      case undefined:
+      case '--version':
+      case '-V':
+      case 'version':
+        io.stdout.write(`${PROGRAM} ${APP_VERSION}\n`);
+        return 0;
       case 'help':
+        // `help run` is `run --help`.
+        if (rest[0] !== undefined && rest[0] !== 'help') return await main([rest[0], '--help'], io);
+        io.stdout.write(`${programUsage(await allCommands())}\n`);
+        return 0;
       case '--help':
       case '-h':
-        io.stdout.write(`${USAGE}\n`);
-        return command === undefined ? 2 : 0;
+        io.stdout.write(`${programUsage(await allCommands())}\n`);
+        return 0;
+      case undefined:
+        io.stderr.write(`${programUsage(await allCommands())}\n`);
+        return 2;
       default:
-        throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+        throw new UsageError(`unknown command "${command}"\n\n${programUsage(await allCommands())}`);
     }
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      io.stdout.write(`${error.message}\n`);
+      return 0;
+    }
     io.stderr.write(`Error: ${describeError(error)}\n`);
     if (io.env.DEBUG && error instanceof Error) io.stderr.write(`${error.stack}\n`);
     return error instanceof SyncError ? error.exitCode : 1;
   }
 }
 
-function parse<T extends Parameters<typeof parseFlags>[1]>(args: string[], options: T) {
-  return parseFlags(args, options, USAGE);
-}
-
 async function runCommand(args: string[], io: Io): Promise<number> {
-  const flags = parse(args, {
-    'dry-run': { type: 'boolean' },
-    'allow-mass-delete': { type: 'boolean' },
-    'from-file': { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  const flags = parseCommand(RUN, args);
   const fromFile = flags['from-file'];
   const request: SyncRequest = {
     source: fromFile === undefined ? { kind: 'api' } : { kind: 'file', path: fromFile },
@@ -82,13 +116,8 @@ async function runCommand(args: string[], io: Io): Promise<number> {
 }
 
 async function replayCommand(args: string[], io: Io): Promise<number> {
-  const flags = parse(args, {
-    run: { type: 'string' },
-    'dry-run': { type: 'boolean' },
-    'allow-mass-delete': { type: 'boolean' },
-    json: { type: 'boolean' },
-  });
-  if (flags.run === undefined || !/^[1-9]\d{0,17}$/.test(flags.run)) throw new UsageError('replay needs --run ID (a sync_runs id)');
+  const flags = parseCommand(REPLAY, args);
+  if (!/^[1-9]\d{0,17}$/.test(flags.run)) throw new UsageError(`--run takes a sync_runs id (a whole number), got "${flags.run}"\n\n${usageOf(REPLAY)}`);
   const request: SyncRequest = {
     source: { kind: 'replay', runId: flags.run },
     trigger: 'replay',
@@ -148,7 +177,7 @@ export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void 
 }
 
 async function migrateCommand(args: string[], io: Io): Promise<number> {
-  parse(args, {});
+  parseCommand(MIGRATE, args);
   const ctx = openContext(io, { api: false, database: true });
   try {
     const applied = await migrate(ctx.pool, ctx.config.schema);
@@ -160,9 +189,9 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
 }
 
 async function statusCommand(args: string[], io: Io): Promise<number> {
-  const flags = parse(args, { limit: { type: 'string' }, json: { type: 'boolean' } });
-  const limit = flags.limit ?? '10';
-  if (!/^[1-9]\d{0,5}$/.test(limit)) throw new UsageError('--limit takes a whole number from 1 to 999999');
+  const flags = parseCommand(STATUS, args);
+  const limit = flags.limit;
+  if (!/^[1-9]\d{0,5}$/.test(limit)) throw new UsageError(`--limit takes a whole number from 1 to 999999\n\n${usageOf(STATUS)}`);
   const ctx = openContext(io, { api: false, database: true });
   try {
     await migrate(ctx.pool, ctx.config.schema);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { readProxyEnv, type ProxyConfig } from './proxy-env.js';
 
 export interface ApiConfig {
   baseUrl: string;
@@ -20,8 +21,14 @@ export interface ApiConfig {
   retries: number;
 }
 
+/** Outbound proxy for upstream calls, from the environment as curl reads it (see proxy-env.ts). */
+export type { ProxyConfig } from './proxy-env.js';
+
 export interface Config {
   api: ApiConfig | undefined;
+  proxy: ProxyConfig;
+  /** NO_COLOR (non-empty) or TERM=dumb: pretty logs without colours. */
+  noColor: boolean;
   databaseUrl: string | undefined;
   schema: string;
   schedule: string;
@@ -114,10 +121,13 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     }
   }
 
+  const proxy = readProxyEnv(env, problems);
+  const noColor = blankToUndefined(env.NO_COLOR) !== undefined || env.TERM === 'dumb';
+
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
-  return { api, databaseUrl, schema, schedule, timezone, maxRejectRatio, maxDeleteRatio, archiveKeep, logLevel, healthFile, retryBaseMs };
+  return { api, proxy, noColor, databaseUrl, schema, schedule, timezone, maxRejectRatio, maxDeleteRatio, archiveKeep, logLevel, healthFile, retryBaseMs };
 }
 
 function blankToUndefined(v: string | undefined): string | undefined {

@@ -1,10 +1,9 @@
 /** What every command needs: validated config, the logger with its secrets, the pool. */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type Config, type ConfigNeeds } from './config.js';
 import { createPool, type Pool } from './db/pool.js';
-import { UsageError, describeError } from './errors.js';
 import { WineApi } from './extract/api.js';
 import { createLogger, SecretRegistry, type Logger } from './log.js';
+import { proxySecrets } from './proxy-env.js';
 
 export interface Io {
   env: Record<string, string | undefined>;
@@ -26,7 +25,8 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   const secrets = new SecretRegistry();
   secrets.add(config.api?.password);
   if (config.databaseUrl) secrets.add(safeUrlPassword(config.databaseUrl));
-  const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG) });
+  for (const value of proxySecrets(config.proxy)) secrets.add(value);
+  const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor });
   const pool = createPool({
     databaseUrl: config.databaseUrl!,
     schema: config.schema,
@@ -37,16 +37,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
 
 export function newApi(ctx: Context): WineApi | undefined {
   if (!ctx.config.api) return undefined;
-  return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, { retryBaseMs: ctx.config.retryBaseMs });
-}
-
-/** A command's flags (strict: unknown flags and positionals are usage errors, exit 2). */
-export function parseFlags<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, usage = '') {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    throw new UsageError(usage ? `${describeError(error)}\n\n${usage}` : describeError(error));
-  }
+  return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, { retryBaseMs: ctx.config.retryBaseMs, proxy: ctx.config.proxy });
 }
 
 /** If cleanup hangs after a signal, exit anyway: an orchestrator expects the process gone. */

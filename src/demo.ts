@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
+import { defineCommand, parseCommand } from './command-line.js';
 import { newApi, openContext, type Io } from './context.js';
 import { formatSummary } from './report.js';
 import { PACKAGE_ROOT } from './paths.js';
@@ -14,7 +15,15 @@ import { startSimulator } from './simulator/server.js';
 
 const DEMO_RECORDS = 3000;
 
-export async function demoCommand(_args: string[], io: Io): Promise<number> {
+export const DEMO = defineCommand({
+  name: 'demo',
+  summary: 'the whole job on embedded defaults: a simulated upstream and an embedded PostgreSQL',
+  flags: {},
+  notes: 'DATABASE_URL set: that database is used instead of the embedded one (data under .data/postgres, port DEMO_PG_PORT)',
+});
+
+export async function demoCommand(args: string[], io: Io): Promise<number> {
+  parseCommand(DEMO, args);
   const out = (line = '') => io.stdout.write(`${line}\n`);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = io.env.DATABASE_URL;

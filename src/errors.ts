@@ -5,7 +5,10 @@
 export type ErrorCode =
   | 'CONFIG'
   | 'USAGE'
+  | 'HELP'
   | 'UPSTREAM'
+  | 'TLS'
+  | 'PROXY'
   | 'LOGIN_REFUSED'
   | 'INVALID_LISTING'
   | 'REJECT_THRESHOLD'
@@ -36,6 +39,13 @@ export class ConfigError extends SyncError {
 export class UsageError extends SyncError {
   constructor(message: string) {
     super('USAGE', message, { exitCode: 2 });
+  }
+}
+
+/** `--help`/`-h`: not a failure; the message is the usage text, printed on stdout, exit 0. */
+export class HelpRequested extends SyncError {
+  constructor(usage: string) {
+    super('HELP', usage, { exitCode: 0 });
   }
 }
 

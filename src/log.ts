@@ -53,12 +53,14 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** Include stacks in logged errors. */
   debug?: boolean;
+  /** Colours in pretty output (off for NO_COLOR); default on. */
+  color?: boolean;
 }
 
 export function createLogger(options: LoggerOptions): Logger {
   const usePretty = options.pretty ?? (options.destination === undefined && process.stderr.isTTY === true);
   const destination = options.destination
-    ?? (usePretty ? pretty({ destination: 2, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,app', singleLine: true }) : pino.destination({ fd: 2, sync: true }));
+    ?? (usePretty ? pretty({ destination: 2, sync: true, colorize: options.color ?? true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,app', singleLine: true }) : pino.destination({ fd: 2, sync: true }));
   return pino(
     {
       level: options.level,

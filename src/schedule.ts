@@ -5,7 +5,8 @@
  */
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import cron from 'node-cron';
-import { forceExitLater, newApi, openContext, parseFlags, type Io } from './context.js';
+import { defineCommand, parseCommand } from './command-line.js';
+import { forceExitLater, newApi, openContext, type Io } from './context.js';
 import { migrate } from './db/migrate.js';
 import { LockHeldError } from './errors.js';
 import { runSync } from './sync.js';
@@ -23,8 +24,22 @@ interface Health {
   lastRun: { id: number; status: string; finishedAt: string | null } | null;
 }
 
+export const SCHEDULE = defineCommand({
+  name: 'schedule',
+  summary: 'the daemon: a sync on SYNC_SCHEDULE in SYNC_TIMEZONE until SIGTERM/SIGINT',
+  flags: {
+    'run-now': { type: 'boolean', help: 'also run one sync at start' },
+  },
+});
+
+export const HEALTHCHECK = defineCommand({
+  name: 'healthcheck',
+  summary: "exit 0 when the daemon's heartbeat (SYNC_HEALTH_FILE) is fresh",
+  flags: {},
+});
+
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {
-  const flags = parseFlags(args, { 'run-now': { type: 'boolean' } });
+  const flags = parseCommand(SCHEDULE, args);
   const ctx = openContext(io, { api: true, database: true });
   const { config, log, pool } = ctx;
   const api = newApi(ctx);
@@ -94,7 +109,8 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
 }
 
 /** `healthcheck`: exit 0 when the daemon's heartbeat is fresh and its process alive. */
-export async function healthcheckCommand(_args: string[], io: Io): Promise<number> {
+export async function healthcheckCommand(args: string[], io: Io): Promise<number> {
+  parseCommand(HEALTHCHECK, args);
   const { loadConfig } = await import('./config.js');
   const { healthFile } = loadConfig(io.env, { api: false, database: false });
   let health: Health;

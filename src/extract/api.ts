@@ -6,10 +6,13 @@
  */
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import got, { RequestError, type Response } from 'got';
-import type { ApiConfig } from '../config.js';
+import got, { type Response } from 'got';
+import type { ApiConfig, ProxyConfig } from '../config.js';
+import { redactUrl } from '../proxy-env.js';
 import { AbortedError, UpstreamError } from '../errors.js';
 import type { Logger, SecretRegistry } from '../log.js';
+import { connectionError } from './connection-errors.js';
+import { proxyRoute } from './http-agents.js';
 import { findToken, jwtExpiryMs } from './token.js';
 import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
 
@@ -27,12 +30,15 @@ export interface WineApiOptions {
   retryBaseMs?: number;
   maxRetryDelayMs?: number;
   now?: () => number;
+  /** HTTPS_PROXY/HTTP_PROXY/NO_PROXY; undefined: direct. */
+  proxy?: ProxyConfig;
 }
 
 export class WineApi {
   private token: { value: string; expiresAtMs: number | undefined } | undefined;
   private readonly policy: RetryPolicy;
   private readonly now: () => number;
+  private readonly proxy: ProxyConfig | undefined;
 
   constructor(
     private readonly config: ApiConfig,
@@ -43,6 +49,11 @@ export class WineApi {
     secrets.add(config.password);
     this.policy = { attempts: config.retries, baseMs: options.retryBaseMs ?? 1000, maxDelayMs: options.maxRetryDelayMs ?? 60_000 };
     this.now = options.now ?? Date.now;
+    this.proxy = options.proxy;
+    for (const [request, url] of [['login', config.loginUrl], ['listing', config.listingUrl]] as const) {
+      const { via } = proxyRoute(this.proxy, url);
+      if (via) this.log.info({ request, proxy: redactUrl(via.url), from: via.from }, `${request} requests go through a proxy`);
+    }
   }
 
   /** Downloads the whole listing into `path`, retrying transient failures; returns its size and SHA-256. */
@@ -105,10 +116,11 @@ export class WineApi {
         throwHttpErrors: false,
         retry: { limit: 0 },
         timeout: { request: Math.min(this.config.timeoutMs, 60_000) },
+        agent: proxyRoute(this.proxy, loginUrl).agent,
         signal,
       });
     } catch (error) {
-      throw transportError('login', loginUrl, error);
+      throw connectionError('login', loginUrl, error);
     }
     const { statusCode } = response;
     if (LOGIN_REFUSED_STATUS.has(statusCode)) {
@@ -143,6 +155,7 @@ export class WineApi {
       throwHttpErrors: false,
       retry: { limit: 0 },
       timeout: { request: this.config.timeoutMs },
+      agent: proxyRoute(this.proxy, url).agent,
       signal,
     });
     let response: { statusCode: number; headers: Record<string, string | string[] | undefined> } | undefined;
@@ -159,7 +172,7 @@ export class WineApi {
         }
       } catch (error) {
         if (error instanceof UpstreamError) throw error;
-        throw transportError('listing', url, error, bytes);
+        throw connectionError('listing', url, error, bytes);
       }
       if (!response) throw new UpstreamError(`listing request to ${url} got no response`, { retryable: true });
       if (bytes === 0) await checkResponse(response, Buffer.alloc(0), request, this.now());
@@ -204,14 +217,6 @@ function statusError(what: string, status: number, headers: Record<string, strin
     status,
     retryAfterMs,
   });
-}
-
-function transportError(what: string, url: string, error: unknown, bytes = 0): UpstreamError {
-  const code = error instanceof RequestError ? error.code : (error as NodeJS.ErrnoException)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  const where = bytes > 0 ? ` after ${bytes} bytes` : '';
-  // The got error is not kept as `cause`: it carries the request options (headers, body).
-  return new UpstreamError(`${what} request to ${new URL(url).origin} failed${where}: ${code ?? 'error'} ${message}`, { retryable: true });
 }
 
 async function readSome(first: Buffer, rest: AsyncIterable<Buffer>): Promise<string> {

@@ -1,16 +1,24 @@
 /** `simulate`: serves the simulated upstream on its own (docker-compose, manual tries, the benchmark). */
-import { parseFlags, type Io } from '../context.js';
+import { defineCommand, parseCommand } from '../command-line.js';
+import type { Io } from '../context.js';
 import { UsageError } from '../errors.js';
 import { startSimulator } from './server.js';
 
+export const SIMULATE = defineCommand({
+  name: 'simulate',
+  summary: 'serve the simulated upstream API on its own (docker-compose, manual tries, the benchmark)',
+  flags: {
+    port: { type: 'string', value: 'P', default: '8080', help: 'port to listen on (0: any free port)' },
+    host: { type: 'string', value: 'H', default: '127.0.0.1', help: 'address to listen on' },
+    records: { type: 'string', value: 'N', default: '1000', help: 'generated records' },
+    seed: { type: 'string', value: 'S', default: '1', help: 'dataset seed (same seed, same records)' },
+    change: { type: 'string', value: 'N', default: '0', help: 'start with N records changed, deterministically' },
+  },
+  notes: 'credentials: demo@example.com / demo-password, or SIMULATOR_EMAIL / SIMULATOR_PASSWORD',
+});
+
 export async function simulateCommand(args: string[], io: Io): Promise<number> {
-  const flags = parseFlags(args, {
-    port: { type: 'string', default: '8080' },
-    host: { type: 'string', default: '127.0.0.1' },
-    records: { type: 'string', default: '1000' },
-    seed: { type: 'string', default: '1' },
-    change: { type: 'string', default: '0' },
-  });
+  const flags = parseCommand(SIMULATE, args);
   const number = (name: string, value: string, min: number) => {
     if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${name} must be a whole number >= ${min}`);
     return Number(value);

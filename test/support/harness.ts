@@ -132,7 +132,7 @@ export function inProcess(env: Record<string, string>): InProcess {
   const sink = new PassThrough();
   sink.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
   const log = createLogger({ level: 'debug', secrets, destination: sink });
-  const api = config.api ? new WineApi(config.api, log, secrets, { retryBaseMs: config.retryBaseMs }) : undefined;
+  const api = config.api ? new WineApi(config.api, log, secrets, { retryBaseMs: config.retryBaseMs, proxy: config.proxy }) : undefined;
   const pool = createPool({ databaseUrl: config.databaseUrl!, schema: config.schema, max: 4 });
   const ctx: InProcess = {
     config,

@@ -1,0 +1,61 @@
+/**
+ * A request that got no HTTP answer, as an UpstreamError a person can act on. Certificate and
+ * proxy refusals are permanent (retrying cannot help) and each gets its own sentence; everything
+ * else (refused, reset, timed out) is retried.
+ */
+import { RequestError } from 'got';
+import { UpstreamError } from '../errors.js';
+import { ProxyRefusedError } from './http-agents.js';
+
+/** OpenSSL verification codes meaning "no trusted CA signed this chain". */
+const UNTRUSTED = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+]);
+const EXPIRED = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID']);
+const OTHER_CERT = new Set(['CERT_REVOKED', 'CERT_SIGNATURE_FAILURE', 'CERT_REJECTED', 'INVALID_PURPOSE', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE']);
+const WRONG_HOST = 'ERR_TLS_CERT_ALTNAME_INVALID';
+
+export function connectionError(what: string, url: string, error: unknown, bytes = 0): UpstreamError {
+  const root = error instanceof RequestError && error.cause instanceof Error ? error.cause : error;
+  const code = (root as { code?: unknown })?.code ?? (error as { code?: unknown })?.code;
+  const reason = root instanceof Error ? root.message : String(root);
+  const { host, origin } = new URL(url);
+
+  if (root instanceof ProxyRefusedError) {
+    const hint = root.status === 407
+      ? `the proxy wants credentials: put them in ${root.proxyVariable} as http://user:password@proxy:port (percent-encoded)`
+      : `the proxy does not allow a tunnel to ${host}; ask its operator, or list the host in NO_PROXY if it is reachable directly`;
+    return new UpstreamError(`${what} request to ${origin} failed: the proxy from ${root.proxyVariable} refused to connect to ${host} (HTTP ${root.status}); ${hint}`, {
+      retryable: root.status === 502 || root.status === 503 || root.status === 504,
+      code: 'PROXY',
+    });
+  }
+  if (typeof code === 'string') {
+    if (UNTRUSTED.has(code)) {
+      return tls(`TLS: the certificate of ${host} is not trusted (${reason}); if the server uses a private certificate authority, start the job with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (the CA certificate in PEM)`);
+    }
+    if (EXPIRED.has(code)) {
+      return tls(`TLS: the certificate of ${host} is outside its validity period (${reason}); the server's certificate must be renewed (or the clock of this machine is wrong)`);
+    }
+    if (code === WRONG_HOST) {
+      return tls(`TLS: the certificate of ${host} is not issued for that name (${reason}); use the host name the certificate names in WINE_API_BASE_URL / WINE_API_LOGIN_URL`);
+    }
+    if (OTHER_CERT.has(code)) return tls(`TLS: the certificate of ${host} was rejected (${code}: ${reason})`);
+  }
+  const where = bytes > 0 ? ` after ${bytes} bytes` : '';
+  // The got error is not kept as `cause`: it carries the request options (headers, body).
+  return new UpstreamError(`${what} request to ${origin} failed${where}: ${typeof code === 'string' ? code : 'error'} ${error instanceof Error ? error.message : String(error)}`, {
+    retryable: true,
+  });
+}
+
+function tls(message: string): UpstreamError {
+  return new UpstreamError(message, { retryable: false, code: 'TLS' });
+}
