@@ -29,7 +29,8 @@ export function connectionError(what: string, url: string, error: unknown, bytes
   const { host, origin } = new URL(url);
 
   if (root instanceof ProxyRefusedError) {
-    const hint = root.status === 407
+    // 407 is the standard answer; some proxies (tinyproxy) answer a CONNECT without credentials with 401.
+    const hint = root.status === 407 || root.status === 401
       ? `the proxy wants credentials: put them in ${root.proxyVariable} as http://user:password@proxy:port (percent-encoded)`
       : `the proxy does not allow a tunnel to ${host}; ask its operator, or list the host in NO_PROXY if it is reachable directly`;
     return new UpstreamError(`${what} request to ${origin} failed: the proxy from ${root.proxyVariable} refused to connect to ${host} (HTTP ${root.status}); ${hint}`, {
@@ -45,7 +46,9 @@ export function connectionError(what: string, url: string, error: unknown, bytes
       return tls(`TLS: the certificate of ${host} is outside its validity period (${reason}); the server's certificate must be renewed (or the clock of this machine is wrong)`);
     }
     if (code === WRONG_HOST) {
-      return tls(`TLS: the certificate of ${host} is not issued for that name (${reason}); use the host name the certificate names in WINE_API_BASE_URL / WINE_API_LOGIN_URL`);
+      const names = (root as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
+      const presented = typeof names === 'string' ? `it names ${names}` : reason;
+      return tls(`TLS: the certificate of ${host} is not issued for that name (${presented}); use a host name the certificate names in WINE_API_BASE_URL / WINE_API_LOGIN_URL`);
     }
     if (OTHER_CERT.has(code)) return tls(`TLS: the certificate of ${host} was rejected (${code}: ${reason})`);
   }

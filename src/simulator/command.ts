@@ -1,4 +1,5 @@
 /** `simulate`: serves the simulated upstream on its own (docker-compose, manual tries, the benchmark). */
+import { readFile } from 'node:fs/promises';
 import { defineCommand, parseCommand } from '../command-line.js';
 import type { Io } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -13,6 +14,8 @@ export const SIMULATE = defineCommand({
     records: { type: 'string', value: 'N', default: '1000', help: 'generated records' },
     seed: { type: 'string', value: 'S', default: '1', help: 'dataset seed (same seed, same records)' },
     change: { type: 'string', value: 'N', default: '0', help: 'start with N records changed, deterministically' },
+    'tls-cert': { type: 'string', value: 'FILE', help: 'serve HTTPS with this certificate (PEM; needs --tls-key)' },
+    'tls-key': { type: 'string', value: 'FILE', help: "the certificate's private key (PEM)" },
   },
   notes: 'credentials: demo@example.com / demo-password, or SIMULATOR_EMAIL / SIMULATOR_PASSWORD',
 });
@@ -23,7 +26,12 @@ export async function simulateCommand(args: string[], io: Io): Promise<number> {
     if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${name} must be a whole number >= ${min}`);
     return Number(value);
   };
+  if ((flags['tls-cert'] === undefined) !== (flags['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  const tls = flags['tls-cert'] !== undefined && flags['tls-key'] !== undefined
+    ? { cert: await readFile(flags['tls-cert']), key: await readFile(flags['tls-key']) }
+    : undefined;
   const simulator = await startSimulator({
+    tls,
     port: number('port', flags.port, 0),
     host: flags.host,
     records: number('records', flags.records, 0),

@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { Dataset, INVALID_KINDS, Invalid, MAX_RECORD_BYTES, spreadPositions, type Mutation } from './dataset.js';
 import { JwtIssuer } from './jwt.js';
@@ -29,6 +30,8 @@ export interface SimulatorOptions {
   tokenTtlSeconds?: number;
   /** Where the login response carries the token, default 'data.access_token'. */
   tokenShape?: TokenShape;
+  /** Serve HTTPS with this key and certificate (PEM); default plain HTTP. */
+  tls?: { key: string | Buffer; cert: string | Buffer };
 }
 
 export type FaultName =
@@ -81,6 +84,8 @@ export interface SimulatorStats {
   logins: number;
   /** Requests received on the listing path, failed ones included. */
   listings: number;
+  /** TCP connections accepted (with HTTPS, also those whose TLS handshake failed). */
+  connections: number;
 }
 
 export interface Simulator {
@@ -156,14 +161,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 class SimulatorServer implements Simulator {
   readonly email: string;
   readonly password: string;
-  readonly stats: SimulatorStats = { logins: 0, listings: 0 };
+  readonly stats: SimulatorStats = { logins: 0, listings: 0, connections: 0 };
   private readonly passwordDigest: Buffer;
   private readonly emailDigest: Buffer;
   private readonly tokenTtlSeconds: number;
   private readonly tokenShape: TokenShape;
   private readonly dataset: Dataset;
   private readonly jwt = new JwtIssuer();
-  private readonly server: Server;
+  private readonly server: Server | HttpsServer;
+  private readonly scheme: 'http' | 'https';
   private readonly sockets = new Set<Socket>();
   private readonly closing = new AbortController();
   private fault: ActiveFault | null = null;
@@ -179,13 +185,18 @@ class SimulatorServer implements Simulator {
     this.tokenTtlSeconds = options.tokenTtlSeconds ?? 3600;
     this.tokenShape = options.tokenShape ?? 'data.access_token';
     this.dataset = new Dataset(options.seed ?? 1, options.records ?? 1000);
-    this.server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch(() => {
         if (!res.headersSent) sendJson(res, 500, { message: 'Server Error' });
         else res.destroy();
       });
-    });
+    };
+    this.scheme = options.tls ? 'https' : 'http';
+    this.server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler) : createServer(handler);
+    // A failed handshake is the client's business (the test asserts it there); keep serving.
+    this.server.on('tlsClientError', () => {});
     this.server.on('connection', (socket) => {
+      this.stats.connections++;
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
@@ -202,7 +213,7 @@ class SimulatorServer implements Simulator {
         this.server.off('error', reject);
         const address = this.server.address() as AddressInfo;
         const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : address.address;
-        this.baseUrl = `http://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`;
+        this.baseUrl = `${this.scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`;
         resolve();
       });
     });

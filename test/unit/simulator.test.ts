@@ -133,7 +133,7 @@ describe('simulator: login', () => {
     await login(sim, undefined, {});
     await login(sim);
     expect(sim.stats.logins).toBe(before + 3);
-    expect(Object.keys(sim.stats).sort()).toEqual(['listings', 'logins']);
+    expect(Object.keys(sim.stats).sort()).toEqual(['connections', 'listings', 'logins']);
   });
 
   it('answers 404 JSON elsewhere and 405 to a GET on login', async () => {

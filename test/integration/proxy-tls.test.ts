@@ -1,0 +1,177 @@
+/**
+ * Upstream over HTTPS with a private CA, and through a real proxy (Debian's tinyproxy): the
+ * operator's first-day problems. The CLI runs as a child process, as Node reads
+ * NODE_EXTRA_CA_CERTS only at start.
+ */
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { freePort } from '../support/global-setup.js';
+import { closeInProcessPools, createTestDb, inProcess, runCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { findProgram, makeTestPki, startTinyproxy, type TestPki, type Tinyproxy } from '../support/outside-programs.js';
+
+const openssl = findProgram('openssl', ['/usr/bin/openssl']);
+const tinyproxyBin = findProgram('tinyproxy', ['/usr/bin/tinyproxy', '/usr/sbin/tinyproxy']);
+const RECORDS = 120;
+const PROXY_USER = 'sync-user';
+const PROXY_PASSWORD = 'proxy-Pa55word-xyz';
+
+const portOf = (sim: Simulator) => new URL(sim.url).port;
+/** tinyproxy logs each request line; a tunnel shows as `CONNECT host:port`. */
+const tunnelsTo = (log: string, sim: Simulator) => log.split('\n').filter((l) => l.includes(`CONNECT 127.0.0.1:${portOf(sim)} `)).length;
+
+let dir: string;
+let pki: TestPki;
+let db: TestDb;
+const sims: Simulator[] = [];
+const proxies: Tinyproxy[] = [];
+
+async function sim(tls?: { key: Buffer; cert: Buffer }): Promise<Simulator> {
+  const s = await startSimulator({ records: RECORDS, seed: 12, tls });
+  sims.push(s);
+  return s;
+}
+
+beforeAll(async () => {
+  dir = await tempDir();
+  if (openssl) pki = await makeTestPki(openssl, dir);
+  db = await createTestDb('proxy_tls');
+});
+
+afterAll(async () => {
+  await Promise.all(proxies.map((p) => p.stop()));
+  await Promise.all(sims.map((s) => s.close()));
+  await closeInProcessPools();
+  await db?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function lastRun(): Promise<{ status: string; inserted: number; error: string | null }> {
+  const [row] = await db.rows<{ status: string; inserted: number; error: string | null }>(
+    'SELECT status, inserted::int, error FROM sync_runs ORDER BY id DESC LIMIT 1',
+  );
+  return row!;
+}
+
+describe.skipIf(!openssl)('HTTPS upstream with a private certificate authority', () => {
+  it('fails at once, without retries, naming the host, the TLS reason and NODE_EXTRA_CA_CERTS, when the CA is not trusted', async () => {
+    const upstream = await sim(pki.valid);
+    const ctx = inProcess(syncEnv(db, upstream, { WINE_API_RETRIES: '5' }));
+    const outcome = await ctx.run();
+    expect(outcome.run.status).toBe('failed');
+    expect(outcome.run.error).toMatch(new RegExp(`^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is not trusted \\(.*certificate.*\\); .*NODE_EXTRA_CA_CERTS=`));
+    expect(upstream.stats.connections).toBe(1);
+    expect(upstream.stats.logins).toBe(0);
+  });
+
+  it('succeeds with the CA in NODE_EXTRA_CA_CERTS', async () => {
+    const upstream = await sim(pki.valid);
+    const r = await runCli(['run'], { ...syncEnv(db, upstream), NODE_EXTRA_CA_CERTS: pki.caFile });
+    expect(r.code, r.stderr).toBe(0);
+    expect(upstream.url).toMatch(/^https:\/\//);
+    expect(await lastRun()).toMatchObject({ status: 'succeeded', error: null });
+    expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_current')).toEqual([{ n: RECORDS }]);
+  });
+
+  it('says an expired certificate has expired (and does not retry)', async () => {
+    const upstream = await sim(pki.expired);
+    const r = await runCli(['run'], { ...syncEnv(db, upstream, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile });
+    expect(r.code).toBe(1);
+    const { status, error } = await lastRun();
+    expect(status).toBe('failed');
+    expect(error).toMatch(new RegExp(`^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is outside its validity period \\(certificate has expired\\); the server's certificate must be renewed`));
+    expect(upstream.stats.connections).toBe(1);
+  });
+
+  it('says a certificate for another host name is for another name', async () => {
+    const upstream = await sim(pki.wrongHost);
+    const r = await runCli(['run'], { ...syncEnv(db, upstream, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile });
+    expect(r.code).toBe(1);
+    const { error } = await lastRun();
+    expect(error).toMatch(new RegExp(`^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is not issued for that name \\(it names DNS:wrong\\.example\\.com\\); use a host name`));
+    expect(r.stderr).toContain('is not issued for that name');
+    expect(upstream.stats.connections).toBe(1);
+  });
+});
+
+describe.skipIf(!openssl || !tinyproxyBin)('through a proxy (tinyproxy)', () => {
+  let httpsSim: Simulator;
+  let httpSim: Simulator;
+  let proxy: Tinyproxy;
+  let authProxy: Tinyproxy;
+  let deadProxy: string;
+
+  beforeAll(async () => {
+    httpsSim = await sim(pki.valid);
+    httpSim = await sim();
+    const connectPorts = [Number(portOf(httpsSim)), Number(portOf(httpSim))];
+    proxy = await startTinyproxy(tinyproxyBin!, dir, { connectPorts });
+    authProxy = await startTinyproxy(tinyproxyBin!, dir, { connectPorts, basicAuth: { user: PROXY_USER, password: PROXY_PASSWORD } });
+    proxies.push(proxy, authProxy);
+    // Nothing listens here: a request sent to it fails.
+    deadProxy = `http://127.0.0.1:${await freePort()}`;
+  });
+
+  it('tunnels login and listing to an https upstream through HTTPS_PROXY (CONNECT), and logs the proxy', async () => {
+    const before = tunnelsTo(await proxy.log(), httpsSim);
+    const r = await runCli(['run'], { ...syncEnv(db, httpsSim), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: proxy.url });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await lastRun()).toMatchObject({ status: 'succeeded' });
+    expect(tunnelsTo(await proxy.log(), httpsSim) - before).toBe(2);
+    expect(r.stderr).toContain('"msg":"listing requests go through a proxy"');
+    expect(r.stderr).toContain(`"proxy":"${proxy.url}/","from":"HTTPS_PROXY"`);
+  });
+
+  it('prefers lower-case http_proxy over HTTP_PROXY for an http upstream', async () => {
+    const before = tunnelsTo(await proxy.log(), httpSim);
+    const ctx = inProcess(syncEnv(db, httpSim, { http_proxy: proxy.url, HTTP_PROXY: deadProxy }));
+    const outcome = await ctx.run();
+    expect(outcome.run.status, outcome.run.error ?? '').toBe('succeeded');
+    expect(tunnelsTo(await proxy.log(), httpSim) - before).toBe(2);
+  });
+
+  it('connects directly to a host listed in NO_PROXY, and only on the listed port', async () => {
+    const before = tunnelsTo(await proxy.log(), httpSim);
+    const bypassed = await inProcess(syncEnv(db, httpSim, { HTTP_PROXY: deadProxy, NO_PROXY: `intranet.example, 127.0.0.1:${portOf(httpSim)}` })).run();
+    expect(bypassed.run.status, bypassed.run.error ?? '').toBe('succeeded');
+
+    const otherPort = await inProcess(syncEnv(db, httpSim, { HTTP_PROXY: proxy.url, no_proxy: `127.0.0.1:${Number(portOf(httpSim)) + 1}` })).run();
+    expect(otherPort.run.status).toBe('succeeded');
+    // Only the second run passed through the proxy.
+    expect(tunnelsTo(await proxy.log(), httpSim) - before).toBe(2);
+  });
+
+  it('sends the credentials in the proxy URL (Proxy-Authorization) and never shows them', async () => {
+    const auth = `http://${PROXY_USER}:${PROXY_PASSWORD}@${new URL(authProxy.url).host}`;
+    const before = tunnelsTo(await authProxy.log(), httpsSim);
+    const r = await runCli(['run', '--dry-run'], { ...syncEnv(db, httpsSim, { LOG_LEVEL: 'trace' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: auth });
+    expect(r.code, r.stderr).toBe(0);
+    expect(tunnelsTo(await authProxy.log(), httpsSim) - before).toBe(2);
+    expect(r.stderr).toContain(`"proxy":"http://***@${new URL(authProxy.url).host}/"`);
+    expect(r.stderr + r.stdout).not.toContain(PROXY_PASSWORD);
+  });
+
+  it('fails at once, naming the variable and what to fix, when the proxy wants credentials (401/407)', async () => {
+    const wrong = `http://${PROXY_USER}:wrong-${PROXY_PASSWORD}@${new URL(authProxy.url).host}`;
+    const logins = httpsSim.stats.logins;
+    for (const HTTPS_PROXY of [authProxy.url, wrong]) {
+      const before = tunnelsTo(await authProxy.log(), httpsSim);
+      const r = await runCli(['run'], { ...syncEnv(db, httpsSim, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY });
+      expect(r.code).toBe(1);
+      const { error } = await lastRun();
+      expect(error).toMatch(/^login request to https:\/\/127\.0\.0\.1:\d+ failed: the proxy from HTTPS_PROXY refused to connect to 127\.0\.0\.1:\d+ \(HTTP 40[17]\); the proxy wants credentials: put them in HTTPS_PROXY/);
+      expect(r.stderr + error).not.toContain(PROXY_PASSWORD);
+      // One CONNECT: the refusal is not retried.
+      expect(tunnelsTo(await authProxy.log(), httpsSim) - before).toBe(1);
+    }
+    expect(httpsSim.stats.logins).toBe(logins);
+  });
+
+  it('says so when the proxy does not allow a tunnel to the upstream port (403)', async () => {
+    const other = await sim();
+    const outcome = await inProcess(syncEnv(db, other, { HTTP_PROXY: proxy.url, WINE_API_RETRIES: '5' })).run();
+    expect(outcome.run.status).toBe('failed');
+    expect(outcome.run.error).toMatch(/the proxy from HTTP_PROXY refused to connect to 127\.0\.0\.1:\d+ \(HTTP 403\); the proxy does not allow a tunnel/);
+    expect(other.stats.connections).toBe(0);
+  });
+});
