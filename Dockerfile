@@ -1,5 +1,6 @@
 # wine-recon-sync: the daemon image (also runs `simulate` for docker-compose).
-FROM node:20-bookworm-slim
+# Node.js 26 'Lithium': the Active LTS line (since 2026-10-28, security fixes until April 2029); CI tests it.
+FROM node:26-slim
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 COPY bin ./bin
