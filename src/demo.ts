@@ -20,7 +20,7 @@ export const DEMO = defineCommand({
   name: 'demo',
   summary: 'the whole job on embedded defaults: a simulated upstream and an embedded PostgreSQL',
   flags: {},
-  notes: 'DATABASE_URL set: that database is used instead of the embedded one (data under .data/postgres, port DEMO_PG_PORT)',
+  notes: 'uses DATABASE_URL when set; otherwise an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data kept under .data/postgres',
 });
 
 export async function demoCommand(args: string[], io: Io): Promise<number> {
