@@ -37,7 +37,7 @@ export async function demoCommand(_args: string[], io: Io): Promise<number> {
   const ctx = openContext({ ...io, env }, { api: true, database: true });
   let ok = true;
   try {
-    await migrate(ctx.pool, ctx.config.schema);
+    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     const api = newApi(ctx);
     const deps = { pool: ctx.pool, log: ctx.log, api };
     out('\n1. first sync: every record is new');
