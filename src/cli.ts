@@ -144,7 +144,7 @@ function terminalProgress(stderr: NodeJS.WritableStream): { update: (p: { receiv
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {
-  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons)}\n`);
+  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi)}\n`);
 }
 
 async function migrateCommand(args: string[], io: Io): Promise<number> {
