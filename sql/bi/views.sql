@@ -1,6 +1,6 @@
 -- The views made for BI drivers, in SYNC_BI_SCHEMA. Rendered by src/db/bi-views.ts, which
--- substitutes: {{bi}} and {{data}} (quoted schema identifiers), {{data_name}} (the data schema's
--- name inside a string literal), {{scale}} (S = SYNC_BI_SCALE, 0..20), {{int_digits}} (28 - S) and
+-- substitutes: {{bi}} and {{data}} (quoted schema identifiers), {{bi_name}} and {{data_name}} (the
+-- schemas' names inside a string literal), {{scale}} (S = SYNC_BI_SCALE, 0..20), {{int_digits}} (28 - S) and
 -- {{limit}} (10^(28-S) as a numeric literal). Applied in the migrate transaction, under its lock.
 --
 -- Why: pgjdbc reports an unconstrained numeric as precision 0, psqlODBC describes it as
@@ -9,7 +9,7 @@
 -- half away from zero), or NULL when even the rounded value has more than 28-S integer digits, so
 -- the cast can never fail and one outlier never breaks a dashboard.
 
-DROP VIEW IF EXISTS {{bi}}.reconciliation, {{bi}}.reconciliation_history, {{bi}}.sync_freshness;
+DROP VIEW IF EXISTS {{bi}}.reconciliation, {{bi}}.reconciliation_history, {{bi}}.sync_freshness, {{bi}}.data_dictionary;
 
 CREATE VIEW {{bi}}.reconciliation AS
 SELECT id, wpi,
@@ -82,6 +82,21 @@ LEFT JOIN LATERAL (
   SELECT id, status, started_at, finished_at, error FROM {{data}}.sync_runs ORDER BY started_at DESC, id DESC LIMIT 1
 ) l ON true;
 
+-- psqlODBC returns empty REMARKS for every table and column (SQLTables/SQLColumns hard-code them),
+-- so Excel and Power BI over ODBC never see the comments: this view serves them as plain rows.
+CREATE VIEW {{bi}}.data_dictionary AS
+SELECT c.relname::text AS view_name, a.attname::text AS column_name, a.attnum::integer AS position,
+       format_type(a.atttypid, a.atttypmod) AS data_type,
+       coalesce(col_description(c.oid, a.attnum), obj_description(c.oid, 'pg_class')) AS description
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+CROSS JOIN LATERAL (
+  SELECT NULL::name AS attname, 0::int2 AS attnum, NULL::oid AS atttypid, NULL::integer AS atttypmod
+  UNION ALL
+  SELECT attname, attnum, atttypid, atttypmod FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped
+) a
+WHERE n.nspname = '{{bi_name}}' AND c.relkind = 'v';
+
 COMMENT ON SCHEMA {{bi}} IS 'Views of the wine reconciliation data made for BI tools and their drivers (Power BI, Excel, Tableau, Metabase, Superset, DBeaver): decimals typed numeric(28,{{scale}}), rounded to {{scale}} decimal places. The exact values, every digit, are in schema {{data_name}}. Re-created by wine-recon-sync when its settings change: do not build objects on these views.';
 
 COMMENT ON VIEW {{bi}}.reconciliation IS 'Bulk wine reconciliation records currently in the upstream listing, one row per record id: {{data_name}}.bulk_wine_reconciliation_current with the five quantities rounded half away from zero to {{scale}} decimal places as numeric(28,{{scale}}), which every BI driver reads. A quantity too large for numeric(28,{{scale}}) (more than {{int_digits}} integer digits) is NULL here and named in overflow_columns. Units are not given by the upstream API.';
@@ -121,3 +136,10 @@ COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_status IS 'Status of that sync:
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_started_at IS 'When that sync started.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_finished_at IS 'When that sync ended; null while it runs.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_error IS 'Why that sync failed, aborted or was refused; null when it succeeded.';
+
+COMMENT ON VIEW {{bi}}.data_dictionary IS 'What every view and column of this schema means (their COMMENTs), as rows: for tools whose driver does not show column descriptions (psqlODBC returns none, so Excel and Power BI over ODBC).';
+COMMENT ON COLUMN {{bi}}.data_dictionary.view_name IS 'View in this schema.';
+COMMENT ON COLUMN {{bi}}.data_dictionary.column_name IS 'Column of that view; null on the row describing the view itself.';
+COMMENT ON COLUMN {{bi}}.data_dictionary.position IS 'Column position in the view, from 1; 0 on the row describing the view itself.';
+COMMENT ON COLUMN {{bi}}.data_dictionary.data_type IS 'Declared SQL type of the column, e.g. numeric(28,{{scale}}); null on the view''s own row.';
+COMMENT ON COLUMN {{bi}}.data_dictionary.description IS 'The COMMENT of the view or column: what it means and how it differs from the exact table.';

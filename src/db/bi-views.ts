@@ -13,7 +13,7 @@ import { quoteIdent, type PoolClient } from './pool.js';
 
 /** Total digits of every BI decimal: what .NET's System.Decimal (Npgsql, Power BI) always holds. */
 export const BI_PRECISION = 28;
-export const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness'] as const;
+export const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness', 'data_dictionary'] as const;
 
 const TEMPLATE = readFileSync(join(SQL_DIR, 'bi', 'views.sql'), 'utf8');
 
@@ -24,6 +24,7 @@ export function renderBiViews(dataSchema: string, bi: BiSettings): string {
   const values: Record<string, string> = {
     bi: quoteIdent(bi.schema),
     data: quoteIdent(dataSchema),
+    bi_name: bi.schema.replaceAll("'", "''"),
     data_name: dataSchema.replaceAll("'", "''"),
     scale: String(scale),
     int_digits: String(BI_PRECISION - scale),

@@ -77,14 +77,20 @@ describe('BI views over the hard values', () => {
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN LATERAL (SELECT NULL::name AS attname, NULL::int2 AS attnum
                           UNION ALL SELECT attname, attnum FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped) a ON true
-       WHERE n.nspname = $1 ORDER BY 1, 2 NULLS FIRST`,
+       WHERE n.nspname = $1 ORDER BY 1, a.attnum NULLS FIRST`,
       [bi],
     );
-    expect(new Set(objects.map((o) => o.relname))).toEqual(new Set(['reconciliation', 'reconciliation_history', 'sync_freshness']));
+    expect(new Set(objects.map((o) => o.relname))).toEqual(new Set(['data_dictionary', 'reconciliation', 'reconciliation_history', 'sync_freshness']));
     expect(objects.filter((o) => !o.comment)).toEqual([]);
     const decimal = objects.find((o) => o.relname === 'reconciliation' && o.attname === 'inventory_sales')!;
     expect(decimal.comment).toContain(`Rounded half away from zero to ${SCALE} decimal places, numeric(28,${SCALE})`);
     expect(decimal.comment).toContain(`${db.schema}.bulk_wine_reconciliation.inventory_sales`);
+    // The same descriptions as rows, for drivers that return no REMARKS (psqlODBC).
+    const dictionary = await db.rows<{ view_name: string; column_name: string | null; description: string }>(
+      `SELECT view_name, column_name, description FROM "${bi}".data_dictionary ORDER BY view_name, position`,
+    );
+    expect(dictionary.map((d) => [d.view_name, d.column_name, d.description])).toEqual(objects.map((o) => [o.relname, o.attname, o.comment]));
+    expect(await db.rows(`SELECT data_type FROM "${bi}".data_dictionary WHERE view_name = 'reconciliation' AND column_name = 'vintage_make'`)).toEqual([{ data_type: `numeric(28,${SCALE})` }]);
   });
 
   it('the run summary and the log warn with the counts; no row is lost', async () => {
