@@ -14,8 +14,17 @@ export interface BiRounding {
 
 /** Counts on the caller's connection, so inside a run's transaction it sees the run's changes. */
 export async function countBiRounding(client: PoolClient, scale: number): Promise<BiRounding> {
-  const { rows } = await client.query<{ rounded: string; overflow: string }>(SQL.count_bi_rounding, [scale]);
+  const { rows } = await client.query<{ rounded: string; overflow: string }>(SQL.count_bi_rounding, [scale, overflowThreshold(scale)]);
   return { scale, rounded: Number(rows[0]!.rounded), overflow: Number(rows[0]!.overflow) };
+}
+
+/**
+ * The smallest magnitude that rounds (half away from zero) to S places with more than 28-S integer
+ * digits: 28-S nines, then S nines and a 5 after the point. Built as text: S is a validated integer.
+ */
+export function overflowThreshold(scale: number): string {
+  if (!Number.isInteger(scale) || scale < 0 || scale > 20) throw new RangeError(`BI scale must be 0..20, got ${scale}`);
+  return `${'9'.repeat(28 - scale)}.${'9'.repeat(scale)}5`;
 }
 
 /** The warning for the log and the run summary; undefined when the BI views show every value exactly. */
