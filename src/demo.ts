@@ -50,7 +50,7 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
   const ctx = openContext({ ...io, env }, { api: true, database: true });
   let ok = true;
   try {
-    await migrate(ctx.pool, ctx.config.schema);
+    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     const api = newApi(ctx);
     const deps = { pool: ctx.pool, log: ctx.log, api };
     const [earlier] = await recentRuns(ctx.pool, 1);
@@ -58,13 +58,13 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
       ? '\n1. first sync, into empty tables:'
       : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${ctx.config.schema}`}`);
     const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(first.run, first.topReasons));
+    out(formatSummary(first.run, first.topReasons, first.bi));
     out(whatHappened(first.run));
 
     simulator.mutate({ change: 60, remove: 25, add: 40 });
     out('\n2. the upstream changed 60 records, removed 25 and added 40; second sync:');
     const second = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(second.run, second.topReasons));
+    out(formatSummary(second.run, second.topReasons, second.bi));
     out(whatHappened(second.run));
     ok = first.run.status === 'succeeded' && second.run.status === 'succeeded';
   } finally {
