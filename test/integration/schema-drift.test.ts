@@ -115,6 +115,13 @@ describe('disappearing-field guard', () => {
     expect((await sync()).run).toMatchObject({ status: 'succeeded', updated: 3, error: null });
   });
 
+  it('--help lists --accept-schema-change for run and replay', async () => {
+    const help = await runCli(['--help'], {});
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/run \[[^\n]*--accept-schema-change/);
+    expect(help.stdout).toMatch(/replay --run ID [^\n]*--accept-schema-change/);
+  });
+
   it('a dry run is checked but is no baseline', async () => {
     sim.setRecordsJson(listing((id) => rec(id)));
     await sync();
