@@ -26,7 +26,7 @@ import {
   finishRun,
   insertRejects,
   markAbandoned,
-  schemaBaseline,
+  lastSuccess,
   startRun,
   type Reject,
   type RunCounts,
@@ -38,6 +38,7 @@ import { compressListing, findPayload, latestPayload, restorePayload, storePaylo
 import { removeDuplicates, stageRows } from './load/staging.js';
 import { listingCopyLines, newTally, topReasons, type ListingTally } from './pipeline.js';
 import {
+  baselineOf,
   describeDisappeared,
   explainRejects,
   findDisappeared,
@@ -45,7 +46,7 @@ import {
   schemaChangeRefusal,
   type Baseline,
 } from './transform/schema-drift.js';
-import type { FieldCounts } from './transform/field-counts.js';
+import type { FieldCounts } from './row.js';
 import { APP_VERSION } from './version.js';
 
 export type SyncSource = { kind: 'api' } | { kind: 'file'; path: string } | { kind: 'replay'; runId: string };
@@ -177,7 +178,7 @@ class Run {
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
     let compressed: Promise<number> | undefined;
-    this.baseline = await schemaBaseline(deps.pool);
+    this.baseline = baselineOf(await lastSuccess(deps.pool));
     try {
       await client.query('BEGIN');
       const lines = listingCopyLines({

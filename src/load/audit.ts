@@ -1,7 +1,6 @@
 /** sync_runs and sync_rejects: the audit trail, written on the pool outside the data transaction. */
 import type { Pool } from '../db/pool.js';
-import type { FieldCounts } from '../transform/field-counts.js';
-import type { Baseline } from '../transform/schema-drift.js';
+import type { FieldCounts } from '../row.js';
 import { loadStatements } from './statements.js';
 
 const SQL = loadStatements('audit.sql', [
@@ -85,13 +84,16 @@ export async function recentRuns(pool: Pool, limit: number): Promise<RunRow[]> {
   return rows.map(toRunRow);
 }
 
-/** The last successful non-dry run's field counts, for the schema-drift guard; undefined before the first. */
-export async function schemaBaseline(pool: Pool): Promise<Baseline | undefined> {
-  const { rows } = await pool.query<{ id: string; field_counts: FieldCounts | null; unknown_fields: string[] | null }>(SQL.schema_baseline);
-  const row = rows[0];
-  if (!row) return undefined;
-  const unknownNames = row.field_counts ? Object.keys(row.field_counts.unknown ?? {}) : (row.unknown_fields ?? []);
-  return { runId: row.id, counts: row.field_counts, unknownNames: new Set(unknownNames) };
+export interface LastSuccess {
+  id: string;
+  field_counts: FieldCounts | null;
+  unknown_fields: string[] | null;
+}
+
+/** The last successful non-dry run, for the schema-drift guard; undefined before the first. */
+export async function lastSuccess(pool: Pool): Promise<LastSuccess | undefined> {
+  const { rows } = await pool.query<LastSuccess>(SQL.schema_baseline);
+  return rows[0];
 }
 
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {

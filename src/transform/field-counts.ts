@@ -3,34 +3,12 @@
  * how many have a value; per unknown field, how many have it. Stored per run (sync_runs.field_counts)
  * so the next run can tell a renamed or emptied upstream field from normal data.
  */
+import { KNOWN_FIELDS, type FieldCounts, type KnownField } from '../row.js';
 
-/** The fields a record may carry, in schema order. */
-export const KNOWN_FIELDS = [
-  'id',
-  'wpi',
-  'inventory_bulk_wine',
-  'inventory_finished_goods',
-  'inventory_sales',
-  'vintage_forecast',
-  'vintage_make',
-  'first_sale',
-] as const;
-export type KnownField = (typeof KNOWN_FIELDS)[number];
+export { KNOWN_FIELDS, type FieldCounts, type KnownField };
 
 /** A listing with more distinct unknown names than this is hostile or broken; the rest are not named. */
 export const MAX_UNKNOWN_FIELDS = 1000;
-
-/** The stored form (JSON), as in sync_runs.field_counts. */
-export interface FieldCounts {
-  /** Records inspected: every array element that is a JSON object. */
-  records: number;
-  /** Per known field: records that have the key, and records whose value is neither null nor "". */
-  fields: Record<KnownField, { present: number; non_null: number }>;
-  /** Per unknown field name: records that have it. */
-  unknown: Record<string, number>;
-  /** True when more than MAX_UNKNOWN_FIELDS distinct unknown names appeared (the others are not listed). */
-  unknown_truncated?: boolean;
-}
 
 const INDEX: ReadonlySet<string> = new Set(KNOWN_FIELDS);
 

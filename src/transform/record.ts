@@ -5,8 +5,7 @@
 import { z } from 'zod';
 import { normalizeDate } from './date.js';
 import { normalizeDecimal, normalizeId } from './decimal.js';
-import { DATA_COLUMNS, type Row } from '../row.js';
-import type { KnownField } from './field-counts.js';
+import { DATA_COLUMNS, type KnownField, type Row } from '../row.js';
 import { fail, kindOf, ok, type Result } from './result.js';
 
 export { DATA_COLUMNS, type Row };

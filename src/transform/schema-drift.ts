@@ -3,7 +3,7 @@
  * A renamed or emptied optional field would otherwise load as NULL on every row, silently; here it
  * is named, with the new field that probably replaced it. Pure: the caller reads and writes runs.
  */
-import type { FieldCounts, KnownField } from './field-counts.js';
+import type { FieldCounts, KnownField } from '../row.js';
 
 /** What the last successful (non-dry) run saw. */
 export interface Baseline {
@@ -12,6 +12,13 @@ export interface Baseline {
   counts: FieldCounts | null;
   /** Its unknown field names (from the counts, or sync_runs.unknown_fields for an older run). */
   unknownNames: ReadonlySet<string>;
+}
+
+/** The baseline from a sync_runs row; a run from before field counts has only its unknown_fields. */
+export function baselineOf(run: { id: string; field_counts: FieldCounts | null; unknown_fields: string[] | null } | undefined): Baseline | undefined {
+  if (!run) return undefined;
+  const names = run.field_counts ? Object.keys(run.field_counts.unknown ?? {}) : (run.unknown_fields ?? []);
+  return { runId: run.id, counts: run.field_counts, unknownNames: new Set(names) };
 }
 
 /**
