@@ -1,9 +1,11 @@
 /** What people read on stdout: a run's summary and the table of recent runs. */
 import type { RunRow } from './load/audit.js';
+import { describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 
 export function formatSummary(
   run: RunRow,
   topReasons: Array<{ reason: string; count: number }>,
+  bi?: BiRounding,
   newFields: Array<{ name: string; count: number }> = [],
 ): string {
   const lines = [
@@ -17,6 +19,8 @@ export function formatSummary(
   }
   if (newFields.length > 0) lines.push(`  new fields (not loaded): ${newFields.map((f) => `${f.name} (${f.count})`).join(', ')}`);
   if (run.unknown_fields && run.unknown_fields.length > 0) lines.push(`  unknown fields ignored: ${run.unknown_fields.join(', ')}`);
+  const biWarning = bi && describeBiRounding(bi);
+  if (biWarning) lines.push(`  warning: ${biWarning}`);
   if (run.error) lines.push(`  error: ${run.error}`);
   return lines.join('\n');
 }

@@ -22,6 +22,7 @@ import {
 import type { WineApi } from './extract/api.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
+import { countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 import {
   finishRun,
   insertRejects,
@@ -76,6 +77,8 @@ export interface SyncOutcome {
   topReasons: Array<{ reason: string; count: number }>;
   /** Unknown fields the last successful run did not see (for the summary and notifications). */
   newFields: Array<{ name: string; count: number }>;
+  /** What the BI views round or leave NULL, after a successful run. */
+  bi?: BiRounding;
 }
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
@@ -114,7 +117,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
         fieldCounts: run.fieldCounts(),
       });
       log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
-      return { run: row, topReasons: run.topReasons(), newFields: run.newFields() };
+      return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
     } finally {
       if (!broken) await releaseRunLock(lockClient, config.schema).catch(() => (broken = true));
     }
@@ -128,6 +131,7 @@ class Run {
   private readonly tally: ListingTally = newTally();
   private duplicates = 0;
   private applied: ChangeCounts | undefined;
+  bi: BiRounding | undefined;
   private tmp: string | undefined;
   private baseline: Baseline | undefined;
 
@@ -208,6 +212,9 @@ class Run {
       await applyChanges(client, runId, counts, log);
       this.applied = counts;
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
+      this.bi = await countBiRounding(client, config.bi.scale);
+      const biWarning = describeBiRounding(this.bi);
+      if (biWarning) log.warn(this.bi, biWarning);
 
       if (compressed) {
         const gzipSize = await compressed;
