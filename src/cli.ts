@@ -18,6 +18,7 @@ const RUN = defineCommand({
   flags: {
     'dry-run': { type: 'boolean', help: 'do everything and report the counts, but commit nothing to the data tables' },
     'allow-mass-delete': { type: 'boolean', help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows' },
+    'accept-schema-change': { type: 'boolean', help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)' },
     'from-file': { type: 'string', value: 'F', help: 'load a saved listing document instead of calling the API' },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
@@ -31,6 +32,7 @@ const REPLAY = defineCommand({
     run: { type: 'string', value: 'ID', required: true, help: 'the sync_runs id whose payload to load' },
     'dry-run': { type: 'boolean', help: 'do everything and report the counts, but commit nothing to the data tables' },
     'allow-mass-delete': { type: 'boolean', help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows' },
+    'accept-schema-change': { type: 'boolean', help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)' },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
 });
@@ -111,6 +113,7 @@ async function runCommand(args: string[], io: Io): Promise<number> {
     trigger: fromFile === undefined ? 'manual' : 'file',
     dryRun: flags['dry-run'] === true,
     allowMassDelete: flags['allow-mass-delete'] === true,
+    acceptSchemaChange: flags['accept-schema-change'] === true,
   };
   return syncOnce(io, { api: fromFile === undefined, database: true }, request, flags.json === true);
 }
@@ -123,6 +126,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     trigger: 'replay',
     dryRun: flags['dry-run'] === true,
     allowMassDelete: flags['allow-mass-delete'] === true,
+    acceptSchemaChange: flags['accept-schema-change'] === true,
   };
   return syncOnce(io, { api: false, database: true }, request, flags.json === true);
 }
@@ -173,7 +177,7 @@ function terminalProgress(stderr: NodeJS.WritableStream): { update: (p: { receiv
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {
-  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi)}\n`);
+  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi, outcome.newFields)}\n`);
 }
 
 async function migrateCommand(args: string[], io: Io): Promise<number> {

@@ -58,13 +58,13 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
       ? '\n1. first sync, into empty tables:'
       : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${ctx.config.schema}`}`);
     const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(first.run, first.topReasons, first.bi));
+    out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
     out(whatHappened(first.run));
 
     simulator.mutate({ change: 60, remove: 25, add: 40 });
     out('\n2. the upstream changed 60 records, removed 25 and added 40; second sync:');
     const second = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(second.run, second.topReasons, second.bi));
+    out(formatSummary(second.run, second.topReasons, second.bi, second.newFields));
     out(whatHappened(second.run));
     ok = first.run.status === 'succeeded' && second.run.status === 'succeeded';
   } finally {

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'INVALID_LISTING'
   | 'REJECT_THRESHOLD'
   | 'MASS_DELETE'
+  | 'SCHEMA_CHANGE'
   | 'LOCK_HELD'
   | 'ABORTED'
   | 'NOT_FOUND';
@@ -72,9 +73,9 @@ export class InvalidListingError extends SyncError {
   }
 }
 
-/** A guard refused the run: too many rejects or too many deletions. */
+/** A guard refused the run: too many rejects, too many deletions, or a field gone from the listing. */
 export class GuardError extends SyncError {
-  constructor(code: 'REJECT_THRESHOLD' | 'MASS_DELETE', message: string) {
+  constructor(code: 'REJECT_THRESHOLD' | 'MASS_DELETE' | 'SCHEMA_CHANGE', message: string) {
     super(code, message);
   }
 }

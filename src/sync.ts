@@ -27,6 +27,7 @@ import {
   finishRun,
   insertRejects,
   markAbandoned,
+  lastSuccess,
   startRun,
   type Reject,
   type RunCounts,
@@ -36,7 +37,17 @@ import {
 } from './load/audit.js';
 import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
-import { listingCopyLines, newTally, type ListingTally } from './pipeline.js';
+import { listingCopyLines, newTally, topReasons, type ListingTally } from './pipeline.js';
+import {
+  baselineOf,
+  describeDisappeared,
+  explainRejects,
+  findDisappeared,
+  newFields,
+  schemaChangeRefusal,
+  type Baseline,
+} from './transform/schema-drift.js';
+import type { FieldCounts } from './row.js';
 import { APP_VERSION } from './version.js';
 
 export type SyncSource = { kind: 'api' } | { kind: 'file'; path: string } | { kind: 'replay'; runId: string };
@@ -46,6 +57,8 @@ export interface SyncRequest {
   trigger: Trigger;
   dryRun?: boolean;
   allowMassDelete?: boolean;
+  /** Load even when a field the last successful run had is gone (the schema-drift guard). */
+  acceptSchemaChange?: boolean;
 }
 
 export interface SyncDeps {
@@ -62,6 +75,8 @@ export interface SyncOutcome {
   run: RunRow;
   /** Most frequent reject reasons, for the human summary. */
   topReasons: Array<{ reason: string; count: number }>;
+  /** Unknown fields the last successful run did not see (for the summary and notifications). */
+  newFields: Array<{ name: string; count: number }>;
   /** What the BI views round or leave NULL, after a successful run. */
   bi?: BiRounding;
 }
@@ -94,9 +109,15 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
         broken = !(await rollback(lockClient));
         log.error({ err: caught }, `sync ${status}`);
       }
-      const row = await finishRun(pool, runId, { status, error, counts: run.counts(status), unknownFields: run.unknownFields() });
+      const row = await finishRun(pool, runId, {
+        status,
+        error,
+        counts: run.counts(status),
+        unknownFields: run.unknownFields(),
+        fieldCounts: run.fieldCounts(),
+      });
       log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
-      return { run: row, topReasons: run.topReasons(), bi: status === 'succeeded' ? run.bi : undefined };
+      return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
     } finally {
       if (!broken) await releaseRunLock(lockClient, config.schema).catch(() => (broken = true));
     }
@@ -112,6 +133,7 @@ class Run {
   private applied: ChangeCounts | undefined;
   bi: BiRounding | undefined;
   private tmp: string | undefined;
+  private baseline: Baseline | undefined;
 
   constructor(
     private readonly config: Config,
@@ -160,6 +182,7 @@ class Run {
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
     let compressed: Promise<number> | undefined;
+    this.baseline = baselineOf(await lastSuccess(deps.pool));
     try {
       await client.query('BEGIN');
       const lines = listingCopyLines({
@@ -172,7 +195,9 @@ class Run {
       await stageRows(client, lines, deps.signal);
       log.info({ received: this.tally.received, rejected: this.tally.rejected, ms: Date.now() - started }, 'listing parsed and staged');
       this.checkEnvelope();
+      this.warnNewFields(log);
       this.checkRejectRatio();
+      this.checkSchemaDrift(log);
 
       const gzipPath = join(this.tmp!, 'listing.json.gz');
       compressed = archive ? compressListing(path, gzipPath) : undefined;
@@ -231,11 +256,26 @@ class Run {
   private checkRejectRatio(): void {
     const { received, rejected } = this.tally;
     if (received > 0 && rejected / received > this.config.maxRejectRatio) {
+      const why = explainRejects(topReasons(this.tally, 3), this.newFields());
       throw new GuardError(
         'REJECT_THRESHOLD',
-        `${rejected} of ${received} records rejected (${percent(rejected / received)}), above SYNC_MAX_REJECT_RATIO=${this.config.maxRejectRatio}; nothing was loaded (see sync_rejects for run ${this.runId})`,
+        `${rejected} of ${received} records rejected (${percent(rejected / received)}): ${why}. Above SYNC_MAX_REJECT_RATIO=${this.config.maxRejectRatio}, so nothing was loaded (see sync_rejects for run ${this.runId})`,
       );
     }
+  }
+
+  private warnNewFields(log: Logger): void {
+    const added = this.newFields();
+    if (added.length > 0) log.warn({ newFields: added }, `new fields in the listing, not loaded: ${added.map((f) => f.name).join(', ')}`);
+  }
+
+  /** Before anything is written: a field the last successful run had must not silently become NULL everywhere. */
+  private checkSchemaDrift(log: Logger): void {
+    const found = findDisappeared(this.baseline, this.tally.fields.toJSON());
+    if (found.length === 0) return;
+    const changes = describeDisappeared(found, this.baseline!.runId, this.tally.fields.records);
+    if (!this.request.acceptSchemaChange) throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes));
+    log.warn({ fields: found.map((d) => d.field) }, `schema change accepted (--accept-schema-change): ${changes}`);
   }
 
   private checkDeletes(deleted: number, liveBefore: number): void {
@@ -281,14 +321,20 @@ class Run {
   }
 
   unknownFields(): string[] {
-    return [...this.tally.unknownFields].sort();
+    return this.tally.fields.unknownNames();
+  }
+
+  /** Null when the listing was not read to its end. */
+  fieldCounts(): FieldCounts | null {
+    return this.tally.envelope ? this.tally.fields.toJSON() : null;
+  }
+
+  newFields(): Array<{ name: string; count: number }> {
+    return this.tally.envelope ? newFields(this.baseline, this.tally.fields.toJSON()) : [];
   }
 
   topReasons(): Array<{ reason: string; count: number }> {
-    return [...this.tally.reasons]
-      .map(([reason, count]) => ({ reason, count }))
-      .sort((a, b) => b.count - a.count)
-      .slice(0, 5);
+    return topReasons(this.tally, 5);
   }
 }
 

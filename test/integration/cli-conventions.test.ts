@@ -8,9 +8,9 @@ import { ROOT, createTestDb, runCli, syncEnv, tempDir, type TestDb } from '../su
 import { findProgram } from '../support/outside-programs.js';
 
 const COMMANDS: Record<string, string[]> = {
-  run: ['--dry-run', '--allow-mass-delete', '--from-file F', '--json'],
+  run: ['--dry-run', '--allow-mass-delete', '--accept-schema-change', '--from-file F', '--json'],
   schedule: ['--run-now'],
-  replay: ['--run ID', '--dry-run', '--allow-mass-delete', '--json'],
+  replay: ['--run ID', '--dry-run', '--allow-mass-delete', '--accept-schema-change', '--json'],
   migrate: [],
   status: ['--limit N', '--json'],
   demo: [],
