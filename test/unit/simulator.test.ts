@@ -320,11 +320,12 @@ describe('simulator: faults', () => {
   });
 
   it('a token past its tokenTtlSeconds is refused', async () => {
-    const short = await startSimulator({ records: 2, tokenTtlSeconds: 1 });
+    // exp has whole-second precision: a 2 s lifetime leaves at least 1 s for the first listing on a busy machine.
+    const short = await startSimulator({ records: 2, tokenTtlSeconds: 2 });
     try {
       const t = await token(short);
       expect((await listing(short, t)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 2100));
+      await new Promise((r) => setTimeout(r, 3100));
       expect((await listing(short, t)).status).toBe(401);
     } finally {
       await short.close();
