@@ -9,6 +9,7 @@ import { open, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
+import { runDeadline } from './deadline.js';
 import { releaseRunLock, tryRunLock } from './db/lock.js';
 import type { Pool, PoolClient } from './db/pool.js';
 import {
@@ -33,6 +34,7 @@ import {
   type RunStatus,
   type Trigger,
 } from './load/audit.js';
+import { LockWaitWatch } from './load/lock-wait.js';
 import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
 import { listingCopyLines, newTally, type ListingTally } from './pipeline.js';
@@ -65,7 +67,6 @@ export interface SyncOutcome {
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
   const { pool } = deps;
-  const signal = deps.signal ?? new AbortController().signal;
   const lockClient = await pool.connect();
   let broken = false;
   try {
@@ -80,16 +81,20 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       const log = deps.log.child({ runId: Number(runId) });
       log.info({ trigger: request.trigger, dryRun: request.dryRun === true, source }, 'sync started');
       const started = Date.now();
+      const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
+      const { signal } = deadline;
       const run = new Run(config, { ...deps, log, signal }, request, runId, lockClient);
       let status: RunStatus = 'succeeded';
       let error: string | null = null;
       try {
         await run.execute();
       } catch (caught) {
-        status = signal.aborted || caught instanceof AbortedError ? 'aborted' : 'failed';
-        error = status === 'aborted' ? new AbortedError().message : describeError(caught);
+        status = !deadline.expired && (signal.aborted || caught instanceof AbortedError) ? 'aborted' : 'failed';
+        error = deadline.expired ? describeError(signal.reason) : status === 'aborted' ? new AbortedError().message : describeError(caught);
         broken = !(await rollback(lockClient));
-        log.error({ err: caught }, `sync ${status}`);
+        log.error({ err: deadline.expired ? signal.reason : caught }, `sync ${status}`);
+      } finally {
+        deadline.clear();
       }
       const row = await finishRun(pool, runId, { status, error, counts: run.counts(status), unknownFields: run.unknownFields() });
       log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
@@ -156,8 +161,11 @@ class Run {
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
     let compressed: Promise<number> | undefined;
+    const lockWait = new LockWaitWatch(deps.pool, backendPid(client), config.lockTimeoutMs);
     try {
       await client.query('BEGIN');
+      await client.query("SELECT set_config('lock_timeout', $1, true)", [String(config.lockTimeoutMs)]);
+      lockWait.start();
       const lines = listingCopyLines({
         path,
         tally: this.tally,
@@ -192,7 +200,9 @@ class Run {
     } catch (error) {
       this.applied = undefined;
       await compressed?.catch(() => undefined); // let it finish before the temp dir is removed
-      throw error;
+      throw lockWait.explain(error);
+    } finally {
+      lockWait.stop();
     }
   }
 
@@ -244,7 +254,7 @@ class Run {
 
   /** On abort, stop whatever statement the run's connection is executing. */
   private async cancelStatement(): Promise<void> {
-    const pid = (this.client as unknown as { processID?: number }).processID;
+    const pid = backendPid(this.client);
     if (pid) await this.deps.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
   }
 
@@ -323,6 +333,11 @@ async function sha256File(path: string, signal: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** The server process of a connection (pg keeps it from the BackendKeyData message). */
+function backendPid(client: PoolClient): number {
+  return (client as unknown as { processID?: number }).processID ?? 0;
 }
 
 async function rollback(client: PoolClient): Promise<boolean> {
