@@ -21,6 +21,7 @@ import {
   describeError,
 } from './errors.js';
 import type { WineApi } from './extract/api.js';
+import { spoolFault } from './extract/spool-fault.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
 import {
@@ -123,7 +124,10 @@ class Run {
   ) {}
 
   async execute(): Promise<void> {
-    this.tmp = await mkdtemp(join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`));
+    const prefix = join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`);
+    this.tmp = await mkdtemp(prefix).catch((error: unknown) => {
+      throw spoolFault(error, join(prefix, 'listing.json'), 0) ?? error;
+    });
     const cancel = () => void this.cancelStatement();
     this.deps.signal.addEventListener('abort', cancel, { once: true });
     try {
