@@ -55,7 +55,14 @@ export class SyncMetrics {
     this.running = new Gauge({ name: 'wine_recon_sync_running', help: '1 while a run is in progress, else 0.', registers });
     // Series that exist from the start, so rate() and increase() see the first run.
     for (const status of FINISHED) this.runs.inc({ status, trigger: options.trigger }, 0);
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    if (options.processMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      // Gauges named *_total break the exposition format's conventions (promtool check metrics says so);
+      // each is the sum of its per-type series (nodejs_active_handles{type} ...), which stay.
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+        this.registry.removeSingleMetric(name);
+      }
+    }
   }
 
   /** Starting values from the audit trail, so a restarted daemon (or a batch push) does not report zeros. */
