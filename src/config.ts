@@ -96,8 +96,8 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     ? undefined
     : value('SYNC_METRICS_PORT', count(1).max(65535, 'must be at most 65535'), '9464');
   const metricsHost = value('SYNC_METRICS_HOST', z.string().min(1), '127.0.0.1');
-  const pushgatewayUrl = webhookUrl(blankToUndefined(env.SYNC_PUSHGATEWAY_URL), 'SYNC_PUSHGATEWAY_URL', problems);
-  const notifyUrl = webhookUrl(secret(env, 'SYNC_NOTIFY_URL', problems), 'SYNC_NOTIFY_URL', problems);
+  const pushgatewayUrl = outboundUrl(blankToUndefined(env.SYNC_PUSHGATEWAY_URL), 'SYNC_PUSHGATEWAY_URL', problems);
+  const notifyUrl = outboundUrl(secret(env, 'SYNC_NOTIFY_URL', problems), 'SYNC_NOTIFY_URL', problems);
   const notifyOn = value('SYNC_NOTIFY_ON', z.enum(['failure', 'all'], { message: 'must be failure or all' }), 'failure');
 
   const databaseUrl = secret(env, 'DATABASE_URL', problems);
@@ -158,7 +158,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
 }
 
 /** An http(s) URL for an outbound report (Pushgateway, webhook); the value is not echoed: it may hold a secret. */
-function webhookUrl(raw: string | undefined, name: string, problems: string[]): string | undefined {
+function outboundUrl(raw: string | undefined, name: string, problems: string[]): string | undefined {
   if (raw === undefined) return undefined;
   let url: URL | undefined;
   try {

@@ -7,7 +7,7 @@
 import { rename, writeFile } from 'node:fs/promises';
 
 /** A heartbeat older than this means the daemon is stuck or gone. */
-export const STALE_MS = 60_000;
+const STALE_MS = 60_000;
 /** Time the timeout's abort path (request abort, statement cancel, rollback) gets to finish. */
 export const RUN_GRACE_MS = 60_000;
 
