@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { freePort } from '../support/global-setup.js';
-import { createTestDb, runCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { createTestDb, runCli, startCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 let sim: Simulator;
@@ -118,5 +118,18 @@ describe('SYNC_NOTIFY_URL', () => {
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('notification could not be delivered');
     expect(await db.rows('SELECT status FROM sync_runs ORDER BY id')).toEqual([{ status: 'succeeded' }, { status: 'failed' }]);
+  });
+
+  it('the daemon notifies a failed scheduled run too', async () => {
+    sim.setFault('html');
+    const daemon = startCli(['schedule', '--run-now'], { ...env, SYNC_HEALTH_FILE: join(await tempDir(), 'health') });
+    try {
+      await daemon.waitForLog(/notification sent/);
+    } finally {
+      daemon.kill('SIGTERM');
+    }
+    expect((await daemon.result).code).toBe(0);
+    expect(hook.posts).toHaveLength(1);
+    expect(hook.posts[0]!.body).toMatchObject({ event: 'failed', trigger: 'schedule', run_id: 1 });
   });
 });
