@@ -9,6 +9,7 @@ import { migrate } from './db/migrate.js';
 import { HelpRequested, SyncError, UsageError, describeError } from './errors.js';
 import { recentRuns, type RunRow } from './load/audit.js';
 import { formatRunsTable, formatSummary } from './report.js';
+import { RunReporter } from './reporting.js';
 import { runSync, type SyncOutcome, type SyncRequest } from './sync.js';
 import { APP_VERSION } from './version.js';
 
@@ -144,14 +145,25 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
   process.once('SIGINT', onSignal);
   try {
     await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
+    const reporter = new RunReporter(ctx, { processMetrics: false, trigger: request.trigger });
+    await reporter.start();
     const progress = terminalProgress(io.stderr);
-    const outcome = await runSync(
-      ctx.config,
-      { pool: ctx.pool, log: ctx.log, api: newApi(ctx), signal: controller.signal, onProgress: progress?.update },
-      request,
-    );
+    let outcome: SyncOutcome;
+    try {
+      reporter.runStarted();
+      outcome = await runSync(
+        ctx.config,
+        { pool: ctx.pool, log: ctx.log, api: newApi(ctx), signal: controller.signal, onProgress: progress?.update },
+        request,
+      );
+    } catch (error) {
+      await reporter.finished({ error });
+      throw error;
+    }
     progress?.done();
     printOutcome(io, outcome, json);
+    await reporter.finished({ outcome });
+    await reporter.push();
     return outcome.run.status === 'succeeded' ? 0 : 1;
   } finally {
     process.off('SIGTERM', onSignal);

@@ -9,6 +9,7 @@ import { open, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
+import { runDeadline } from './deadline.js';
 import { releaseRunLock, tryRunLock } from './db/lock.js';
 import type { Pool, PoolClient } from './db/pool.js';
 import {
@@ -20,6 +21,7 @@ import {
   describeError,
 } from './errors.js';
 import type { WineApi } from './extract/api.js';
+import { spoolFault } from './extract/spool-fault.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
 import { countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
@@ -35,6 +37,7 @@ import {
   type RunStatus,
   type Trigger,
 } from './load/audit.js';
+import { LockWaitWatch } from './load/lock-wait.js';
 import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
 import { listingCopyLines, newTally, topReasons, type ListingTally } from './pipeline.js';
@@ -83,7 +86,6 @@ export interface SyncOutcome {
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
   const { pool } = deps;
-  const signal = deps.signal ?? new AbortController().signal;
   const lockClient = await pool.connect();
   let broken = false;
   try {
@@ -98,16 +100,20 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       const log = deps.log.child({ runId: Number(runId) });
       log.info({ trigger: request.trigger, dryRun: request.dryRun === true, source }, 'sync started');
       const started = Date.now();
+      const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
+      const { signal } = deadline;
       const run = new Run(config, { ...deps, log, signal }, request, runId, lockClient);
       let status: RunStatus = 'succeeded';
       let error: string | null = null;
       try {
         await run.execute();
       } catch (caught) {
-        status = signal.aborted || caught instanceof AbortedError ? 'aborted' : 'failed';
-        error = status === 'aborted' ? new AbortedError().message : describeError(caught);
+        status = !deadline.expired && (signal.aborted || caught instanceof AbortedError) ? 'aborted' : 'failed';
+        error = deadline.expired ? describeError(signal.reason) : status === 'aborted' ? new AbortedError().message : describeError(caught);
         broken = !(await rollback(lockClient));
-        log.error({ err: caught }, `sync ${status}`);
+        log.error({ err: deadline.expired ? signal.reason : caught }, `sync ${status}`);
+      } finally {
+        deadline.clear();
       }
       const row = await finishRun(pool, runId, {
         status,
@@ -144,7 +150,10 @@ class Run {
   ) {}
 
   async execute(): Promise<void> {
-    this.tmp = await mkdtemp(join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`));
+    const prefix = join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`);
+    this.tmp = await mkdtemp(prefix).catch((error: unknown) => {
+      throw spoolFault(error, join(prefix, 'listing.json'), 0) ?? error;
+    });
     const cancel = () => void this.cancelStatement();
     this.deps.signal.addEventListener('abort', cancel, { once: true });
     try {
@@ -183,8 +192,11 @@ class Run {
     let started = Date.now();
     let compressed: Promise<number> | undefined;
     this.baseline = baselineOf(await lastSuccess(deps.pool));
+    const lockWait = new LockWaitWatch(deps.pool, backendPid(client), config.lockTimeoutMs);
     try {
       await client.query('BEGIN');
+      await client.query("SELECT set_config('lock_timeout', $1, true)", [String(config.lockTimeoutMs)]);
+      lockWait.start();
       const lines = listingCopyLines({
         path,
         tally: this.tally,
@@ -224,7 +236,9 @@ class Run {
     } catch (error) {
       this.applied = undefined;
       await compressed?.catch(() => undefined); // let it finish before the temp dir is removed
-      throw error;
+      throw lockWait.explain(error);
+    } finally {
+      lockWait.stop();
     }
   }
 
@@ -291,7 +305,7 @@ class Run {
 
   /** On abort, stop whatever statement the run's connection is executing. */
   private async cancelStatement(): Promise<void> {
-    const pid = (this.client as unknown as { processID?: number }).processID;
+    const pid = backendPid(this.client);
     if (pid) await this.deps.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
   }
 
@@ -376,6 +390,11 @@ async function sha256File(path: string, signal: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** The server process of a connection (pg keeps it from the BackendKeyData message). */
+function backendPid(client: PoolClient): number {
+  return (client as unknown as { processID?: number }).processID ?? 0;
 }
 
 async function rollback(client: PoolClient): Promise<boolean> {

@@ -53,3 +53,14 @@ ORDER BY id DESC LIMIT 1;
 
 -- name: recent_runs
 SELECT * FROM sync_runs ORDER BY id DESC LIMIT $1;
+
+-- name: run_totals
+-- Starting values of the metrics: a restarted daemon continues from the audit trail, not from 0.
+SELECT status, trigger, count(*)::int AS runs, extract(epoch FROM max(finished_at))::float8 AS last_finished
+FROM sync_runs WHERE status <> 'running' GROUP BY status, trigger;
+
+-- name: last_success
+SELECT extract(epoch FROM max(finished_at))::float8 AS seconds FROM sync_runs WHERE status = 'succeeded' AND NOT dry_run;
+
+-- name: latest_finished
+SELECT * FROM sync_runs WHERE status <> 'running' AND id < $1 ORDER BY id DESC LIMIT 1;

@@ -10,6 +10,9 @@ const SQL = loadStatements('audit.sql', [
   'insert_rejects',
   'recent_runs',
   'schema_baseline',
+  'run_totals',
+  'last_success',
+  'latest_finished',
 ]);
 
 export type Trigger = 'schedule' | 'manual' | 'replay' | 'file' | 'demo';
@@ -132,4 +135,28 @@ function toRunRow(row: Record<string, unknown>): RunRow {
     out[k] = v instanceof Date ? v.toISOString() : (v ?? null);
   }
   return out as unknown as RunRow;
+}
+
+/** What the metrics start from: per status and trigger, how many runs finished and when the last one did. */
+export interface RunHistory {
+  totals: Array<{ status: RunStatus; trigger: Trigger; runs: number; lastFinished: number | null }>;
+  /** Unix seconds of the newest successful non-dry run; null when there is none. */
+  lastSuccess: number | null;
+  latest: RunRow | undefined;
+}
+
+export async function runHistory(pool: Pool): Promise<RunHistory> {
+  const totals = await pool.query<{ status: RunStatus; trigger: Trigger; runs: number; last_finished: number | null }>(SQL.run_totals);
+  const success = await pool.query<{ seconds: number | null }>(SQL.last_success);
+  return {
+    totals: totals.rows.map((r) => ({ status: r.status, trigger: r.trigger, runs: r.runs, lastFinished: r.last_finished })),
+    lastSuccess: success.rows[0]?.seconds ?? null,
+    latest: await latestFinishedBefore(pool, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+/** The newest finished run before run `id` (for "recovered": the run before a success failed). */
+export async function latestFinishedBefore(pool: Pool, id: number): Promise<RunRow | undefined> {
+  const { rows } = await pool.query(SQL.latest_finished, [id]);
+  return rows[0] === undefined ? undefined : toRunRow(rows[0]);
 }
