@@ -2,8 +2,8 @@
  * got's `agent` option for one request: a proxy agent (hpagent) when HTTPS_PROXY/HTTP_PROXY apply
  * to the target and NO_PROXY does not exempt it, nothing (got's default agents) otherwise. Both
  * http:// and https:// targets go through the proxy with CONNECT, so the proxy never sees the
- * request (the login password, the token) and TLS stays end to end. Any got call to the outside
- * (the listing, the login, a webhook) should take its agent from here.
+ * request (the login password, the token) and TLS stays end to end. Every call to the outside
+ * (login, listing, the notification webhook, the Pushgateway push) takes its agent from here.
  */
 import type { Socket } from 'node:net';
 import type { Agents } from 'got';
@@ -12,7 +12,7 @@ import { proxyFor, type ProxyConfig, type ProxySetting } from '../proxy-env.js';
 
 export interface ProxyRoute {
   agent: Agents | undefined;
-  /** For logs: the proxy without credentials, or undefined for a direct connection. */
+  /** The proxy used, or undefined for a direct connection (its URL holds credentials: log it through redactUrl). */
   via: ProxySetting | undefined;
 }
 

@@ -5,7 +5,7 @@ import { writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, createTestDb, runCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
-import { findProgram } from '../support/outside-programs.js';
+import { describeWith, runs } from '../support/programs.js';
 
 const COMMANDS: Record<string, string[]> = {
   run: ['--dry-run', '--allow-mass-delete', '--accept-schema-change', '--from-file F', '--json'],
@@ -96,9 +96,7 @@ describe('exit codes', () => {
   });
 });
 
-const scriptBin = findProgram('script', ['/usr/bin/script']);
-
-describe.skipIf(!scriptBin)('pretty logs on a terminal', () => {
+describeWith('script (Debian package bsdutils)', runs('script', ['--version']), 'pretty logs on a terminal', () => {
   let db: TestDb;
   let dir: string;
   let listing: string;
@@ -117,7 +115,7 @@ describe.skipIf(!scriptBin)('pretty logs on a terminal', () => {
   const onTerminal = (env: Record<string, string>) =>
     new Promise<string>((resolve, reject) => {
       const command = `${process.execPath} ${join(ROOT, 'bin', 'wine-recon-sync')} run --dry-run --from-file ${listing}`;
-      const child = spawn(scriptBin!, ['-qec', command, '/dev/null'], {
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
         env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...syncEnv(db), ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

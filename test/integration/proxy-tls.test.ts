@@ -10,10 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { freePort } from '../support/global-setup.js';
 import { closeInProcessPools, createTestDb, inProcess, runCli, startCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
-import { findProgram, makeTestPki, startTinyproxy, type TestPki, type Tinyproxy } from '../support/outside-programs.js';
+import { describeWith, runs } from '../support/programs.js';
+import { startReceiver } from '../support/receiver.js';
+import { makeTestPki, startTinyproxy, type TestPki, type Tinyproxy } from '../support/tls-and-proxy.js';
 
-const openssl = findProgram('openssl', ['/usr/bin/openssl']);
-const tinyproxyBin = findProgram('tinyproxy', ['/usr/bin/tinyproxy', '/usr/sbin/tinyproxy']);
+const hasOpenssl = runs('openssl', ['version']);
+const hasTinyproxy = runs('tinyproxy', ['-v']);
 const RECORDS = 120;
 const PROXY_USER = 'sync-user';
 const PROXY_PASSWORD = 'proxy-Pa55word-xyz';
@@ -36,7 +38,7 @@ async function sim(tls?: { key: Buffer; cert: Buffer }): Promise<Simulator> {
 
 beforeAll(async () => {
   dir = await tempDir();
-  if (openssl) pki = await makeTestPki(openssl, dir);
+  if (hasOpenssl) pki = await makeTestPki('openssl', dir);
   db = await createTestDb('proxy_tls');
 });
 
@@ -79,7 +81,7 @@ async function lastRun(): Promise<{ status: string; inserted: number; error: str
   return row!;
 }
 
-describe.skipIf(!openssl)('HTTPS upstream with a private certificate authority', () => {
+describeWith('openssl (Debian package openssl)', hasOpenssl, 'HTTPS upstream with a private certificate authority', () => {
   it('fails at once, without retries, naming the host, the TLS reason and NODE_EXTRA_CA_CERTS, when the CA is not trusted', async () => {
     const upstream = await sim(pki.valid);
     const ctx = inProcess(syncEnv(db, upstream, { WINE_API_RETRIES: '5' }));
@@ -135,7 +137,7 @@ describe.skipIf(!openssl)('HTTPS upstream with a private certificate authority',
   });
 });
 
-describe.skipIf(!openssl || !tinyproxyBin)('through a proxy (tinyproxy)', () => {
+describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinyproxy, 'through a proxy (tinyproxy)', () => {
   let httpsSim: Simulator;
   let httpSim: Simulator;
   let proxy: Tinyproxy;
@@ -146,8 +148,8 @@ describe.skipIf(!openssl || !tinyproxyBin)('through a proxy (tinyproxy)', () => 
     httpsSim = await sim(pki.valid);
     httpSim = await sim();
     const connectPorts = [Number(portOf(httpsSim)), Number(portOf(httpSim))];
-    proxy = await startTinyproxy(tinyproxyBin!, dir, { connectPorts });
-    authProxy = await startTinyproxy(tinyproxyBin!, dir, { connectPorts, basicAuth: { user: PROXY_USER, password: PROXY_PASSWORD } });
+    proxy = await startTinyproxy('tinyproxy', dir, { connectPorts });
+    authProxy = await startTinyproxy('tinyproxy', dir, { connectPorts, basicAuth: { user: PROXY_USER, password: PROXY_PASSWORD } });
     proxies.push(proxy, authProxy);
     // Nothing listens here: a request sent to it fails.
     deadProxy = `http://127.0.0.1:${await freePort()}`;
@@ -206,6 +208,22 @@ describe.skipIf(!openssl || !tinyproxyBin)('through a proxy (tinyproxy)', () => 
       expect(tunnelsTo(await authProxy.log(), httpsSim) - before).toBe(1);
     }
     expect(httpsSim.stats.logins).toBe(logins);
+  });
+
+  it('sends the SYNC_NOTIFY_URL webhook through the proxy too', async () => {
+    const hook = await startReceiver();
+    const hookProxy = await startTinyproxy('tinyproxy', dir, { connectPorts: [Number(new URL(hook.url).port)] });
+    proxies.push(hookProxy);
+    try {
+      // The upstream is exempt (NO_PROXY); the webhook is not.
+      const env = syncEnv(db, httpSim, { HTTP_PROXY: hookProxy.url, NO_PROXY: `127.0.0.1:${portOf(httpSim)}`, SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
+      const r = await runCli(['run'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(hook.posts).toHaveLength(1);
+      expect((await hookProxy.log()).match(new RegExp(`CONNECT 127\\.0\\.0\\.1:${new URL(hook.url).port} `, 'g'))).toHaveLength(1);
+    } finally {
+      await hook.close();
+    }
   });
 
   it('says so when the proxy does not allow a tunnel to the upstream port (403)', async () => {

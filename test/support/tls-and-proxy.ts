@@ -1,7 +1,4 @@
-/**
- * Outside programs some tests drive (openssl, tinyproxy). Under CI=true a missing one fails the
- * test; locally the test is skipped, and says why on stderr.
- */
+/** The HTTPS and proxy tests' outside parts: a test PKI made with openssl, and Debian's tinyproxy. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -10,15 +7,6 @@ import { promisify } from 'node:util';
 import { freePort } from './global-setup.js';
 
 const run = promisify(execFile);
-
-/** The first of `paths` that exists, or undefined (and a loud note) when none does and CI is not set. */
-export function findProgram(name: string, paths: string[]): string | undefined {
-  const found = paths.find((p) => existsSync(p));
-  if (found) return found;
-  if (process.env.CI === 'true') throw new Error(`${name} is required under CI=true but was not found at ${paths.join(' or ')} (.ci/run installs it)`);
-  process.stderr.write(`\n*** SKIPPING ${name} tests: ${name} not found at ${paths.join(' or ')} (apt-get install ${name}) ***\n\n`);
-  return undefined;
-}
 
 export interface TestPki {
   /** PEM file of the test certificate authority (for NODE_EXTRA_CA_CERTS). */
