@@ -1,8 +1,8 @@
 /**
  * got's `agent` option for one request: a proxy agent (hpagent) when HTTPS_PROXY/HTTP_PROXY apply
  * to the target and NO_PROXY does not exempt it, nothing (got's default agents) otherwise. Both
- * http:// and https:// targets go through the proxy with CONNECT, so the proxy never sees the
- * request (the login password, the token) and TLS stays end to end. Every call to the outside
+ * http:// and https:// targets go through the proxy with CONNECT: for https the proxy sees only
+ * host and port, and TLS stays end to end. Every call to the outside
  * (login, listing, the notification webhook, the Pushgateway push) takes its agent from here.
  */
 import type { Socket } from 'node:net';
