@@ -56,7 +56,7 @@ describeWith('mount in a private namespace (unshare -m, as root)', canMountTmpfs
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(new RegExp(`^no space left in ${dir} while spooling the listing \\(\\d+\\.\\d MB needed so far\\)`));
     expect(r.stderr).not.toContain('retrying');
-    expect(sim.stats).toEqual({ logins: 1, listings: 1 });
+    expect(sim.stats).toMatchObject({ logins: 1, listings: 1 });
     expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
   });
 });
@@ -67,5 +67,5 @@ it('a TMPDIR that is not a directory fails the run before any request, naming it
   const r = await runCli(['run', '--json'], { ...syncEnv(db, sim), TMPDIR: notADir });
   expect(r.code, r.stderr).toBe(1);
   expect(JSON.parse(r.stdout).error).toContain(`${notADir} is not a directory: cannot spool the listing there`);
-  expect(sim.stats).toEqual({ logins: 0, listings: 0 });
+  expect(sim.stats).toMatchObject({ logins: 0, listings: 0, connections: 0 });
 });
