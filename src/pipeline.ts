@@ -7,8 +7,10 @@ import { createReadStream } from 'node:fs';
 import { InvalidListingError } from './errors.js';
 import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord } from './extract/listing-parser.js';
 import type { Reject } from './load/audit.js';
-import { copyLine } from './load/staging.js';
-import { transformRecord } from './transform/record.js';
+import type { SourceHashes } from './load/source-hash.js';
+import { copyLine, NO_HASH } from './load/staging.js';
+import { KNOWN_FIELD_NAMES, transformRecord } from './transform/record.js';
+import { UnchangedRecords } from './unchanged-records.js';
 
 const READ_CHUNK = 1024 * 1024;
 const YIELD_AT = 512 * 1024;
@@ -38,12 +40,24 @@ export interface ListingLinesOptions {
   writeRejects: (rejects: Reject[]) => Promise<void>;
   onProgress?: (tally: ListingTally) => void;
   signal?: AbortSignal;
+  /** Skips records whose bytes did not change (see unchanged-records.ts) and fingerprints the others. */
+  unchanged?: UnchangedRecords;
+}
+
+/** The unchanged-record shortcut for one run; a skipped record still counts in `tally`. */
+export function unchangedRecords(tally: ListingTally, hashes: SourceHashes | undefined): UnchangedRecords {
+  return new UnchangedRecords(hashes, KNOWN_FIELD_NAMES, (members, bytes) => {
+    tally.received++;
+    for (let k = 0; k < members.unknownCount; k++) {
+      tally.unknownFields.add(bytes.toString('latin1', members.unknown[2 * k]!, members.unknown[2 * k + 1]!));
+    }
+  });
 }
 
 /** Yields COPY text for every valid record; fills `tally` as it goes and at the end. */
 export async function* listingCopyLines(options: ListingLinesOptions): AsyncGenerator<string> {
-  const { tally } = options;
-  const parser = new ListingParser();
+  const { tally, unchanged } = options;
+  const parser = new ListingParser({ recordHook: unchanged });
   const seen = new IdBitmap();
   let stored = 0;
   let pending: Reject[] = [];
@@ -70,7 +84,9 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     for (const name of result.unknownFields) tally.unknownFields.add(name);
     if (result.ok) {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
-      out += copyLine(record.position, result.row, record.byteOffset, record.byteLength);
+      const hash = unchanged === undefined ? NO_HASH : unchanged.hashFields(record.position);
+      unchanged?.staged(result.row.id, record.position);
+      out += copyLine(record.position, result.row, record.byteOffset, record.byteLength, hash);
     } else reject({ position: record.position, recordId: result.recordId, errors: result.errors, raw: record.raw });
   };
 

@@ -34,8 +34,10 @@ import {
   type Trigger,
 } from './load/audit.js';
 import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
+import { classifyWithHashes, markRun, readSourceHashes, removeStagedPositions, saveSourceHashes } from './load/source-hash.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
-import { listingCopyLines, newTally, type ListingTally } from './pipeline.js';
+import { listingCopyLines, newTally, unchangedRecords, type ListingTally } from './pipeline.js';
+import { RULES_VERSION, skippedDuplicateRejects } from './unchanged-records.js';
 import { APP_VERSION } from './version.js';
 
 export type SyncSource = { kind: 'api' } | { kind: 'file'; path: string } | { kind: 'replay'; runId: string };
@@ -158,15 +160,22 @@ class Run {
     let compressed: Promise<number> | undefined;
     try {
       await client.query('BEGIN');
+      await markRun(client, runId);
+      const hashes = await readSourceHashes(client, RULES_VERSION);
+      const unchanged = unchangedRecords(this.tally, hashes);
       const lines = listingCopyLines({
         path,
         tally: this.tally,
         writeRejects: (rejects) => insertRejects(deps.pool, runId, rejects),
         onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
         signal: deps.signal,
+        unchanged,
       });
       await stageRows(client, lines, deps.signal);
-      log.info({ received: this.tally.received, rejected: this.tally.rejected, ms: Date.now() - started }, 'listing parsed and staged');
+      log.info(
+        { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: unchanged.skipped, ms: Date.now() - started },
+        'listing parsed and staged',
+      );
       this.checkEnvelope();
       this.checkRejectRatio();
 
@@ -175,12 +184,17 @@ class Run {
       compressed?.catch(() => undefined); // awaited below; a failure surfaces there
 
       started = Date.now();
-      const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client) : [];
-      this.duplicates = duplicates.length;
-      if (duplicates.length > 0) await insertRejects(deps.pool, runId, await duplicateRejects(path, duplicates));
-      const counts = await classifyStaged(client, this.staged(), log);
+      // Earlier copies of a fingerprinted id are settled by the shortcut, the others by SQL.
+      const duplicates = [...(await removeStagedPositions(client, unchanged.stagedLosers))];
+      if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client)));
+      const skippedDuplicates = await skippedDuplicateRejects(path, unchanged, 65_536);
+      this.duplicates = duplicates.length + skippedDuplicates.length;
+      if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skippedDuplicates, ...(await duplicateRejects(path, duplicates))]);
+      const missing = hashes ? unchanged.missingIds() : [];
+      const counts = hashes ? await classifyWithHashes(client, missing, unchanged.liveBefore, log) : await classifyStaged(client, this.staged(), log);
       this.checkDeletes(counts.deleted, counts.liveBefore);
       await applyChanges(client, runId, counts, log);
+      if (!this.request.dryRun) await saveSourceHashes(client, { trusted: hashes !== undefined, deleted: missing, rulesVersion: RULES_VERSION, runId });
       this.applied = counts;
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
 

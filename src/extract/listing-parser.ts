@@ -33,6 +33,7 @@ import {
   type ListingEnvelope,
   type ListingParserOptions,
   type ParsedRecord,
+  type RecordBytesHook,
   type SliceBuffer,
 } from './listing-types.js';
 import { FlatBuilder } from './record-values.js';
@@ -49,6 +50,7 @@ export {
   type ListingEnvelope,
   type ListingParserOptions,
   type ParsedRecord,
+  type RecordBytesHook,
   type RecordsType,
 } from './listing-types.js';
 
@@ -61,6 +63,7 @@ export class ListingParser extends ListingEnvelopeScanner {
   private readonly maxRawChars: number;
   /** Bytes of a record kept for `raw` when it spans chunks (enough for maxRawChars characters). */
   private readonly rawByteCap: number;
+  private readonly recordHook: RecordBytesHook | undefined;
 
   private rawAcc: Buffer | undefined; // first bytes of a record that spans chunks
   private rawLen = 0;
@@ -86,6 +89,7 @@ export class ListingParser extends ListingEnvelopeScanner {
       throw new RangeError('ListingParser options must be positive');
     }
     this.rawByteCap = Math.min(this.maxRawChars * 4, 1 << 30);
+    this.recordHook = options.recordHook;
   }
 
   /** Scans `chunk`; returns the records it completed, in order. Throws ListingSyntaxError on invalid JSON. */
@@ -174,12 +178,24 @@ export class ListingParser extends ListingEnvelopeScanner {
       problem = problem === undefined ? p : `${p}; ${problem}`;
     }
     const s = byteOffset - this.base;
+    if (s < 0) this.appendRaw(b, 0, i);
+    const hook = this.recordHook;
+    if (hook !== undefined) {
+      const whole = problem === undefined && byteLength <= this.rawByteCap;
+      const bytes = !whole ? undefined : s >= 0 ? b : this.rawAcc;
+      if (hook.record(bytes, s >= 0 ? s : 0, s >= 0 ? i : this.rawLen, this.memberEnds, this.memberCount, this.recordCount, byteOffset)) {
+        this.recordCount++;
+        this.o = this.recOutStart;
+        this.rawLen = 0;
+        if (s < 0 && this.rawAcc!.length > 65536) this.rawAcc = undefined;
+        return;
+      }
+    }
     let raw: string;
     if (s >= 0) {
       const e = byteLength > this.rawByteCap ? s + this.rawByteCap : i;
       raw = this.recHigh ? (b as SliceBuffer).utf8Slice(s, e) : (b as SliceBuffer).latin1Slice(s, e);
     } else {
-      this.appendRaw(b, 0, i);
       const acc = this.rawAcc as SliceBuffer;
       raw = this.recHigh ? acc.utf8Slice(0, this.rawLen) : acc.latin1Slice(0, this.rawLen);
       this.rawLen = 0;

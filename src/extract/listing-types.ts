@@ -54,6 +54,27 @@ export interface ListingParserOptions {
   maxRecordBytes?: number;
   /** `raw` is truncated to this many UTF-16 code units. Default 65536. */
   maxRawChars?: number;
+  /** Sees every record's bytes before its value is built, and may take it over. */
+  recordHook?: RecordBytesHook;
+}
+
+/**
+ * Sees each record first, in order. `bytes[start, end)` is the whole record exactly as received,
+ * or `bytes` is undefined when the record is not whole in memory or has a problem (too deep, too
+ * large). `memberEnds[k]` is where member k (an element at depth 1) ends, its ',' or closing
+ * bracket, relative to `start`; recorded for the first memberEnds.length members.
+ * Returning true takes the record over: the parser then makes no ParsedRecord of it.
+ */
+export interface RecordBytesHook {
+  record(
+    bytes: Buffer | undefined,
+    start: number,
+    end: number,
+    memberEnds: Float64Array,
+    memberCount: number,
+    position: number,
+    byteOffset: number,
+  ): boolean;
 }
 
 export class ListingSyntaxError extends Error {

@@ -18,11 +18,14 @@ export interface DuplicateRow {
 }
 
 /** One COPY text line (tab separated, `\N` for null, newline terminated). */
-export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number): string {
+export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number, hash: string): string {
   return `${position}\t${row.id}\t${copyText(row.wpi)}\t${nullable(row.inventory_bulk_wine)}\t${nullable(row.inventory_finished_goods)}\t${nullable(
     row.inventory_sales,
-  )}\t${nullable(row.vintage_forecast)}\t${nullable(row.vintage_make)}\t${nullable(row.first_sale)}\t${rawOffset}\t${rawLength}\n`;
+  )}\t${nullable(row.vintage_forecast)}\t${nullable(row.vintage_make)}\t${nullable(row.first_sale)}\t${rawOffset}\t${rawLength}\t${hash}\n`;
 }
+
+/** The last two COPY fields of a record without a fingerprint. */
+export const NO_HASH = '\\N\t\\N';
 
 function nullable(value: string | null): string {
   return value === null ? '\\N' : value;

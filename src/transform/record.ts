@@ -61,7 +61,9 @@ export const recordSchema = z.object({
   first_sale: field(normalizeDate),
 });
 
-const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(recordSchema.shape));
+/** The fields a record may have, in schema order. */
+export const KNOWN_FIELD_NAMES: readonly string[] = Object.keys(recordSchema.shape);
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(KNOWN_FIELD_NAMES);
 
 function unknownFieldsOf(record: object): string[] {
   let unknown: string[] | undefined;
