@@ -124,15 +124,26 @@ export class UnchangedRecords implements RecordBytesHook {
     return { offset: this.checkpoints[position >> CHECKPOINT_SHIFT]!, skip: position & mask };
   }
 
+  /**
+   * Records a valid copy of the id in `slot`. Skipped copies are seen while a chunk is scanned,
+   * staged ones after it, so copies arrive out of order: of any two, the later position wins and
+   * the other is a duplicate. Every earlier copy of a fingerprinted id is settled here, so the SQL
+   * duplicate pass never sees a partial set of copies of it.
+   */
   private see(slot: number, position: number, skipped: boolean): void {
+    const mark = skipped ? position + 1 : -(position + 1);
     const prev = this.seen[slot]!;
-    // Every earlier copy of a fingerprinted id is settled here, so the SQL duplicate pass never
-    // sees a partial set of copies of it.
-    if (prev > 0) {
-      this.skippedLosers.push(prev - 1);
+    if (prev === 0) {
+      this.seen[slot] = mark;
+      return;
+    }
+    const prevPosition = Math.abs(prev) - 1;
+    const loser = position > prevPosition ? prev : mark;
+    if (position > prevPosition) this.seen[slot] = mark;
+    if (loser > 0) {
+      this.skippedLosers.push(loser - 1);
       this.skippedLoserIds.push(String(this.ids[slot]));
-    } else if (prev < 0) this.stagedLosers.push(-prev - 1);
-    this.seen[slot] = skipped ? position + 1 : -(position + 1);
+    } else this.stagedLosers.push(-loser - 1);
   }
 
   /** The slot of `id`, or -1; listings usually come in id order, so the next slot is tried first. */
