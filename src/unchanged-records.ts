@@ -54,13 +54,17 @@ export class UnchangedRecords implements RecordBytesHook {
 
   /**
    * `hashes`: the stored fingerprints, or undefined when they cannot be trusted (every record is
-   * then handed on, and fingerprinted for next time). `onSkipped` counts a skipped record's fields
-   * from `members`, whose unknown key positions refer to `bytes`.
+   * then handed on, and fingerprinted for next time).
    */
   constructor(
     hashes: SourceHashes | undefined,
     knownKeys: readonly string[],
-    private readonly onSkipped: (members: MemberReader, bytes: Buffer) => void,
+    private readonly on: {
+      /** Counts a skipped record's fields from `members`, whose unknown key positions refer to `bytes`. */
+      skipped(members: MemberReader, bytes: Buffer): void;
+      /** May take a changed compact record over (answering true), given its fingerprint. */
+      changed?(members: MemberReader, bytes: Buffer, start: number, end: number, position: number, byteOffset: number, hash: Int32Array): boolean;
+    },
   ) {
     this.ids = hashes?.ids ?? new Float64Array(0);
     this.hashHi = hashes?.hi ?? new Int32Array(0);
@@ -84,9 +88,10 @@ export class UnchangedRecords implements RecordBytesHook {
     if (slot >= 0 && this.hashHi[slot] === h[0] && this.hashLo[slot] === h[1]) {
       this.see(slot, position, true);
       this.skipped++;
-      this.onSkipped(this.members, bytes);
+      this.on.skipped(this.members, bytes);
       return true;
     }
+    if (this.on.changed?.(this.members, bytes, start, end, position, byteOffset, h)) return true;
     this.enqueue(position, h[0]!, h[1]!);
     return false;
   }
@@ -103,10 +108,14 @@ export class UnchangedRecords implements RecordBytesHook {
 
   /** A valid record handed on to staging, with its canonical id: it is present. */
   staged(id: string, position: number): void {
-    if (id.length <= SMALL_ID_DIGITS) {
-      const slot = this.find(Number(id));
-      if (slot >= 0) this.see(slot, position, false);
-    } else if (this.bigSeen.has(id)) this.bigSeen.set(id, -(position + 1));
+    if (id.length <= SMALL_ID_DIGITS) this.stagedId(Number(id), position);
+    else if (this.bigSeen.has(id)) this.bigSeen.set(id, -(position + 1));
+  }
+
+  /** The same for an id of at most 15 digits, as a number. */
+  stagedId(id: number, position: number): void {
+    const slot = this.find(id);
+    if (slot >= 0) this.see(slot, position, false);
   }
 
   /** Live ids the listing had no valid copy of: the rows to soft-delete. */

@@ -17,6 +17,9 @@ export class MemberReader {
   nonNull = 0;
   /** The id (1 to 10^15-1) as written, when `read` answered true. */
   id = 0;
+  /** Where known field k's value starts and ends (its member's end: trailing whitespace included), when present. */
+  readonly valueStart = new Int32Array(31);
+  readonly valueEnd = new Int32Array(31);
   /** Start and end of each unknown key's text (without quotes), `unknownCount` pairs. */
   readonly unknown = new Int32Array(2 * MAX_UNKNOWN);
   unknownCount = 0;
@@ -65,6 +68,8 @@ export class MemberReader {
         if ((present & bit) !== 0) return false;
         present |= bit;
         if (v !== 0x6e) nonNull |= bit;
+        this.valueStart[k] = vs;
+        this.valueEnd[k] = memberEnd;
         if (k === this.idIndex) {
           idStart = vs;
           idEnd = memberEnd;

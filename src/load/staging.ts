@@ -39,7 +39,7 @@ function copyText(value: string): string {
 }
 
 /** Creates the staging table and streams `lines` (COPY text) into it; returns once all are in. */
-export async function stageRows(client: PoolClient, lines: AsyncIterable<string>, signal?: AbortSignal): Promise<void> {
+export async function stageRows(client: PoolClient, lines: AsyncIterable<string | Buffer>, signal?: AbortSignal): Promise<void> {
   await client.query(SQL.create_staging);
   const copy = client.query(copyFrom(SQL.copy_staging));
   await pipeline(lines, copy, signal ? { signal } : {});
