@@ -194,7 +194,7 @@ class Run {
       const counts = hashes ? await classifyWithHashes(client, missing, unchanged.liveBefore, log) : await classifyStaged(client, this.staged(), log);
       this.checkDeletes(counts.deleted, counts.liveBefore);
       await applyChanges(client, runId, counts, log);
-      if (!this.request.dryRun) await saveSourceHashes(client, { trusted: hashes !== undefined, deleted: missing, rulesVersion: RULES_VERSION, runId });
+      if (!this.request.dryRun) await saveSourceHashes(client, { trusted: hashes !== undefined, deleted: missing, rulesVersion: RULES_VERSION, runId }, log);
       this.applied = counts;
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
 

@@ -44,6 +44,12 @@ FROM staging_records
 ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash
 WHERE bulk_wine_reconciliation_source_hash.hash IS DISTINCT FROM EXCLUDED.hash;
 
+-- name: insert_hashes
+-- After clear_hashes: every staged record, no conflict possible.
+INSERT INTO bulk_wine_reconciliation_source_hash (id, hash)
+SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (hash_lo::bigint & 4294967295) END
+FROM staging_records;
+
 -- name: delete_hashes
 DELETE FROM bulk_wine_reconciliation_source_hash WHERE id = ANY ($1::bigint[]);
 

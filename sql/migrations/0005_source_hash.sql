@@ -4,8 +4,10 @@
 -- live (not soft-deleted) id of bulk_wine_reconciliation, and a row's values are the transform of
 -- the bytes whose fingerprint is stored. Anything else that writes the tables drops the state
 -- row (trigger below), and the next run compares every record again and rebuilds the table.
+-- Both tables are UNLOGGED: a derived cache need not cost WAL. Crash recovery (or a standby's
+-- promotion) empties both together, and without the state row the next run trusts nothing.
 
-CREATE TABLE bulk_wine_reconciliation_source_hash (
+CREATE UNLOGGED TABLE bulk_wine_reconciliation_source_hash (
   id   bigint PRIMARY KEY,
   hash bigint
 );
@@ -14,7 +16,7 @@ COMMENT ON TABLE bulk_wine_reconciliation_source_hash IS 'Internal to wine-recon
 COMMENT ON COLUMN bulk_wine_reconciliation_source_hash.id IS 'Upstream record identifier (a live row of bulk_wine_reconciliation).';
 COMMENT ON COLUMN bulk_wine_reconciliation_source_hash.hash IS 'Fingerprint (first 64 bits of MurmurHash3 x86_128) of the record exactly as received in the listing; null when the record''s form is not fingerprinted, so it is always compared.';
 
-CREATE TABLE bulk_wine_reconciliation_source_hash_state (
+CREATE UNLOGGED TABLE bulk_wine_reconciliation_source_hash_state (
   singleton     boolean PRIMARY KEY DEFAULT true CHECK (singleton),
   rules_version text    NOT NULL,
   run_id        bigint  NOT NULL
