@@ -22,6 +22,7 @@ import {
 import type { WineApi } from './extract/api.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
+import { countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 import {
   finishRun,
   insertRejects,
@@ -63,6 +64,8 @@ export interface SyncOutcome {
   run: RunRow;
   /** Most frequent reject reasons, for the human summary. */
   topReasons: Array<{ reason: string; count: number }>;
+  /** What the BI views round or leave NULL, after a successful run. */
+  bi?: BiRounding;
 }
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
@@ -95,7 +98,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       }
       const row = await finishRun(pool, runId, { status, error, counts: run.counts(status), unknownFields: run.unknownFields() });
       log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
-      return { run: row, topReasons: run.topReasons() };
+      return { run: row, topReasons: run.topReasons(), bi: status === 'succeeded' ? run.bi : undefined };
     } finally {
       if (!broken) await releaseRunLock(lockClient, config.schema).catch(() => (broken = true));
     }
@@ -109,6 +112,7 @@ class Run {
   private readonly tally: ListingTally = newTally();
   private duplicates = 0;
   private applied: ChangeCounts | undefined;
+  bi: BiRounding | undefined;
   private tmp: string | undefined;
 
   constructor(
@@ -197,6 +201,9 @@ class Run {
       if (!this.request.dryRun) await saveSourceHashes(client, { trusted: hashes !== undefined, deleted: missing, rulesVersion: RULES_VERSION, runId }, log);
       this.applied = counts;
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
+      this.bi = await countBiRounding(client, config.bi.scale);
+      const biWarning = describeBiRounding(this.bi);
+      if (biWarning) log.warn(this.bi, biWarning);
 
       if (compressed) {
         const gzipSize = await compressed;
