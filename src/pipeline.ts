@@ -63,7 +63,7 @@ export interface ListingLinesOptions {
  * The byte-level paths of one run: unchanged records are skipped, usual changed ones written
  * straight to COPY bytes into `writer`; either still counts in `tally`.
  */
-export function unchangedRecords(tally: ListingTally, hashes: SourceHashes | undefined, writer = new CopyWriter()): UnchangedRecords {
+export function recordFastPaths(tally: ListingTally, hashes: SourceHashes | undefined, writer = new CopyWriter()): UnchangedRecords {
   const count = (members: MemberReader, bytes: Buffer) => {
     tally.received++;
     for (let k = 0; k < members.unknownCount; k++) {

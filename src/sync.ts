@@ -37,7 +37,7 @@ import {
 import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
 import { classifyWithHashes, markRun, readSourceHashes, removeStagedPositions, saveSourceHashes } from './load/source-hash.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
-import { listingCopyLines, newTally, unchangedRecords, type ListingTally } from './pipeline.js';
+import { listingCopyLines, newTally, recordFastPaths, type ListingTally } from './pipeline.js';
 import { RULES_VERSION, skippedDuplicateRejects } from './unchanged-records.js';
 import { APP_VERSION } from './version.js';
 
@@ -166,7 +166,7 @@ class Run {
       await client.query('BEGIN');
       await markRun(client, runId);
       const hashes = await readSourceHashes(client, RULES_VERSION);
-      const unchanged = unchangedRecords(this.tally, hashes);
+      const unchanged = recordFastPaths(this.tally, hashes);
       const lines = listingCopyLines({
         path,
         tally: this.tally,

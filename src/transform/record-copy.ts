@@ -5,6 +5,7 @@
  * goes through the zod schema (record.ts), the definition of the rules and of every reject
  * reason. A differential test holds the two to the same rows (test/unit/record-copy.test.ts).
  */
+import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';
 import { KNOWN_FIELD_NAMES } from './record.js';
 
@@ -261,11 +262,6 @@ function num(b: Buffer, i: number, n: number): number {
   let v = 0;
   for (let k = i; k < i + n; k++) v = v * 10 + (b[k]! - 0x30);
   return v;
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 function writeNull(out: Buffer, o: number): number {

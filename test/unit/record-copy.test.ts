@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ListingParser } from '../../src/extract/listing-parser.js';
 import { MemberReader } from '../../src/extract/record-members.js';
 import type { Reject } from '../../src/load/audit.js';
-import { listingCopyLines, newTally, unchangedRecords } from '../../src/pipeline.js';
+import { listingCopyLines, newTally, recordFastPaths } from '../../src/pipeline.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
 import { KNOWN_FIELD_NAMES } from '../../src/transform/record.js';
 
@@ -110,7 +110,7 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
   const tally = newTally();
   const rejects: Reject[] = [];
   let taken = 0;
-  const unchanged = fast ? unchangedRecords(tally, undefined) : undefined;
+  const unchanged = fast ? recordFastPaths(tally, undefined) : undefined;
   const chunks: string[] = [];
   for await (const chunk of listingCopyLines({ path, tally, writeRejects: async (r) => void rejects.push(...r), unchanged })) {
     if (typeof chunk !== 'string') taken += chunk.toString().split('\n').length - 1;
