@@ -170,15 +170,14 @@ function decimal(b: Buffer, s: number, e: number, out: Buffer, o: number): numbe
 
   // The digits int+frac as one sequence; significant ones are [first, last].
   const n = intLen + fracLen;
-  const at = (k: number) => (k < intLen ? b[intStart + k]! : b[fracStart + k - intLen]!);
   let first = 0;
-  while (first < n && at(first) === 0x30) first++;
+  while (first < n && digitAt(b, intStart, intLen, fracStart, first) === 0x30) first++;
   if (first === n) {
     out[o] = 0x30;
     return o + 1;
   }
   let last = n - 1;
-  while (at(last) === 0x30) last--;
+  while (digitAt(b, intStart, intLen, fracStart, last) === 0x30) last--;
   const point = intLen - first + exponent;
   const count = last - first + 1;
   const total = point <= 0 ? count - point : Math.max(count, point);
@@ -188,16 +187,21 @@ function decimal(b: Buffer, s: number, e: number, out: Buffer, o: number): numbe
     out[o++] = 0x30;
     out[o++] = 0x2e;
     for (let k = point; k < 0; k++) out[o++] = 0x30;
-    for (let k = first; k <= last; k++) out[o++] = at(k);
+    for (let k = first; k <= last; k++) out[o++] = digitAt(b, intStart, intLen, fracStart, k);
   } else if (point >= count) {
-    for (let k = first; k <= last; k++) out[o++] = at(k);
+    for (let k = first; k <= last; k++) out[o++] = digitAt(b, intStart, intLen, fracStart, k);
     for (let k = count; k < point; k++) out[o++] = 0x30;
   } else {
-    for (let k = first; k < first + point; k++) out[o++] = at(k);
+    for (let k = first; k < first + point; k++) out[o++] = digitAt(b, intStart, intLen, fracStart, k);
     out[o++] = 0x2e;
-    for (let k = first + point; k <= last; k++) out[o++] = at(k);
+    for (let k = first + point; k <= last; k++) out[o++] = digitAt(b, intStart, intLen, fracStart, k);
   }
   return o;
+}
+
+/** Digit k of the mantissa's digits, the integer part's then the fraction's. */
+function digitAt(b: Buffer, intStart: number, intLen: number, fracStart: number, k: number): number {
+  return k < intLen ? b[intStart + k]! : b[fracStart + k - intLen]!;
 }
 
 /** `first_sale`: a real calendar date `YYYY-MM-DD`, or an ISO date-time keeping its date as written; null, "", 0000-00-00 to \N. */
