@@ -7,14 +7,20 @@ import { createReadStream } from 'node:fs';
 import { InvalidListingError } from './errors.js';
 import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord } from './extract/listing-parser.js';
 import type { Reject } from './load/audit.js';
+import type { MemberReader } from './extract/record-members.js';
 import type { SourceHashes } from './load/source-hash.js';
 import { copyLine, NO_HASH } from './load/staging.js';
-import type { MemberReader } from './extract/record-members.js';
-import { KNOWN_FIELD_NAMES, transformRecord } from './transform/record.js';
+import { FieldCounter, KNOWN_FIELDS } from './transform/field-counts.js';
+import { transformRecord } from './transform/record.js';
 import { CopyWriter } from './transform/record-copy.js';
 import { UnchangedRecords } from './unchanged-records.js';
 
 const READ_CHUNK = 1024 * 1024;
+/**
+ * The parser is fed at most this much at a time: it returns a push's records all at once, and 1 MiB
+ * of tiny records (`{}` is 3 bytes) would be 350,000 objects alive together.
+ */
+const PUSH_BYTES = 64 * 1024;
 const YIELD_AT = 512 * 1024;
 const REJECT_BATCH = 1000;
 /** Rejects stored per run; beyond this they are counted, not stored (a wholly broken listing). */
@@ -26,9 +32,10 @@ export interface ListingTally {
   bytes: number;
   /** False when every id was seen once (the SQL duplicate pass can be skipped). */
   maybeDuplicates: boolean;
-  unknownFields: Set<string>;
-  /** Count of each reject reason, for the run summary. */
-  reasons: Map<string, number>;
+  /** Which fields the records carry (known and unknown), for the schema-drift guard. */
+  fields: FieldCounter;
+  /** Reject reasons counted per field path, then per message (cut before any quoted value). */
+  reasons: Map<string, Map<string, number>>;
   envelope: ListingEnvelope | undefined;
   /** COPY lines written by the byte-level fast path, when there is one. */
   copyWriter?: CopyWriter;
@@ -42,11 +49,29 @@ export function newTally(): ListingTally {
     rejected: 0,
     bytes: 0,
     maybeDuplicates: false,
-    unknownFields: new Set(),
+    fields: new FieldCounter(),
     reasons: new Map(),
     envelope: undefined,
     ids: new IdBitmap(),
   };
+}
+
+/** The most frequent reject reasons ("path: message"), most frequent first. */
+export function topReasons(tally: ListingTally, limit: number): Array<{ reason: string; count: number }> {
+  const all: Array<{ reason: string; count: number }> = [];
+  for (const [path, messages] of tally.reasons) {
+    for (const [message, count] of messages) all.push({ reason: path ? `${path}: ${message}` : message, count });
+  }
+  return all.sort((a, b) => b.count - a.count).slice(0, limit);
+}
+
+/** Counted by (path, message) without building a string per record: the keys are the error's own strings. */
+function countReason(reasons: ListingTally['reasons'], path: string, message: string): void {
+  const quote = message.indexOf('"');
+  const key = quote < 0 ? message : message.slice(0, quote).trim();
+  let messages = reasons.get(path);
+  if (messages === undefined) reasons.set(path, (messages = new Map()));
+  messages.set(key, (messages.get(key) ?? 0) + 1);
 }
 
 export interface ListingLinesOptions {
@@ -66,11 +91,12 @@ export interface ListingLinesOptions {
 export function recordFastPaths(tally: ListingTally, hashes: SourceHashes | undefined, writer = new CopyWriter()): UnchangedRecords {
   const count = (members: MemberReader, bytes: Buffer) => {
     tally.received++;
+    tally.fields.countMembers(members.present, members.nonNull);
     for (let k = 0; k < members.unknownCount; k++) {
-      tally.unknownFields.add(bytes.toString('latin1', members.unknown[2 * k]!, members.unknown[2 * k + 1]!));
+      tally.fields.countUnknown(bytes.toString('latin1', members.unknown[2 * k]!, members.unknown[2 * k + 1]!));
     }
   };
-  const unchanged: UnchangedRecords = new UnchangedRecords(hashes, KNOWN_FIELD_NAMES, {
+  const unchanged: UnchangedRecords = new UnchangedRecords(hashes, KNOWN_FIELDS, {
     skipped: count,
     changed(members, bytes, start, end, position, byteOffset, hash) {
       if (!writer.write(bytes, start, end, members, position, byteOffset, hash)) return false;
@@ -94,38 +120,39 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   let pending: Reject[] = [];
   let out = '';
 
-  const reject = (reject: Reject) => {
+  // Past the stored cap a reject is only counted: no object, no raw text kept.
+  const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors']) => {
     tally.rejected++;
-    for (const e of reject.errors) {
-      const reason = e.path ? `${e.path}: ${e.message.replace(/".*$/, '').trim()}` : e.message;
-      tally.reasons.set(reason, (tally.reasons.get(reason) ?? 0) + 1);
-    }
+    for (const e of errors) countReason(tally.reasons, e.path, e.message);
     if (stored < MAX_STORED_REJECTS) {
       stored++;
-      pending.push(reject);
+      pending.push({ position: record.position, recordId, errors, raw: record.raw });
     }
   };
   const handle = (record: ParsedRecord) => {
     tally.received++;
     if (record.problem !== undefined) {
-      reject({ position: record.position, recordId: null, errors: [{ path: '', message: record.problem }], raw: record.raw });
+      reject(record, null, [{ path: '', message: record.problem }]);
       return;
     }
-    const result = transformRecord(record.value);
-    for (const name of result.unknownFields) tally.unknownFields.add(name);
+    const value = record.value;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) tally.fields.count(value);
+    const result = transformRecord(value);
     if (result.ok) {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
       const hash = unchanged === undefined ? NO_HASH : unchanged.hashFields(record.position);
       unchanged?.staged(result.row.id, record.position);
       out += copyLine(record.position, result.row, record.byteOffset, record.byteLength, hash);
-    } else reject({ position: record.position, recordId: result.recordId, errors: result.errors, raw: record.raw });
+    } else reject(record, result.recordId, result.errors);
   };
 
   const stream = createReadStream(options.path, { highWaterMark: READ_CHUNK, signal: options.signal });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       tally.bytes += chunk.length;
-      for (const record of parser.push(chunk)) handle(record);
+      for (let at = 0; at < chunk.length; at += PUSH_BYTES) {
+        for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
+      }
       if (pending.length >= REJECT_BATCH) {
         await options.writeRejects(pending);
         pending = [];

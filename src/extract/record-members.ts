@@ -3,7 +3,7 @@
  * which known fields it has (and which are not null), where its unknown keys are, and its id as
  * a number. The unchanged-record shortcut needs exactly this to skip a record and still count it
  * (presence, unknown fields). Anything unusual (whitespace between tokens, an escape or a
- * non-ASCII byte in a key, a repeated known key, a nested value as id, an id that is not 1-15
+ * non-ASCII byte in a key, a repeated key, a nested value as id, an id that is not 1-15
  * plain digits) answers false: the record then takes the full path, which is always right.
  */
 
@@ -67,7 +67,8 @@ export class MemberReader {
         const bit = 1 << k;
         if ((present & bit) !== 0) return false;
         present |= bit;
-        if (v !== 0x6e) nonNull |= bit;
+        // null and "" count as no value (both load as null).
+        if (v !== 0x6e && !(v === 0x22 && b[vs + 1] === 0x22)) nonNull |= bit;
         this.valueStart[k] = vs;
         this.valueEnd[k] = memberEnd;
         if (k === this.idIndex) {
@@ -75,7 +76,7 @@ export class MemberReader {
           idEnd = memberEnd;
         }
       } else {
-        if (unknownCount === MAX_UNKNOWN) return false;
+        if (unknownCount === MAX_UNKNOWN || this.repeatsUnknown(b, ks, j, unknownCount)) return false;
         this.unknown[2 * unknownCount] = ks;
         this.unknown[2 * unknownCount + 1] = j;
         unknownCount++;
@@ -102,6 +103,17 @@ export class MemberReader {
     this.unknownCount = unknownCount;
     this.id = id;
     return true;
+  }
+
+  /** Whether b[s, e) is one of the first `count` unknown keys already read (a repeated key). */
+  private repeatsUnknown(b: Uint8Array, s: number, e: number, count: number): boolean {
+    next: for (let u = 0; u < count; u++) {
+      const us = this.unknown[2 * u]!;
+      if (this.unknown[2 * u + 1]! - us !== e - s) continue;
+      for (let i = 0; i < e - s; i++) if (b[us + i] !== b[s + i]) continue next;
+      return true;
+    }
+    return false;
   }
 
   /** Index of the known key whose text is b[s, e), or -1. */

@@ -7,7 +7,7 @@
  */
 import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';
-import { KNOWN_FIELD_NAMES } from './record.js';
+import { KNOWN_FIELDS } from '../row.js';
 
 /** Where a compact record's known fields are (see extract/record-members.ts). */
 export interface RecordFields {
@@ -16,12 +16,12 @@ export interface RecordFields {
   valueEnd: Int32Array;
 }
 
-const F_ID = KNOWN_FIELD_NAMES.indexOf('id');
-const F_WPI = KNOWN_FIELD_NAMES.indexOf('wpi');
-const F_DECIMALS = ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'].map((f) =>
-  KNOWN_FIELD_NAMES.indexOf(f),
+const F_ID = KNOWN_FIELDS.indexOf('id');
+const F_WPI = KNOWN_FIELDS.indexOf('wpi');
+const F_DECIMALS = (['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'] as const).map((f) =>
+  KNOWN_FIELDS.indexOf(f),
 );
-const F_DATE = KNOWN_FIELD_NAMES.indexOf('first_sale');
+const F_DATE = KNOWN_FIELDS.indexOf('first_sale');
 /** Exponents beyond this many digits are left to the zod path (which says why they are too large). */
 const MAX_EXPONENT_DIGITS = 6;
 const FLUSH_AT = 256 * 1024;

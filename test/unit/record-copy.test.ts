@@ -13,7 +13,7 @@ import { MemberReader } from '../../src/extract/record-members.js';
 import type { Reject } from '../../src/load/audit.js';
 import { listingCopyLines, newTally, recordFastPaths } from '../../src/pipeline.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
-import { KNOWN_FIELD_NAMES } from '../../src/transform/record.js';
+import { KNOWN_FIELDS } from '../../src/row.js';
 
 const IDS = ['1', '42', '"42"', '"007"', '0', '-1', '1.5', '1e3', 'null', 'true', '"abc"', '" 7"', '123456789012345', '"123456789012345"',
   '1234567890123456', '9223372036854775807', '"9223372036854775807"', '9223372036854775808', '{"a":1}', '[1]'];
@@ -171,7 +171,7 @@ describe('byte-level fast path vs the zod path', () => {
       '{"id":7,"wpi":"WPI-000007","inventory_bulk_wine":89255.3069989445285484236720,"inventory_finished_goods":"0.193e-4",' +
       '"inventory_sales":4.184e-6,"vintage_forecast":null,"vintage_make":-65983.02344427893628177595217,"first_sale":"2002-02-06T00:00:00.000000Z","bond":"x"}';
     const doc = Buffer.from(`{"bulk_wine_reconciliation":[${text}]}`);
-    const members = new MemberReader(KNOWN_FIELD_NAMES);
+    const members = new MemberReader(KNOWN_FIELDS);
     const writer = new CopyWriter();
     let line = '';
     const parser = new ListingParser({

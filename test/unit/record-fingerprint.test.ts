@@ -6,7 +6,7 @@ import { ListingParser, type RecordBytesHook } from '../../src/extract/listing-p
 import { hashRecord } from '../../src/extract/record-hash.js';
 import { locateRecord } from '../../src/extract/record-locate.js';
 import { MemberReader } from '../../src/extract/record-members.js';
-import { KNOWN_FIELD_NAMES } from '../../src/transform/record.js';
+import { KNOWN_FIELDS } from '../../src/row.js';
 
 function hash(bytes: Buffer, start = 0, end = bytes.length): string {
   const out = new Int32Array(2);
@@ -34,8 +34,8 @@ describe('record fingerprint', () => {
 });
 
 describe('MemberReader', () => {
-  const reader = new MemberReader(KNOWN_FIELD_NAMES);
-  const bit = (name: string) => 1 << KNOWN_FIELD_NAMES.indexOf(name);
+  const reader = new MemberReader(KNOWN_FIELDS);
+  const bit = (name: string) => 1 << (KNOWN_FIELDS as readonly string[]).indexOf(name);
 
   /** Member ends as the scanner records them, for a compact record. */
   function read(text: string): boolean {
