@@ -25,7 +25,7 @@ const BASE = [
   rec(7, '7'),
   rec(8, '8'),
   rec(9, '9'),
-  rec(10, '10'),
+  rec(10, '""'), // present without a value, in the field counts too
   rec(11, '"11e2"'),
   rec(12, 'null'),
   rec(13, 'true'), // invalid
@@ -44,7 +44,7 @@ const CHANGED = [
   rec(8, '88'), // staged, staged, then skipped
   rec(8, '888'),
   rec(9, '"nine"'), // invalid: its row is deleted
-  rec(10, '10'),
+  rec(10, '""'),
   rec(11, '"11e2"'),
   rec(12, 'null'),
   rec(13, '13'), // now valid: inserted
@@ -100,7 +100,7 @@ describe('unchanged-record shortcut', () => {
     return {
       runs: await db.rows(
         `SELECT dry_run, status, received::int, rejected::int, duplicates::int, inserted::int, updated::int, unchanged::int,
-                deleted::int, restored::int, unknown_fields
+                deleted::int, restored::int, unknown_fields, field_counts
          FROM sync_runs ORDER BY id`,
       ),
       rejects: await db.rows(`SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`),

@@ -90,6 +90,8 @@ function edgeRecords(): string[] {
     base({ first_sale: '' }),
     base({ inventory_bulk_wine: '' }),
     base({ unknown_a: '1', unknown_b: '{"x":[1,2]}' }),
+    '{"id":9,"wpi":"A","x":1,"x":2,"y":null}', // a repeated unknown key counts once
+    '{"id":10,"wpi":"A","vintage_make":"","first_sale":""}', // "" is present without a value
     '{"id":5,"wpi":"A"}',
     '{"id":5,"wpi":"B","vintage_make":1}', // a duplicate id: the SQL pass decides, the rows are the same
     '{}',
@@ -102,7 +104,7 @@ function edgeRecords(): string[] {
 interface Outcome {
   lines: string[];
   rejects: Array<Omit<Reject, 'raw'> & { raw: string }>;
-  tally: { received: number; rejected: number; maybeDuplicates: boolean; unknownFields: string[]; reasons: Array<[string, number]> };
+  tally: { received: number; rejected: number; maybeDuplicates: boolean; fields: unknown; reasons: Array<[string, Array<[string, number]>]> };
   fast: number;
 }
 
@@ -130,8 +132,8 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
       received: tally.received,
       rejected: tally.rejected,
       maybeDuplicates: tally.maybeDuplicates,
-      unknownFields: [...tally.unknownFields].sort(),
-      reasons: [...tally.reasons].sort(),
+      fields: tally.fields.toJSON(),
+      reasons: [...tally.reasons].map(([path, messages]): [string, Array<[string, number]>] => [path, [...messages].sort()]).sort(),
     },
     fast: taken,
   };
