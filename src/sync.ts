@@ -24,7 +24,7 @@ import type { WineApi } from './extract/api.js';
 import { spoolFault } from './extract/spool-fault.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
-import { countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
+import { carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 import {
   finishRun,
   insertRejects,
@@ -123,6 +123,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
         counts: run.counts(status),
         unknownFields: run.unknownFields(),
         fieldCounts: run.fieldCounts(),
+        bi: status === 'succeeded' ? run.bi : undefined,
       });
       log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
       return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
@@ -193,7 +194,8 @@ class Run {
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
     let compressed: Promise<number> | undefined;
-    this.baseline = baselineOf(await lastSuccess(deps.pool));
+    const last = await lastSuccess(deps.pool);
+    this.baseline = baselineOf(last);
     const lockWait = new LockWaitWatch(deps.pool, backendPid(client), config.lockTimeoutMs);
     try {
       await client.query('BEGIN');
@@ -238,9 +240,11 @@ class Run {
       if (!this.request.dryRun) await saveSourceHashes(client, { trusted: hashes !== undefined, deleted: missing, rulesVersion: RULES_VERSION, runId }, log);
       this.applied = counts;
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
-      this.bi = await countBiRounding(client, config.bi.scale);
+      const noRowChanged = counts.inserted + counts.updated + counts.deleted + counts.restored === 0;
+      const carried = hashes && noRowChanged ? carriedBiRounding(last, config.bi.scale) : undefined;
+      this.bi = carried ?? (await countBiRounding(client, config.bi.scale));
       const biWarning = describeBiRounding(this.bi);
-      if (biWarning) log.warn(this.bi, biWarning);
+      if (biWarning) log.warn({ ...this.bi, countedBy: carried ? Number(last!.id) : Number(runId) }, biWarning);
 
       if (compressed) {
         const gzipSize = await compressed;
