@@ -33,7 +33,7 @@ import {
   type RunStatus,
   type Trigger,
 } from './load/audit.js';
-import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
+import { compressListing, findPayload, latestPayload, restorePayload, storePayload, type CompressedListing } from './load/payloads.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
 import { listingCopyLines, newTally, type ListingTally } from './pipeline.js';
 import { APP_VERSION } from './version.js';
@@ -143,8 +143,7 @@ class Run {
       sha256 = (await this.deps.api.downloadListing(path, this.deps.signal)).sha256;
     } else {
       path = source.kind === 'file' ? resolve(source.path) : join(this.tmp!, 'listing.json');
-      if (source.kind === 'replay') await restorePayload(this.deps.pool, source.runId, path);
-      sha256 = await sha256File(path, this.deps.signal);
+      sha256 = source.kind === 'replay' ? await restorePayload(this.deps.pool, source.runId, path) : await sha256File(path, this.deps.signal);
     }
     log.info({ bytes: (await stat(path)).size, sha256, ms: Date.now() - started }, 'listing ready');
     return { path, sha256 };
@@ -155,7 +154,7 @@ class Run {
     const log = deps.log.child({ step: 'load' });
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
-    let compressed: Promise<number> | undefined;
+    let compressed: Promise<CompressedListing> | undefined;
     try {
       await client.query('BEGIN');
       const lines = listingCopyLines({
@@ -170,8 +169,7 @@ class Run {
       this.checkEnvelope();
       this.checkRejectRatio();
 
-      const gzipPath = join(this.tmp!, 'listing.json.gz');
-      compressed = archive ? compressListing(path, gzipPath) : undefined;
+      compressed = archive ? compressListing(path, join(this.tmp!, 'listing.json.archive')) : undefined;
       compressed?.catch(() => undefined); // awaited below; a failure surfaces there
 
       started = Date.now();
@@ -185,8 +183,7 @@ class Run {
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
 
       if (compressed) {
-        const gzipSize = await compressed;
-        await storePayload(client, { runId, sha256, bytes: this.tally.bytes, gzipPath, gzipSize, keep: config.archiveKeep });
+        await storePayload(client, { runId, sha256, bytes: this.tally.bytes, compressed: await compressed, keep: config.archiveKeep });
       }
       await client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
     } catch (error) {
