@@ -42,6 +42,7 @@ describe('a schema analysts can use', () => {
       'bulk_wine_reconciliation_current',
       'bulk_wine_reconciliation_history',
       'sync_migrations',
+      'sync_payload_chunks',
       'sync_payloads',
       'sync_rejects',
       'sync_runs',
@@ -66,6 +67,7 @@ describe('a schema analysts can use', () => {
       const latest = await bi.query(`SELECT status, run_id FROM "${db.schema}".sync_runs_latest`);
       expect(latest.rows).toEqual([{ status: 'succeeded', run_id: '1' }]);
       await expect(bi.query(`SELECT * FROM "${db.schema}".sync_payloads`)).rejects.toThrow(/permission denied/);
+      await expect(bi.query(`SELECT * FROM "${db.schema}".sync_payload_chunks`)).rejects.toThrow(/permission denied/);
       await expect(bi.query(`SELECT * FROM "${db.schema}".sync_migrations`)).rejects.toThrow(/permission denied/);
       await expect(bi.query(`INSERT INTO "${db.schema}".sync_runs (trigger, status, app_version) VALUES ('manual','running','x')`)).rejects.toThrow(/read-only|permission denied/);
       await expect(bi.query(`DELETE FROM "${db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(/read-only|permission denied/);
