@@ -11,7 +11,7 @@ import { createGzip } from 'node:zlib';
 import { ListingShape, type Variant } from './realistic-records.js';
 
 /** Bumped when the generator changes, so that stale files are not reused. */
-const GENERATOR_VERSION = 1;
+const GENERATOR_VERSION = 2;
 const FLUSH_AT = 1 << 20;
 
 export interface ListingFiles {
@@ -76,12 +76,16 @@ async function writeListing(shape: ListingShape, variant: Variant, files: Listin
 }
 
 function write(stream: WriteStream, text: string): Promise<void> {
+  if (stream.write(text)) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    if (stream.write(text)) resolve();
-    else {
-      stream.once('drain', resolve);
-      stream.once('error', reject);
-    }
+    const done = (error?: Error) => {
+      stream.off('drain', done);
+      stream.off('error', done);
+      if (error) reject(error);
+      else resolve();
+    };
+    stream.on('drain', done);
+    stream.on('error', done);
   });
 }
 

@@ -1,7 +1,7 @@
 /**
  * Records shaped like real listings (not the simulator's tidy ones), each with the row the sync
  * must load from it, so that the floor can `\copy` exactly the same rows:
- * decimals with 18–28 fractional digits and some of 30+ digits, exponents (`1.5e-7`, `2E+3`),
+ * decimals mostly with 18–28 fractional digits, some of 30+ digits, some short ones and integers, exponents (`1.5e-7`, `2E+3`),
  * trailing zeros, about 30% of one decimal sent as a numeric string, nulls, ISO date-times in
  * `first_sale` besides plain dates and `0000-00-00`, an unknown field on about 1% of records.
  */
@@ -60,15 +60,16 @@ function integerPart(rng: Rng, max: number): string {
 function decimal(rng: Rng): { json: string; canon: string } {
   const r = rng.next();
   const minus = rng.next() < 0.02 ? '-' : '';
-  if (r < 0.04) return { json: 'null', canon: NULL };
-  if (r < 0.06) return exponent(rng, minus);
-  if (r < 0.1) {
+  if (r < 0.06) return { json: 'null', canon: NULL };
+  if (r < 0.08) return exponent(rng, minus);
+  if (r < 0.24) {
     const int = integerPart(rng, 5);
     return { json: minus + int, canon: int === '0' ? '0' : minus + int };
   }
-  const long = r < 0.14;
-  const fracLength = long ? 30 + rng.int(6) : 18 + rng.int(11);
-  const int = integerPart(rng, long ? 3 : 6);
+  const long = r < 0.28;
+  const short = r >= 0.28 && r < 0.5;
+  const fracLength = long ? 30 + rng.int(6) : short ? 1 + rng.int(6) : 18 + rng.int(11);
+  const int = integerPart(rng, long ? 3 : 4);
   const frac = rng.digits(fracLength - 1) + rng.nonZeroDigit();
   const trailing = rng.next() < 0.03 ? '00' : '';
   return { json: `${minus}${int}.${frac}${trailing}`, canon: `${minus}${int}.${frac}` };

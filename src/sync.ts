@@ -173,7 +173,7 @@ class Run {
       compressed?.catch(() => undefined); // awaited below; a failure surfaces there
 
       started = Date.now();
-      const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client) : [];
+      const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client, log) : [];
       this.duplicates = duplicates.length;
       if (duplicates.length > 0) await insertRejects(deps.pool, runId, await duplicateRejects(path, duplicates));
       const counts = await classifyStaged(client, this.staged(), log);
@@ -183,7 +183,7 @@ class Run {
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
 
       if (compressed) {
-        await storePayload(client, { runId, sha256, bytes: this.tally.bytes, compressed: await compressed, keep: config.archiveKeep });
+        await storePayload(client, { runId, sha256, bytes: this.tally.bytes, compressed, keep: config.archiveKeep }, log);
       }
       await client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
     } catch (error) {

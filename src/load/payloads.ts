@@ -11,6 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../db/pool.js';
 import { InvalidListingError, SyncError } from '../errors.js';
+import type { Logger } from '../log.js';
 import {
   binaryColumnBytes,
   chunkTupleStart,
@@ -47,12 +48,19 @@ export async function compressListing(source: string, dest: string, algorithm = 
 /** Stores the compressed listing as the run's payload, then keeps only the newest `keep`. */
 export async function storePayload(
   client: PoolClient,
-  payload: { runId: string; sha256: string; bytes: number; compressed: CompressedListing; keep: number; chunkBytes?: number },
+  payload: { runId: string; sha256: string; bytes: number; compressed: CompressedListing | Promise<CompressedListing>; keep: number; chunkBytes?: number },
+  log?: Logger,
 ): Promise<void> {
-  const { runId, compressed } = payload;
+  const { runId } = payload;
+  let started = Date.now();
+  // Time spent waiting for the compression started earlier: how much of it was on the critical path.
+  const compressed = await payload.compressed;
+  log?.debug({ statement: 'archive_compression_wait', ms: Date.now() - started }, 'statement done');
+  started = Date.now();
   await client.query(SQL.insert_payload, [runId, payload.sha256, payload.bytes, compressed.algorithm, compressed.size]);
   await pipeline(chunkRows(BigInt(runId), compressed, payload.chunkBytes ?? PAYLOAD_CHUNK_BYTES), client.query(copyFrom(SQL.copy_payload_chunks)));
   await client.query(SQL.prune_payloads, [payload.keep]);
+  log?.debug({ statement: 'store_payload', algorithm: compressed.algorithm, storedBytes: compressed.size, ms: Date.now() - started }, 'statement done');
 }
 
 /** The compressed file as binary COPY rows (run_id, seq, data), read a MB at a time. */
