@@ -30,6 +30,7 @@ export function judge(run: Omit<BenchRun, 'targets'>): Record<string, boolean> {
     'first load <= 2.0x floor': ratio(NAMES.first) <= 2.0,
     'unchanged re-sync <= 1.5x floor': ratio(NAMES.unchanged) <= 1.5,
     'unchanged re-sync WAL < 5 MB': by(NAMES.unchanged).walMb < 5,
+    'unchanged re-sync writes <= 100 rows': by(NAMES.unchanged).tuplesWritten <= 100,
     '1% changed <= 1.5x floor': ratio(NAMES.changed) <= 1.5,
     'peak RSS <= 250 MB': run.syncs.every((s) => (s.maxRssMb ?? Infinity) <= 250),
     'all-rejected <= 2x first load': rejected.every((s) => s.seconds <= 2 * first.seconds),
@@ -53,16 +54,16 @@ const range = (values: number[], digits = 2) => `${f(min(values), digits)} / ${f
 
 export function summaryTable(runs: BenchRun[]): string {
   const lines = [
-    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | peak RSS MB min / median | WAL MB median |`,
-    '|---|---:|---:|---:|---:|',
-    `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - |`,
-    `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - |`,
-    `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - |`,
+    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | peak RSS MB min / median | WAL MB min / median | rows written median |`,
+    '|---|---:|---:|---:|---:|---:|',
+    `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - | - |`,
+    `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - | - |`,
+    `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - | - |`,
   ];
   for (const name of Object.values(NAMES)) {
     const ms = runs.map((r) => ({ m: r.syncs.find((s) => s.name === name)!, floor: r.floorSeconds }));
     lines.push(
-      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${f(median(ms.map((x) => x.m.walMb)), 1)} |`,
+      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${range(ms.map((x) => x.m.walMb), 1)} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} |`,
     );
   }
   return lines.join('\n');
@@ -80,8 +81,13 @@ export function stepTable(runs: BenchRun[], name: string): string {
 
 export function targetLines(runs: BenchRun[]): string[] {
   const names = Object.keys(runs[0]!.targets);
-  return names.map((t) => {
+  const lines = names.map((t) => {
     const met = runs.filter((r) => r.targets[t]).length;
     return `${met === runs.length ? 'met   ' : 'MISSED'} ${t} (${met} of ${runs.length} runs)`;
   });
+  const shared = runs.map((r) => r.syncs.find((s) => s.name === NAMES.unchanged)!.otherTuples).filter((n) => n > 0);
+  if (shared.length > 0) {
+    lines.push(`note: other databases of this cluster wrote rows during ${shared.length} unchanged re-sync(s) (up to ${Math.max(...shared)}): their WAL is in the WAL figure`);
+  }
+  return lines;
 }

@@ -15,7 +15,12 @@ export interface SyncMeasure {
   name: string;
   seconds: number;
   maxRssMb: number | undefined;
+  /** WAL of the whole cluster: on a shared server it includes other databases' writes (see otherTuples). */
   walMb: number;
+  /** Rows inserted, updated or deleted in the bench database (by the sync: nothing else writes there). */
+  tuplesWritten: number;
+  /** Rows written in other databases of the cluster meanwhile: when not 0, walMb is not the sync's alone. */
+  otherTuples: number;
   status: string;
   error: string | null;
   counts: Record<string, number | null>;
@@ -26,10 +31,12 @@ export interface SyncMeasure {
 
 export async function measureSync(name: string, args: string[], env: Record<string, string>, admin: pg.Client): Promise<SyncMeasure> {
   const walBefore = (await admin.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
+  const tuplesBefore = await tuplesWrittenByDatabase(admin);
   const started = process.hrtime.bigint();
   const { stdout, stderr, maxRssBytes } = await runCli([...args, '--json'], { ...env, LOG_LEVEL: 'debug' }, true);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const wal = (await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS bytes', [walBefore])).rows[0].bytes;
+  const tuplesAfter = await tuplesWrittenByDatabase(admin);
   let run: Record<string, unknown>;
   try {
     run = JSON.parse(stdout);
@@ -42,12 +49,24 @@ export async function measureSync(name: string, args: string[], env: Record<stri
     seconds,
     maxRssMb: maxRssBytes === undefined ? undefined : maxRssBytes / 2 ** 20,
     walMb: Number(wal) / 2 ** 20,
+    tuplesWritten: tuplesAfter.mine - tuplesBefore.mine,
+    otherTuples: tuplesAfter.others - tuplesBefore.others,
     status: String(run.status),
     error: (run.error as string | null) ?? null,
     counts: Object.fromEntries(['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'].map((k) => [k, pick(k)])),
     stepsMs: steps(stderr),
     runId: Number(run.id),
   };
+}
+
+/** Cumulative rows written per database (the sync's sessions have ended, so their counts are flushed). */
+async function tuplesWrittenByDatabase(admin: pg.Client): Promise<{ mine: number; others: number }> {
+  await admin.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await admin.query<{ mine: boolean; n: string }>(
+    `SELECT datname = current_database() AS mine, coalesce(sum(tup_inserted + tup_updated + tup_deleted), 0)::text AS n
+     FROM pg_stat_database WHERE datname IS NOT NULL GROUP BY 1`,
+  );
+  return { mine: Number(rows.find((r) => r.mine)?.n ?? 0), others: Number(rows.find((r) => !r.mine)?.n ?? 0) };
 }
 
 /** Step durations from the run's debug log: every line with `ms` names a step or a statement. */
