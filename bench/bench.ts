@@ -85,12 +85,9 @@ async function main(): Promise<void> {
 
     const lines = [
       `${records} records, ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}; ${report.uptime}`,
-      '',
-      summaryTable(results),
-      '',
-      ...[NAMES.first, NAMES.unchanged, NAMES.changed].map((name) => stepTable(results, name)),
-      '',
-      ...targetLines(results),
+      ...(results.length === 0
+        ? []
+        : ['', summaryTable(results), '', ...[NAMES.first, NAMES.unchanged, NAMES.changed].map((name) => stepTable(results, name)), '', ...targetLines(results)]),
       ...(scale ? ['', ...scale.lines] : []),
       '',
       `written to ${out}`,
