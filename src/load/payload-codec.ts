@@ -2,8 +2,7 @@
  * The archive's byte formats: the compression of a payload (zstd when the running Node has it,
  * else gzip at a low level) and the PGCOPY binary rows that carry its chunks in and out.
  */
-import type { Transform } from 'node:stream';
-import { Transform as TransformStream } from 'node:stream';
+import { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { InvalidListingError } from '../errors.js';
 
@@ -64,7 +63,7 @@ export function binaryColumnBytes(): Transform {
   let pending = Buffer.alloc(0);
   let remaining = 0;
   const need = { header: HEADER_LENGTH, tuple: 2, length: 4 } as const;
-  return new TransformStream({
+  return new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       let data = chunk;
       try {
@@ -85,18 +84,18 @@ export function binaryColumnBytes(): Transform {
           const field = pending;
           pending = Buffer.alloc(0);
           if (state === 'header') {
-            if (!field.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not a PGCOPY binary stream');
+            if (!field.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new InvalidListingError('archived payload: not a PGCOPY binary stream');
             const extension = field.readInt32BE(SIGNATURE.length + 4);
-            if (extension !== 0) throw new Error('unexpected PGCOPY header extension');
+            if (extension !== 0) throw new InvalidListingError('archived payload: unexpected PGCOPY header extension');
             state = 'tuple';
           } else if (state === 'tuple') {
             const fields = field.readInt16BE(0);
             if (fields === -1) state = 'done';
             else if (fields === 1) state = 'length';
-            else throw new Error(`expected one column per row, got ${fields}`);
+            else throw new InvalidListingError(`archived payload: expected one column per row, got ${fields}`);
           } else {
             remaining = field.readInt32BE(0);
-            if (remaining < 0) throw new Error('unexpected null payload chunk');
+            if (remaining < 0) throw new InvalidListingError('archived payload: a chunk is null');
             state = remaining === 0 ? 'tuple' : 'data';
           }
         }
@@ -106,7 +105,7 @@ export function binaryColumnBytes(): Transform {
       }
     },
     flush(callback) {
-      callback(state === 'done' ? undefined : new Error('binary COPY stream ended early'));
+      callback(state === 'done' ? undefined : new InvalidListingError('archived payload: the chunk stream ended early'));
     },
   });
 }

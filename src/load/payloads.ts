@@ -75,7 +75,7 @@ async function* chunkRows(runId: bigint, compressed: CompressedListing, chunkByt
       for (let left = length; left > 0; ) {
         const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, left));
         const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
-        if (bytesRead === 0) throw new Error(`compressed payload ${compressed.path} is shorter than ${compressed.size} bytes`);
+        if (bytesRead === 0) throw new SyncError('INVALID_LISTING', `compressed payload ${compressed.path} is shorter than ${compressed.size} bytes`);
         position += bytesRead;
         left -= bytesRead;
         yield buffer.subarray(0, bytesRead);
