@@ -33,7 +33,7 @@ import {
   type RunStatus,
   type Trigger,
 } from './load/audit.js';
-import { compressListing, findPayload, latestPayload, restorePayload, storePayload, type CompressedListing } from './load/payloads.js';
+import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
 import { listingCopyLines, newTally, type ListingTally } from './pipeline.js';
 import { APP_VERSION } from './version.js';
@@ -154,7 +154,11 @@ class Run {
     const log = deps.log.child({ step: 'load' });
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
-    let compressed: Promise<CompressedListing> | undefined;
+    // The archive is compressed on libuv's thread pool while the listing is parsed and applied;
+    // stopped if the run fails.
+    const stopArchive = new AbortController();
+    const compressed = archive ? compressListing(path, join(this.tmp!, 'listing.json.archive'), stopArchive.signal) : undefined;
+    compressed?.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       await client.query('BEGIN');
       const lines = listingCopyLines({
@@ -168,9 +172,6 @@ class Run {
       log.info({ received: this.tally.received, rejected: this.tally.rejected, ms: Date.now() - started }, 'listing parsed and staged');
       this.checkEnvelope();
       this.checkRejectRatio();
-
-      compressed = archive ? compressListing(path, join(this.tmp!, 'listing.json.archive')) : undefined;
-      compressed?.catch(() => undefined); // awaited below; a failure surfaces there
 
       started = Date.now();
       const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client, log) : [];
@@ -188,7 +189,8 @@ class Run {
       await client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
     } catch (error) {
       this.applied = undefined;
-      await compressed?.catch(() => undefined); // let it finish before the temp dir is removed
+      stopArchive.abort();
+      await compressed?.catch(() => undefined); // let it stop before the temp dir is removed
       throw error;
     }
   }

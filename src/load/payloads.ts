@@ -36,12 +36,9 @@ export interface CompressedListing {
   algorithm: PayloadAlgorithm;
 }
 
-/**
- * Compresses the spooled listing to `dest`. Started when staging is done, it runs on libuv's
- * thread pool while PostgreSQL applies the changes: the second core is otherwise idle then.
- */
-export async function compressListing(source: string, dest: string, algorithm = preferredAlgorithm()): Promise<CompressedListing> {
-  await pipeline(createReadStream(source, { highWaterMark: READ_BYTES }), compressor(algorithm), createWriteStream(dest));
+/** Compresses the spooled listing to `dest`, on libuv's thread pool (off the JavaScript thread). */
+export async function compressListing(source: string, dest: string, signal?: AbortSignal, algorithm = preferredAlgorithm()): Promise<CompressedListing> {
+  await pipeline(createReadStream(source, { highWaterMark: READ_BYTES }), compressor(algorithm), createWriteStream(dest), signal ? { signal } : {});
   return { path: dest, size: (await stat(dest)).size, algorithm };
 }
 

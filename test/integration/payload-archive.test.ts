@@ -35,7 +35,7 @@ afterAll(async () => {
 async function archive(body: string, chunkBytes: number, algorithm: PayloadAlgorithm = preferredAlgorithm()) {
   const source = join(dir, `listing-${randomBytes(4).toString('hex')}.json`);
   await writeFile(source, body);
-  const compressed = await compressListing(source, `${source}.archive`, algorithm);
+  const compressed = await compressListing(source, `${source}.archive`, undefined, algorithm);
   const runId = await startRun(db.pool, { trigger: 'manual', dryRun: false, appVersion: 'test', source: null });
   const client = await db.pool.connect();
   try {
