@@ -110,7 +110,7 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await migrate(ctx.pool, ctx.config.schema);
+    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     const progress = terminalProgress(io.stderr);
     const outcome = await runSync(
       ctx.config,
@@ -144,14 +144,14 @@ function terminalProgress(stderr: NodeJS.WritableStream): { update: (p: { receiv
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {
-  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons)}\n`);
+  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi)}\n`);
 }
 
 async function migrateCommand(args: string[], io: Io): Promise<number> {
   parse(args, {});
   const ctx = openContext(io, { api: false, database: true });
   try {
-    const applied = await migrate(ctx.pool, ctx.config.schema);
+    const applied = await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     io.stdout.write(applied.length > 0 ? `applied ${applied.join(', ')} to schema ${ctx.config.schema}\n` : `schema ${ctx.config.schema} is up to date\n`);
     return 0;
   } finally {
@@ -165,7 +165,7 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
   if (!/^[1-9]\d{0,5}$/.test(limit)) throw new UsageError('--limit takes a whole number from 1 to 999999');
   const ctx = openContext(io, { api: false, database: true });
   try {
-    await migrate(ctx.pool, ctx.config.schema);
+    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     const runs: RunRow[] = await recentRuns(ctx.pool, Number(limit));
     io.stdout.write(flags.json ? `${JSON.stringify(runs)}\n` : `${formatRunsTable(runs)}\n`);
     return 0;

@@ -33,6 +33,14 @@ export interface Config {
   healthFile: string;
   /** First retry delay; later ones double (tests shorten it). */
   retryBaseMs: number;
+  /** The views made for BI drivers: their schema and the fractional digits of their decimals. */
+  bi: BiSettings;
+}
+
+export interface BiSettings {
+  schema: string;
+  /** S in numeric(28, S): a whole number from 0 to 20. */
+  scale: number;
 }
 
 export interface ConfigNeeds {
@@ -45,6 +53,7 @@ export interface ConfigNeeds {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const BI_SCALE_RULE = 'must be a whole number from 0 to 20';
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 const ratio = z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
@@ -63,7 +72,12 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     return schema.parse(fallback);
   };
 
-  const schema = value('SYNC_DB_SCHEMA', z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier'), 'public');
+  const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier of at most 63 characters');
+  const schema = value('SYNC_DB_SCHEMA', identifier, 'public');
+  const bi = {
+    schema: biSchema(env, schema, identifier, problems),
+    scale: value('SYNC_BI_SCALE', z.string().trim().regex(/^\d{1,2}$/, BI_SCALE_RULE).transform(Number).refine((n) => n <= 20, BI_SCALE_RULE), '10'),
+  };
   const timezone = value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), 'UTC');
   const schedule = value(
     'SYNC_SCHEDULE',
@@ -117,7 +131,21 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
-  return { api, databaseUrl, schema, schedule, timezone, maxRejectRatio, maxDeleteRatio, archiveKeep, logLevel, healthFile, retryBaseMs };
+  return { api, databaseUrl, schema, schedule, timezone, maxRejectRatio, maxDeleteRatio, archiveKeep, logLevel, healthFile, retryBaseMs, bi };
+}
+
+/** SYNC_BI_SCHEMA, by default `<SYNC_DB_SCHEMA>_bi`; never the data schema itself. */
+function biSchema(env: Env, schema: string, identifier: z.ZodString, problems: string[]): string {
+  const given = blankToUndefined(env.SYNC_BI_SCHEMA);
+  const name = given ?? `${schema}_bi`;
+  const parsed = identifier.safeParse(name);
+  if (!parsed.success) {
+    const why = given === undefined ? `the default "${name}" is too long; set SYNC_BI_SCHEMA` : `${parsed.error.issues[0]?.message ?? 'invalid'} (got "${name}")`;
+    problems.push(`SYNC_BI_SCHEMA: ${why}`);
+  } else if (name === schema) {
+    problems.push(`SYNC_BI_SCHEMA: must differ from SYNC_DB_SCHEMA (got "${name}")`);
+  }
+  return name;
 }
 
 function blankToUndefined(v: string | undefined): string | undefined {

@@ -37,17 +37,17 @@ export async function demoCommand(_args: string[], io: Io): Promise<number> {
   const ctx = openContext({ ...io, env }, { api: true, database: true });
   let ok = true;
   try {
-    await migrate(ctx.pool, ctx.config.schema);
+    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     const api = newApi(ctx);
     const deps = { pool: ctx.pool, log: ctx.log, api };
     out('\n1. first sync: every record is new');
     const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(first.run, first.topReasons));
+    out(formatSummary(first.run, first.topReasons, first.bi));
 
     simulator.mutate({ change: 60, remove: 25, add: 40 });
     out('\n2. the upstream changed 60 records, removed 25 and added 40; second sync:');
     const second = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(second.run, second.topReasons));
+    out(formatSummary(second.run, second.topReasons, second.bi));
     ok = first.run.status === 'succeeded' && second.run.status === 'succeeded';
   } finally {
     await ctx.close();

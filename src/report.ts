@@ -1,7 +1,8 @@
 /** What people read on stdout: a run's summary and the table of recent runs. */
 import type { RunRow } from './load/audit.js';
+import { describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 
-export function formatSummary(run: RunRow, topReasons: Array<{ reason: string; count: number }>): string {
+export function formatSummary(run: RunRow, topReasons: Array<{ reason: string; count: number }>, bi?: BiRounding): string {
   const lines = [
     `run ${run.id} ${run.status}${run.dry_run ? ' (dry run: nothing committed)' : ''} in ${duration(run)} (${run.trigger})`,
     `  received ${n(run.received)}  rejected ${n(run.rejected)}  duplicates ${n(run.duplicates)}  bytes ${n(run.bytes)}`,
@@ -12,6 +13,8 @@ export function formatSummary(run: RunRow, topReasons: Array<{ reason: string; c
     for (const r of topReasons) lines.push(`    ${String(r.count).padStart(6)}  ${r.reason}`);
   }
   if (run.unknown_fields && run.unknown_fields.length > 0) lines.push(`  unknown fields ignored: ${run.unknown_fields.join(', ')}`);
+  const biWarning = bi && describeBiRounding(bi);
+  if (biWarning) lines.push(`  warning: ${biWarning}`);
   if (run.error) lines.push(`  error: ${run.error}`);
   return lines.join('\n');
 }

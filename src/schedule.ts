@@ -28,7 +28,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const ctx = openContext(io, { api: true, database: true });
   const { config, log, pool } = ctx;
   const api = newApi(ctx);
-  await migrate(pool, config.schema);
+  await migrate(pool, config.schema, config.bi);
 
   let running: Promise<void> | undefined;
   let controller: AbortController | undefined;

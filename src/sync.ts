@@ -22,6 +22,7 @@ import {
 import type { WineApi } from './extract/api.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
+import { countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 import {
   finishRun,
   insertRejects,
@@ -61,6 +62,8 @@ export interface SyncOutcome {
   run: RunRow;
   /** Most frequent reject reasons, for the human summary. */
   topReasons: Array<{ reason: string; count: number }>;
+  /** What the BI views round or leave NULL, after a successful run. */
+  bi?: BiRounding;
 }
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
@@ -93,7 +96,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       }
       const row = await finishRun(pool, runId, { status, error, counts: run.counts(status), unknownFields: run.unknownFields() });
       log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
-      return { run: row, topReasons: run.topReasons() };
+      return { run: row, topReasons: run.topReasons(), bi: status === 'succeeded' ? run.bi : undefined };
     } finally {
       if (!broken) await releaseRunLock(lockClient, config.schema).catch(() => (broken = true));
     }
@@ -107,6 +110,7 @@ class Run {
   private readonly tally: ListingTally = newTally();
   private duplicates = 0;
   private applied: ChangeCounts | undefined;
+  bi: BiRounding | undefined;
   private tmp: string | undefined;
 
   constructor(
@@ -182,6 +186,9 @@ class Run {
       await applyChanges(client, runId, counts, log);
       this.applied = counts;
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
+      this.bi = await countBiRounding(client, config.bi.scale);
+      const biWarning = describeBiRounding(this.bi);
+      if (biWarning) log.warn(this.bi, biWarning);
 
       if (compressed) {
         await storePayload(client, { runId, sha256, bytes: this.tally.bytes, compressed, keep: config.archiveKeep }, log);

@@ -4,7 +4,9 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { BiSettings } from '../config.js';
 import { SQL_DIR } from '../paths.js';
+import { installBiViews } from './bi-views.js';
 import { MIGRATE_LOCK_SQL } from './lock.js';
 import { inTransaction, quoteIdent, type Pool } from './pool.js';
 
@@ -21,8 +23,11 @@ export async function listMigrations(): Promise<Migration[]> {
   return files.map((file) => ({ version: Number.parseInt(file, 10), name: file.replace(/\.sql$/, ''), file }));
 }
 
-/** Returns the names of the migrations it applied (empty when the schema was current). */
-export async function migrate(pool: Pool, schema: string): Promise<string[]> {
+/**
+ * Returns the names of the migrations it applied (empty when the schema was current). With `bi`,
+ * the BI views are (re-)created too when they differ from those settings ("bi views" is listed).
+ */
+export async function migrate(pool: Pool, schema: string, bi?: BiSettings): Promise<string[]> {
   const migrations = await listMigrations();
   return inTransaction(pool, async (client) => {
     await client.query(MIGRATE_LOCK_SQL, [schema]);
@@ -48,6 +53,7 @@ export async function migrate(pool: Pool, schema: string): Promise<string[]> {
       await client.query('INSERT INTO sync_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       done.push(m.name);
     }
+    if (bi && (await installBiViews(client, schema, bi))) done.push(`bi views (${bi.schema}, numeric(28,${bi.scale}))`);
     return done;
   });
 }

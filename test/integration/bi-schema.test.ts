@@ -3,16 +3,19 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/migrate.js';
+import { describeWithDriver } from '../support/drivers.js';
 import { createTestDb, ROOT, type TestDb } from '../support/harness.js';
 
-const hasPsql = (() => {
+/** psql runs sql/bi_readonly_role.sql (it uses psql variables and \if). */
+function missingPsql(): string | undefined {
   try {
     execFileSync('psql', ['--version']);
-    return true;
+    return undefined;
   } catch {
-    return false;
+    return 'no psql on PATH: apt-get install postgresql-client';
   }
-})();
+}
 
 describe('a schema analysts can use', () => {
   let db: TestDb;
@@ -41,6 +44,7 @@ describe('a schema analysts can use', () => {
       'bulk_wine_reconciliation_closed_versions',
       'bulk_wine_reconciliation_current',
       'bulk_wine_reconciliation_history',
+      'sync_bi_views',
       'sync_migrations',
       'sync_payload_chunks',
       'sync_payloads',
@@ -50,30 +54,69 @@ describe('a schema analysts can use', () => {
     ]);
   });
 
-  it.skipIf(!hasPsql)('the BI role reads the data and views, and cannot write or read anything else', async () => {
+  const EXACT_RELATIONS = ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions', 'bulk_wine_reconciliation_current', 'bulk_wine_reconciliation_history', 'sync_runs', 'sync_runs_latest', 'sync_rejects'];
+  const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness', 'data_dictionary'];
+
+  /** Runs sql/bi_readonly_role.sql with psql, then `work` connected as the role; drops the role after. */
+  async function asRole(extraVars: string[], work: (bi: pg.Client, role: string, applyScript: (vars: string[]) => void) => Promise<void>): Promise<void> {
     const role = `bi_${randomBytes(3).toString('hex')}`;
     const password = `pw-${randomBytes(6).toString('hex')}`;
-    execFileSync('psql', [db.url, '-q', '-v', `schema=${db.schema}`, '-v', `role=${role}`, '-v', `password=${password}`, '-f', join(ROOT, 'sql', 'bi_readonly_role.sql')]);
-    await db.pool.query("INSERT INTO sync_runs (trigger, status, app_version) VALUES ('manual', 'succeeded', 't')");
+    const applyScript = (vars: string[]) =>
+      execFileSync('psql', [db.url, '-q', '-v', `schema=${db.schema}`, '-v', `role=${role}`, '-v', `password=${password}`, ...vars.flatMap((v) => ['-v', v]), '-f', join(ROOT, 'sql', 'bi_readonly_role.sql')]);
+    applyScript(extraVars);
     const url = new URL(db.url);
     url.username = role;
     url.password = password;
     const bi = new pg.Client({ connectionString: url.toString() });
     await bi.connect();
     try {
-      for (const relation of ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions', 'bulk_wine_reconciliation_current', 'bulk_wine_reconciliation_history', 'sync_runs', 'sync_runs_latest', 'sync_rejects']) {
-        await expect(bi.query(`SELECT count(*) FROM "${db.schema}".${relation}`)).resolves.toBeDefined();
-      }
-      const latest = await bi.query(`SELECT status, run_id FROM "${db.schema}".sync_runs_latest`);
-      expect(latest.rows).toEqual([{ status: 'succeeded', run_id: '1' }]);
-      await expect(bi.query(`SELECT * FROM "${db.schema}".sync_payloads`)).rejects.toThrow(/permission denied/);
-      await expect(bi.query(`SELECT * FROM "${db.schema}".sync_payload_chunks`)).rejects.toThrow(/permission denied/);
-      await expect(bi.query(`SELECT * FROM "${db.schema}".sync_migrations`)).rejects.toThrow(/permission denied/);
-      await expect(bi.query(`INSERT INTO "${db.schema}".sync_runs (trigger, status, app_version) VALUES ('manual','running','x')`)).rejects.toThrow(/read-only|permission denied/);
-      await expect(bi.query(`DELETE FROM "${db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(/read-only|permission denied/);
+      await work(bi, role, applyScript);
     } finally {
       await bi.end();
       await db.pool.query(`DROP OWNED BY "${role}"; DROP ROLE "${role}"`);
     }
+  }
+
+  describeWithDriver('sql/bi_readonly_role.sql with psql', missingPsql(), () => {
+    const biSchema = () => `${db.schema}_bi`;
+    beforeAll(async () => {
+      await migrate(db.pool, db.schema, { schema: biSchema(), scale: 10 });
+      await db.pool.query("INSERT INTO sync_runs (trigger, status, app_version, finished_at) VALUES ('manual', 'succeeded', 't', now())");
+    });
+
+    it('by default grants the BI schema only, read-only', async () => {
+      await asRole([], async (bi) => {
+        for (const view of BI_VIEWS) await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".${view}`)).resolves.toBeDefined();
+        const fresh = await bi.query(`SELECT last_success_run_id, last_run_status FROM "${biSchema()}".sync_freshness`);
+        expect(fresh.rows).toEqual([{ last_success_run_id: '1', last_run_status: 'succeeded' }]);
+        for (const relation of [...EXACT_RELATIONS, 'sync_payloads', 'sync_payload_chunks', 'sync_migrations', 'sync_bi_views']) {
+          await expect(bi.query(`SELECT count(*) FROM "${db.schema}".${relation}`)).rejects.toThrow(/permission denied/);
+        }
+        await expect(bi.query(`CREATE VIEW "${biSchema()}".mine AS SELECT 1`)).rejects.toThrow(/read-only|permission denied/);
+      });
+    });
+
+    it('with -v exact=on also grants the exact tables and views, still read-only; a re-run without it revokes them', async () => {
+      await asRole(['exact=on'], async (bi, _role, applyScript) => {
+        for (const relation of EXACT_RELATIONS) await expect(bi.query(`SELECT count(*) FROM "${db.schema}".${relation}`)).resolves.toBeDefined();
+        const latest = await bi.query(`SELECT status, run_id FROM "${db.schema}".sync_runs_latest`);
+        expect(latest.rows).toEqual([{ status: 'succeeded', run_id: '1' }]);
+        await expect(bi.query(`SELECT * FROM "${db.schema}".sync_payloads`)).rejects.toThrow(/permission denied/);
+        await expect(bi.query(`SELECT * FROM "${db.schema}".sync_payload_chunks`)).rejects.toThrow(/permission denied/);
+        await expect(bi.query(`SELECT * FROM "${db.schema}".sync_migrations`)).rejects.toThrow(/permission denied/);
+        await expect(bi.query(`INSERT INTO "${db.schema}".sync_runs (trigger, status, app_version) VALUES ('manual','running','x')`)).rejects.toThrow(/read-only|permission denied/);
+        await expect(bi.query(`DELETE FROM "${db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(/read-only|permission denied/);
+        applyScript([]);
+        await expect(bi.query(`SELECT count(*) FROM "${db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(/permission denied/);
+        await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".reconciliation`)).resolves.toBeDefined();
+      });
+    });
+
+    it('keeps the grants when the views are re-created for a new SYNC_BI_SCALE', async () => {
+      await asRole([], async (bi) => {
+        expect(await migrate(db.pool, db.schema, { schema: biSchema(), scale: 3 })).toEqual([`bi views (${biSchema()}, numeric(28,3))`]);
+        for (const view of BI_VIEWS) await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".${view}`)).resolves.toBeDefined();
+      });
+    });
   });
 });

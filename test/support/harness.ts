@@ -38,7 +38,7 @@ export async function createTestDb(label: string): Promise<TestDb> {
     pool,
     rows: async (sql, params) => (await pool.query(sql, params)).rows,
     close: async () => {
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_bi" CASCADE`);
       await pool.end();
     },
   };

@@ -71,4 +71,28 @@ describe('loadConfig', () => {
   it('rejects a schema name that is not a plain identifier', () => {
     expect(errorOf(() => loadConfig({ ...API, SYNC_DB_SCHEMA: 'x"; drop' }, needs)).message).toContain('SYNC_DB_SCHEMA');
   });
+  describe('BI views settings', () => {
+    it('defaults to <SYNC_DB_SCHEMA>_bi and 10 fractional digits', () => {
+      expect(loadConfig(API, needs).bi).toEqual({ schema: 'public_bi', scale: 10 });
+      expect(loadConfig({ ...API, SYNC_DB_SCHEMA: 'wine' }, needs).bi).toEqual({ schema: 'wine_bi', scale: 10 });
+      expect(loadConfig({ ...API, SYNC_BI_SCHEMA: 'reporting', SYNC_BI_SCALE: '0' }, needs).bi).toEqual({ schema: 'reporting', scale: 0 });
+      expect(loadConfig({ ...API, SYNC_BI_SCALE: '20' }, needs).bi.scale).toBe(20);
+    });
+
+    it.each(['21', '-1', '1.5', 'ten', '1e1', '100'])('SYNC_BI_SCALE=%s is a configuration error naming the variable', (scale) => {
+      const error = errorOf(() => loadConfig({ ...API, SYNC_BI_SCALE: scale }, needs));
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toMatch(/SYNC_BI_SCALE: must be a whole number from 0 to 20/);
+    });
+
+    it.each([
+      [{ SYNC_BI_SCHEMA: 'Bad-Name' }, /SYNC_BI_SCHEMA: must be a lower-case SQL identifier/],
+      [{ SYNC_BI_SCHEMA: 'public' }, /SYNC_BI_SCHEMA: must differ from SYNC_DB_SCHEMA/],
+      [{ SYNC_DB_SCHEMA: 'a'.repeat(62) }, /SYNC_BI_SCHEMA: the default "a+_bi" is too long; set SYNC_BI_SCHEMA/],
+    ])('a bad BI schema is named: %o', (env, message) => {
+      const error = errorOf(() => loadConfig({ ...API, ...env }, needs));
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toMatch(message);
+    });
+  });
 });

@@ -1,0 +1,37 @@
+/** How many live values the BI views round or leave NULL: the run warns, since the views lose those digits. */
+import type { PoolClient } from '../db/pool.js';
+import { loadStatements } from './statements.js';
+
+const SQL = loadStatements('bi.sql', ['count_bi_rounding']);
+
+export interface BiRounding {
+  scale: number;
+  /** Values that lose fractional digits in the BI views. */
+  rounded: number;
+  /** Values too large for numeric(28, scale): NULL in the BI views. */
+  overflow: number;
+}
+
+/** Counts on the caller's connection, so inside a run's transaction it sees the run's changes. */
+export async function countBiRounding(client: PoolClient, scale: number): Promise<BiRounding> {
+  const { rows } = await client.query<{ rounded: string; overflow: string }>(SQL.count_bi_rounding, [scale, overflowThreshold(scale)]);
+  return { scale, rounded: Number(rows[0]!.rounded), overflow: Number(rows[0]!.overflow) };
+}
+
+/**
+ * The smallest magnitude that rounds (half away from zero) to S places with more than 28-S integer
+ * digits: 28-S nines, then S nines and a 5 after the point. Built as text: S is a validated integer.
+ */
+export function overflowThreshold(scale: number): string {
+  if (!Number.isInteger(scale) || scale < 0 || scale > 20) throw new RangeError(`BI scale must be 0..20, got ${scale}`);
+  return `${'9'.repeat(28 - scale)}.${'9'.repeat(scale)}5`;
+}
+
+/** The warning for the log and the run summary; undefined when the BI views show every value exactly. */
+export function describeBiRounding(r: BiRounding): string | undefined {
+  if (r.rounded === 0 && r.overflow === 0) return undefined;
+  const parts: string[] = [];
+  if (r.rounded > 0) parts.push(`${r.rounded} live value${r.rounded === 1 ? ' has' : 's have'} more than ${r.scale} decimal places and ${r.rounded === 1 ? 'is' : 'are'} rounded`);
+  if (r.overflow > 0) parts.push(`${r.overflow} live value${r.overflow === 1 ? ' does' : 's do'} not fit numeric(28,${r.scale}) and ${r.overflow === 1 ? 'is' : 'are'} NULL (see overflow_columns)`);
+  return `BI views: ${parts.join('; ')}; the exact tables keep every digit`;
+}

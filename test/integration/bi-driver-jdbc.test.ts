@@ -1,0 +1,64 @@
+/**
+ * pgjdbc (Debian's libpostgresql-jdbc-java, run by a real JVM), the driver of Metabase, DBeaver and
+ * Tableau's PostgreSQL connector: declared precision and scale, BigDecimal values, REMARKS.
+ * One JVM for the whole file (it is slow to start).
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { BI, BI_CLOSED_V1, DECIMALS, SCALE, connectionParts, syncHardValues } from '../drivers/hard-values.js';
+import { describeWithDriver, missingJdbc, PGJDBC_JAR, runProgram } from '../support/drivers.js';
+import { createTestDb, ROOT, type TestDb } from '../support/harness.js';
+
+describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
+  let db: TestDb;
+  let lines: string[][];
+  beforeAll(async () => {
+    db = await createTestDb('bijdbc');
+    await syncHardValues(db);
+    const c = connectionParts(db.url);
+    const stdout = await runProgram(
+      'java',
+      ['-cp', PGJDBC_JAR, join(ROOT, 'test', 'drivers', 'BiJdbc.java'), `jdbc:postgresql://${c.host}:${c.port}/${c.database}`, c.user, `${db.schema}_bi`],
+      { PGPASSWORD: c.password },
+    );
+    lines = stdout.trim().split('\n').map((l) => l.split('\t'));
+  }, 240_000);
+  afterAll(async () => db?.close());
+
+  const facts = (kind: string, view: string) => lines.filter((l) => l[0] === kind && l[1] === view);
+
+  it('ResultSetMetaData: every decimal column is (28, S)', () => {
+    for (const view of ['reconciliation', 'reconciliation_history']) {
+      const decimals = facts('COLUMN', view).filter((l) => l[3] === 'numeric');
+      expect(decimals.map((l) => [l[2], l[4], l[5]])).toEqual(DECIMALS.map((c) => [c, '28', String(SCALE)]));
+    }
+  });
+
+  it('getBigDecimal: the value rounded half away from zero, NULL where it cannot fit, and which columns', () => {
+    const rows: Record<string, Record<string, string | null>> = {};
+    for (const [, , row, column, value] of facts('VALUE', 'reconciliation')) {
+      (rows[row!] ??= {})[column!] = value === '\\N' ? null : value!;
+    }
+    const byId = Object.fromEntries(
+      Object.values(rows).map((r) => [r.id!, Object.fromEntries([...DECIMALS, 'overflow_columns'].map((c) => [c, r[c]]))]),
+    );
+    expect(byId).toEqual(BI);
+    const history = facts('VALUE', 'reconciliation_history').filter((l) => l[3] === 'vintage_make').map((l) => l[4]);
+    expect(history).toContain(BI_CLOSED_V1.vintage_make);
+    expect(history).toHaveLength(6);
+  });
+
+  it('DatabaseMetaData: REMARKS on every view and every column', () => {
+    for (const view of ['reconciliation', 'reconciliation_history', 'sync_freshness']) {
+      const remarks = facts('REMARKS', view);
+      expect(remarks.length).toBe(facts('COLUMN', view).length + 1);
+      expect(remarks.filter((l) => !l[3] || l[3] === 'null')).toEqual([]);
+    }
+    expect(facts('REMARKS', 'reconciliation').find((l) => l[2] === 'inventory_sales')![3]).toContain(`numeric(28,${SCALE})`);
+  });
+
+  it('the freshness view answers through the driver', () => {
+    const values = Object.fromEntries(facts('VALUE', 'sync_freshness').map((l) => [l[3], l[4]]));
+    expect(values).toMatchObject({ last_success_run_id: '2', last_run_status: 'succeeded', last_run_error: '\\N' });
+  });
+});

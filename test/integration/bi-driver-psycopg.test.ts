@@ -1,0 +1,44 @@
+/**
+ * psycopg2 (Debian's python3-psycopg2), the driver of Superset and of Python notebooks: Decimal
+ * values with every digit from the exact table, and rounded from the BI views.
+ * One python process for the whole file.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { BI, BI_CLOSED_V1, DECIMALS, EXACT, SCALE, connectionParts, syncHardValues } from '../drivers/hard-values.js';
+import { type DriverOutput, decimalsById } from '../drivers/read-views.js';
+import { describeWithDriver, findPython, runProgram } from '../support/drivers.js';
+import { createTestDb, ROOT, type TestDb } from '../support/harness.js';
+
+const probe = findPython('psycopg2');
+
+describeWithDriver('psycopg2 reads the exact table and the BI views', 'missing' in probe ? probe.missing : undefined, () => {
+  let db: TestDb;
+  let out: DriverOutput;
+  beforeAll(async () => {
+    db = await createTestDb('bipsycopg');
+    await syncHardValues(db);
+    const c = connectionParts(db.url);
+    const stdout = await runProgram((probe as { python: string }).python, [join(ROOT, 'test', 'drivers', 'read_views.py'), 'psycopg2', `${db.schema}_bi`, db.schema], {
+      PGHOST: c.host, PGPORT: c.port, PGDATABASE: c.database, PGUSER: c.user, PGPASSWORD: c.password,
+    });
+    out = JSON.parse(stdout) as DriverOutput;
+  }, 240_000);
+  afterAll(async () => db?.close());
+
+  it('the exact table: Decimal values with every digit', () => {
+    expect(decimalsById(out.exact!)).toEqual(EXACT);
+  });
+
+  it('the BI views: Decimal values rounded to S places, NULL where they cannot fit', () => {
+    expect(decimalsById(out.views.reconciliation)).toEqual(BI);
+    const history = decimalsById(out.views.reconciliation_history, true);
+    expect(Object.keys(history)).toHaveLength(6);
+    expect(Object.values(history).map((r) => r.vintage_make)).toContain(BI_CLOSED_V1.vintage_make);
+  });
+
+  it('the description carries precision 28 and scale S for every BI decimal', () => {
+    const decimals = out.views.reconciliation.columns.filter((c) => (DECIMALS as readonly string[]).includes(c.name));
+    expect(decimals.map((c) => [c.name, c.precision, c.scale])).toEqual(DECIMALS.map((c) => [c, 28, SCALE]));
+  });
+});
