@@ -121,7 +121,7 @@ async function benchRun(
     server.serve(listing);
     const m = await measureSync(name, ['run'], env, admin);
     log(
-      `${name}: ${m.seconds.toFixed(2)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb.toFixed(1)} MB WAL (${m.tuplesWritten} rows written here, ${m.otherTuples} in other databases meanwhile), ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
+      `${name}: ${m.seconds.toFixed(2)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb.toFixed(1)} MB WAL (${m.tuplesWritten} rows written to its tables, ${m.otherTuples} in other databases meanwhile), ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
     );
     if (m.status !== expect) throw new Error(`${name}: expected ${expect}, got ${m.status}: ${m.error}`);
     syncs.push(m);

@@ -17,7 +17,7 @@ export interface SyncMeasure {
   maxRssMb: number | undefined;
   /** WAL of the whole cluster: on a shared server it includes other databases' writes (see otherTuples). */
   walMb: number;
-  /** Rows inserted, updated or deleted in the bench database (by the sync: nothing else writes there). */
+  /** Rows inserted, updated or deleted in the sync's schema (its tables, not its temporary staging). */
   tuplesWritten: number;
   /** Rows written in other databases of the cluster meanwhile: when not 0, walMb is not the sync's alone. */
   otherTuples: number;
@@ -31,12 +31,12 @@ export interface SyncMeasure {
 
 export async function measureSync(name: string, args: string[], env: Record<string, string>, admin: pg.Client): Promise<SyncMeasure> {
   const walBefore = (await admin.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
-  const tuplesBefore = await tuplesWrittenByDatabase(admin);
+  const tuplesBefore = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');
   const started = process.hrtime.bigint();
   const { stdout, stderr, maxRssBytes } = await runCli([...args, '--json'], { ...env, LOG_LEVEL: 'debug' }, true);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const wal = (await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS bytes', [walBefore])).rows[0].bytes;
-  const tuplesAfter = await tuplesWrittenByDatabase(admin);
+  const tuplesAfter = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');
   let run: Record<string, unknown>;
   try {
     run = JSON.parse(stdout);
@@ -59,14 +59,19 @@ export async function measureSync(name: string, args: string[], env: Record<stri
   };
 }
 
-/** Cumulative rows written per database (the sync's sessions have ended, so their counts are flushed). */
-async function tuplesWrittenByDatabase(admin: pg.Client): Promise<{ mine: number; others: number }> {
+/**
+ * Cumulative rows written to the sync's own tables (temporary staging tables excluded), and in
+ * other databases of the cluster; the sync's sessions have ended, so their counts are flushed.
+ */
+async function rowsWritten(admin: pg.Client, schema: string): Promise<{ mine: number; others: number }> {
   await admin.query('SELECT pg_stat_clear_snapshot()');
-  const { rows } = await admin.query<{ mine: boolean; n: string }>(
-    `SELECT datname = current_database() AS mine, coalesce(sum(tup_inserted + tup_updated + tup_deleted), 0)::text AS n
-     FROM pg_stat_database WHERE datname IS NOT NULL GROUP BY 1`,
+  const { rows } = await admin.query<{ mine: string; others: string }>(
+    `SELECT (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS mine,
+            (SELECT coalesce(sum(tup_inserted + tup_updated + tup_deleted), 0) FROM pg_stat_database
+             WHERE datname IS NOT NULL AND datname <> current_database())::text AS others`,
+    [schema],
   );
-  return { mine: Number(rows.find((r) => r.mine)?.n ?? 0), others: Number(rows.find((r) => !r.mine)?.n ?? 0) };
+  return { mine: Number(rows[0]!.mine), others: Number(rows[0]!.others) };
 }
 
 /** Step durations from the run's debug log: every line with `ms` names a step or a statement. */
