@@ -8,14 +8,17 @@ import { migrate } from './db/migrate.js';
 import { SyncError, UsageError, describeError } from './errors.js';
 import { recentRuns, type RunRow } from './load/audit.js';
 import { formatRunsTable, formatSummary } from './report.js';
+import { RunReporter } from './reporting.js';
 import { runSync, type SyncOutcome, type SyncRequest } from './sync.js';
 
 const USAGE = `usage: wine-recon-sync <command> [options]
 
 commands:
-  run [--dry-run] [--allow-mass-delete] [--from-file F] [--json]   one sync now
+  run [--dry-run] [--allow-mass-delete] [--accept-schema-change] [--from-file F] [--json]
+                                                                   one sync now
   schedule [--run-now]                                             the daemon: a sync on SYNC_SCHEDULE
-  replay --run ID [--dry-run] [--allow-mass-delete] [--json]       load an archived payload again
+  replay --run ID [--dry-run] [--allow-mass-delete] [--accept-schema-change] [--json]
+                                                                   load an archived payload again
   migrate                                                          apply pending migrations
   status [--limit N] [--json]                                      recent runs, newest first
   demo                                                             the whole job on embedded defaults
@@ -68,6 +71,7 @@ async function runCommand(args: string[], io: Io): Promise<number> {
   const flags = parse(args, {
     'dry-run': { type: 'boolean' },
     'allow-mass-delete': { type: 'boolean' },
+    'accept-schema-change': { type: 'boolean' },
     'from-file': { type: 'string' },
     json: { type: 'boolean' },
   });
@@ -77,6 +81,7 @@ async function runCommand(args: string[], io: Io): Promise<number> {
     trigger: fromFile === undefined ? 'manual' : 'file',
     dryRun: flags['dry-run'] === true,
     allowMassDelete: flags['allow-mass-delete'] === true,
+    acceptSchemaChange: flags['accept-schema-change'] === true,
   };
   return syncOnce(io, { api: fromFile === undefined, database: true }, request, flags.json === true);
 }
@@ -86,6 +91,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     run: { type: 'string' },
     'dry-run': { type: 'boolean' },
     'allow-mass-delete': { type: 'boolean' },
+    'accept-schema-change': { type: 'boolean' },
     json: { type: 'boolean' },
   });
   if (flags.run === undefined || !/^[1-9]\d{0,17}$/.test(flags.run)) throw new UsageError('replay needs --run ID (a sync_runs id)');
@@ -94,6 +100,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     trigger: 'replay',
     dryRun: flags['dry-run'] === true,
     allowMassDelete: flags['allow-mass-delete'] === true,
+    acceptSchemaChange: flags['accept-schema-change'] === true,
   };
   return syncOnce(io, { api: false, database: true }, request, flags.json === true);
 }
@@ -111,14 +118,25 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
   process.once('SIGINT', onSignal);
   try {
     await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
+    const reporter = new RunReporter(ctx, { processMetrics: false, trigger: request.trigger });
+    await reporter.start();
     const progress = terminalProgress(io.stderr);
-    const outcome = await runSync(
-      ctx.config,
-      { pool: ctx.pool, log: ctx.log, api: newApi(ctx), signal: controller.signal, onProgress: progress?.update },
-      request,
-    );
+    let outcome: SyncOutcome;
+    try {
+      reporter.runStarted();
+      outcome = await runSync(
+        ctx.config,
+        { pool: ctx.pool, log: ctx.log, api: newApi(ctx), signal: controller.signal, onProgress: progress?.update },
+        request,
+      );
+    } catch (error) {
+      await reporter.finished({ error });
+      throw error;
+    }
     progress?.done();
     printOutcome(io, outcome, json);
+    await reporter.finished({ outcome });
+    await reporter.push();
     return outcome.run.status === 'succeeded' ? 0 : 1;
   } finally {
     process.off('SIGTERM', onSignal);
@@ -144,7 +162,7 @@ function terminalProgress(stderr: NodeJS.WritableStream): { update: (p: { receiv
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {
-  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi)}\n`);
+  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi, outcome.newFields)}\n`);
 }
 
 async function migrateCommand(args: string[], io: Io): Promise<number> {

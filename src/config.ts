@@ -35,6 +35,16 @@ export interface Config {
   retryBaseMs: number;
   /** The views made for BI drivers: their schema and the fractional digits of their decimals. */
   bi: BiSettings;
+  /** Longest wait of a statement for a lock (0: no limit). */
+  lockTimeoutMs: number;
+  /** A run taking longer is stopped like SIGTERM and marked failed. */
+  runTimeoutMs: number;
+  /** `schedule` serves /metrics and /healthz here when set. */
+  metrics: { port: number; host: string } | undefined;
+  /** `run`/`replay` push their metrics here when set (may embed basic-auth credentials). */
+  pushgatewayUrl: string | undefined;
+  /** Webhook notifications when set; the URL is a secret. */
+  notify: { url: string; on: 'failure' | 'all' } | undefined;
 }
 
 export interface BiSettings {
@@ -93,6 +103,16 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const healthFile = value('SYNC_HEALTH_FILE', z.string().min(1), join(tmpdir(), 'wine-recon-sync.health'));
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
+  const lockTimeoutMs = value('SYNC_LOCK_TIMEOUT_MS', count(0), '60000');
+  // A longer Node.js timer would fire at once.
+  const runTimeoutMs = value('SYNC_RUN_TIMEOUT_MS', count(1).max(2_147_483_647, 'must be at most 2147483647 (24.8 days)'), '7200000');
+  const metricsPort = blankToUndefined(env.SYNC_METRICS_PORT) === undefined
+    ? undefined
+    : value('SYNC_METRICS_PORT', count(1).max(65535, 'must be at most 65535'), '9464');
+  const metricsHost = value('SYNC_METRICS_HOST', z.string().min(1), '127.0.0.1');
+  const pushgatewayUrl = outboundUrl(blankToUndefined(env.SYNC_PUSHGATEWAY_URL), 'SYNC_PUSHGATEWAY_URL', problems);
+  const notifyUrl = outboundUrl(secret(env, 'SYNC_NOTIFY_URL', problems), 'SYNC_NOTIFY_URL', problems);
+  const notifyOn = value('SYNC_NOTIFY_ON', z.enum(['failure', 'all'], { message: 'must be failure or all' }), 'failure');
 
   const databaseUrl = secret(env, 'DATABASE_URL', problems);
   if (needs.database && databaseUrl === undefined) problems.push('DATABASE_URL: is not set (e.g. postgres://user@host:5432/db)');
@@ -131,7 +151,41 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
-  return { api, databaseUrl, schema, schedule, timezone, maxRejectRatio, maxDeleteRatio, archiveKeep, logLevel, healthFile, retryBaseMs, bi };
+  return {
+    api,
+    databaseUrl,
+    schema,
+    schedule,
+    timezone,
+    maxRejectRatio,
+    maxDeleteRatio,
+    archiveKeep,
+    logLevel,
+    healthFile,
+    retryBaseMs,
+    bi,
+    lockTimeoutMs,
+    runTimeoutMs,
+    metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost },
+    pushgatewayUrl,
+    notify: notifyUrl === undefined ? undefined : { url: notifyUrl, on: notifyOn },
+  };
+}
+
+/** An http(s) URL for an outbound report (Pushgateway, webhook); the value is not echoed: it may hold a secret. */
+function outboundUrl(raw: string | undefined, name: string, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    problems.push(`${name}: must be an http:// or https:// URL`);
+    return undefined;
+  }
+  return raw;
 }
 
 /** SYNC_BI_SCHEMA, by default `<SYNC_DB_SCHEMA>_bi`; never the data schema itself. */

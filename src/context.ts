@@ -30,6 +30,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   const pool = createPool({
     databaseUrl: config.databaseUrl!,
     schema: config.schema,
+    lockTimeoutMs: config.lockTimeoutMs,
     onError: (err) => log.warn({ err }, 'idle database connection failed'),
   });
   return { config, log, secrets, pool, close: () => pool.end() };

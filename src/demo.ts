@@ -42,12 +42,12 @@ export async function demoCommand(_args: string[], io: Io): Promise<number> {
     const deps = { pool: ctx.pool, log: ctx.log, api };
     out('\n1. first sync: every record is new');
     const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(first.run, first.topReasons, first.bi));
+    out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
 
     simulator.mutate({ change: 60, remove: 25, add: 40 });
     out('\n2. the upstream changed 60 records, removed 25 and added 40; second sync:');
     const second = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(second.run, second.topReasons, second.bi));
+    out(formatSummary(second.run, second.topReasons, second.bi, second.newFields));
     ok = first.run.status === 'succeeded' && second.run.status === 'succeeded';
   } finally {
     await ctx.close();

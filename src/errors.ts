@@ -10,9 +10,13 @@ export type ErrorCode =
   | 'INVALID_LISTING'
   | 'REJECT_THRESHOLD'
   | 'MASS_DELETE'
+  | 'SCHEMA_CHANGE'
   | 'LOCK_HELD'
   | 'ABORTED'
-  | 'NOT_FOUND';
+  | 'NOT_FOUND'
+  | 'LOCK_TIMEOUT'
+  | 'RUN_TIMEOUT'
+  | 'LOCAL_DISK';
 
 export class SyncError extends Error {
   readonly code: ErrorCode;
@@ -62,9 +66,9 @@ export class InvalidListingError extends SyncError {
   }
 }
 
-/** A guard refused the run: too many rejects or too many deletions. */
+/** A guard refused the run: too many rejects, too many deletions, or a field gone from the listing. */
 export class GuardError extends SyncError {
-  constructor(code: 'REJECT_THRESHOLD' | 'MASS_DELETE', message: string) {
+  constructor(code: 'REJECT_THRESHOLD' | 'MASS_DELETE' | 'SCHEMA_CHANGE', message: string) {
     super(code, message);
   }
 }
@@ -80,6 +84,27 @@ export class LockHeldError extends SyncError {
 export class AbortedError extends SyncError {
   constructor(message = 'run aborted by a signal; nothing was committed') {
     super('ABORTED', message);
+  }
+}
+
+/** A statement waited longer than SYNC_LOCK_TIMEOUT_MS for a lock; the message names the table and who held it. */
+export class LockTimeoutError extends SyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('LOCK_TIMEOUT', message, options);
+  }
+}
+
+/** The run took longer than SYNC_RUN_TIMEOUT_MS and was stopped. */
+export class RunTimeoutError extends SyncError {
+  constructor(limitMs: number) {
+    super('RUN_TIMEOUT', `run stopped after SYNC_RUN_TIMEOUT_MS=${limitMs} ms; nothing was committed`);
+  }
+}
+
+/** The local disk refused a write (full, read-only, no permission): another attempt would fail the same way. */
+export class LocalDiskError extends SyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('LOCAL_DISK', message, options);
   }
 }
 

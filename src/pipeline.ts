@@ -8,9 +8,15 @@ import { InvalidListingError } from './errors.js';
 import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord } from './extract/listing-parser.js';
 import type { Reject } from './load/audit.js';
 import { copyLine } from './load/staging.js';
+import { FieldCounter } from './transform/field-counts.js';
 import { transformRecord } from './transform/record.js';
 
 const READ_CHUNK = 1024 * 1024;
+/**
+ * The parser is fed at most this much at a time: it returns a push's records all at once, and 1 MiB
+ * of tiny records (`{}` is 3 bytes) would be 350,000 objects alive together.
+ */
+const PUSH_BYTES = 64 * 1024;
 const YIELD_AT = 512 * 1024;
 const REJECT_BATCH = 1000;
 /** Rejects stored per run; beyond this they are counted, not stored (a wholly broken listing). */
@@ -22,14 +28,33 @@ export interface ListingTally {
   bytes: number;
   /** False when every id was seen once (the SQL duplicate pass can be skipped). */
   maybeDuplicates: boolean;
-  unknownFields: Set<string>;
-  /** Count of each reject reason, for the run summary. */
-  reasons: Map<string, number>;
+  /** Which fields the records carry (known and unknown), for the schema-drift guard. */
+  fields: FieldCounter;
+  /** Reject reasons counted per field path, then per message (cut before any quoted value). */
+  reasons: Map<string, Map<string, number>>;
   envelope: ListingEnvelope | undefined;
 }
 
 export function newTally(): ListingTally {
-  return { received: 0, rejected: 0, bytes: 0, maybeDuplicates: false, unknownFields: new Set(), reasons: new Map(), envelope: undefined };
+  return { received: 0, rejected: 0, bytes: 0, maybeDuplicates: false, fields: new FieldCounter(), reasons: new Map(), envelope: undefined };
+}
+
+/** The most frequent reject reasons ("path: message"), most frequent first. */
+export function topReasons(tally: ListingTally, limit: number): Array<{ reason: string; count: number }> {
+  const all: Array<{ reason: string; count: number }> = [];
+  for (const [path, messages] of tally.reasons) {
+    for (const [message, count] of messages) all.push({ reason: path ? `${path}: ${message}` : message, count });
+  }
+  return all.sort((a, b) => b.count - a.count).slice(0, limit);
+}
+
+/** Counted by (path, message) without building a string per record: the keys are the error's own strings. */
+function countReason(reasons: ListingTally['reasons'], path: string, message: string): void {
+  const quote = message.indexOf('"');
+  const key = quote < 0 ? message : message.slice(0, quote).trim();
+  let messages = reasons.get(path);
+  if (messages === undefined) reasons.set(path, (messages = new Map()));
+  messages.set(key, (messages.get(key) ?? 0) + 1);
 }
 
 export interface ListingLinesOptions {
@@ -49,36 +74,37 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   let pending: Reject[] = [];
   let out = '';
 
-  const reject = (reject: Reject) => {
+  // Past the stored cap a reject is only counted: no object, no raw text kept.
+  const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors']) => {
     tally.rejected++;
-    for (const e of reject.errors) {
-      const reason = e.path ? `${e.path}: ${e.message.replace(/".*$/, '').trim()}` : e.message;
-      tally.reasons.set(reason, (tally.reasons.get(reason) ?? 0) + 1);
-    }
+    for (const e of errors) countReason(tally.reasons, e.path, e.message);
     if (stored < MAX_STORED_REJECTS) {
       stored++;
-      pending.push(reject);
+      pending.push({ position: record.position, recordId, errors, raw: record.raw });
     }
   };
   const handle = (record: ParsedRecord) => {
     tally.received++;
     if (record.problem !== undefined) {
-      reject({ position: record.position, recordId: null, errors: [{ path: '', message: record.problem }], raw: record.raw });
+      reject(record, null, [{ path: '', message: record.problem }]);
       return;
     }
-    const result = transformRecord(record.value);
-    for (const name of result.unknownFields) tally.unknownFields.add(name);
+    const value = record.value;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) tally.fields.count(value);
+    const result = transformRecord(value);
     if (result.ok) {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
       out += copyLine(record.position, result.row, record.byteOffset, record.byteLength);
-    } else reject({ position: record.position, recordId: result.recordId, errors: result.errors, raw: record.raw });
+    } else reject(record, result.recordId, result.errors);
   };
 
   const stream = createReadStream(options.path, { highWaterMark: READ_CHUNK, signal: options.signal });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       tally.bytes += chunk.length;
-      for (const record of parser.push(chunk)) handle(record);
+      for (let at = 0; at < chunk.length; at += PUSH_BYTES) {
+        for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
+      }
       if (pending.length >= REJECT_BATCH) {
         await options.writeRejects(pending);
         pending = [];

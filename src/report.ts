@@ -2,7 +2,12 @@
 import type { RunRow } from './load/audit.js';
 import { describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 
-export function formatSummary(run: RunRow, topReasons: Array<{ reason: string; count: number }>, bi?: BiRounding): string {
+export function formatSummary(
+  run: RunRow,
+  topReasons: Array<{ reason: string; count: number }>,
+  bi?: BiRounding,
+  newFields: Array<{ name: string; count: number }> = [],
+): string {
   const lines = [
     `run ${run.id} ${run.status}${run.dry_run ? ' (dry run: nothing committed)' : ''} in ${duration(run)} (${run.trigger})`,
     `  received ${n(run.received)}  rejected ${n(run.rejected)}  duplicates ${n(run.duplicates)}  bytes ${n(run.bytes)}`,
@@ -12,6 +17,7 @@ export function formatSummary(run: RunRow, topReasons: Array<{ reason: string; c
     lines.push('  top reject reasons:');
     for (const r of topReasons) lines.push(`    ${String(r.count).padStart(6)}  ${r.reason}`);
   }
+  if (newFields.length > 0) lines.push(`  new fields (not loaded): ${newFields.map((f) => `${f.name} (${f.count})`).join(', ')}`);
   if (run.unknown_fields && run.unknown_fields.length > 0) lines.push(`  unknown fields ignored: ${run.unknown_fields.join(', ')}`);
   const biWarning = bi && describeBiRounding(bi);
   if (biWarning) lines.push(`  warning: ${biWarning}`);

@@ -22,3 +22,19 @@ export interface Row {
   vintage_make: string | null;
   first_sale: string | null;
 }
+
+/** The fields a record may carry, in schema order. */
+export const KNOWN_FIELDS = ['id', ...DATA_COLUMNS] as const;
+export type KnownField = (typeof KNOWN_FIELDS)[number];
+
+/** The stored form (JSON), as in sync_runs.field_counts. */
+export interface FieldCounts {
+  /** Records inspected: every array element that is a JSON object. */
+  records: number;
+  /** Per known field: records that have the key, and records whose value is neither null nor "". */
+  fields: Record<KnownField, { present: number; non_null: number }>;
+  /** Per unknown field name: records that have it. */
+  unknown: Record<string, number>;
+  /** True when more than MAX_UNKNOWN_FIELDS distinct unknown names appeared (the others are not listed). */
+  unknown_truncated?: boolean;
+}

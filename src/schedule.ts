@@ -3,25 +3,18 @@
  * one API client (so the token is reused between runs), a heartbeat file for container
  * healthchecks, and a clean stop on SIGTERM/SIGINT.
  */
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import cron from 'node-cron';
-import { forceExitLater, newApi, openContext, parseFlags, type Io } from './context.js';
+import { forceExitLater, newApi, openContext, parseFlags, type Context, type Io } from './context.js';
 import { migrate } from './db/migrate.js';
-import { LockHeldError } from './errors.js';
+import { LockHeldError, SyncError, describeError } from './errors.js';
+import { assessHealth, writeHealth, type Health } from './health.js';
+import { startMetricsServer, type MetricsServer } from './metrics-server.js';
+import { RunReporter } from './reporting.js';
 import { runSync } from './sync.js';
 
 const HEARTBEAT_MS = 15_000;
-/** A heartbeat older than this means the daemon is stuck or gone. */
-const STALE_MS = 60_000;
 const SHUTDOWN_MS = 10_000;
-
-interface Health {
-  pid: number;
-  state: 'idle' | 'running' | 'stopping';
-  heartbeatAt: string;
-  nextRunAt: string | null;
-  lastRun: { id: number; status: string; finishedAt: string | null } | null;
-}
 
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const flags = parseFlags(args, { 'run-now': { type: 'boolean' } });
@@ -33,7 +26,10 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   let running: Promise<void> | undefined;
   let controller: AbortController | undefined;
   let stopping = false;
-  const health: Health = { pid: process.pid, state: 'idle', heartbeatAt: '', nextRunAt: null, lastRun: null };
+  const health: Health = { pid: process.pid, state: 'idle', heartbeatAt: '', nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
+  const reporter = new RunReporter(ctx, { processMetrics: true, trigger: 'schedule' });
+  await reporter.start();
+  const server = config.metrics && (await serveMetrics(ctx, reporter, health));
 
   const tick = (trigger: 'schedule' | 'manual'): Promise<void> | undefined => {
     if (stopping) return undefined;
@@ -43,16 +39,22 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     }
     controller = new AbortController();
     health.state = 'running';
+    health.runStartedAt = new Date().toISOString();
+    reporter.runStarted();
     running = runSync(config, { pool, log, api, signal: controller.signal }, { source: { kind: 'api' }, trigger: 'schedule' })
-      .then(({ run }) => {
+      .then(async (outcome) => {
+        const { run } = outcome;
         health.lastRun = { id: run.id, status: run.status, finishedAt: run.finished_at };
+        await reporter.finished({ outcome });
       })
-      .catch((error) => {
+      .catch(async (error) => {
         if (error instanceof LockHeldError) log.warn('another process holds the sync lock; this tick is skipped');
         else log.error({ err: error }, 'sync could not run');
+        await reporter.finished({ error });
       })
       .finally(() => {
         running = undefined;
+        health.runStartedAt = null;
         health.state = stopping ? 'stopping' : 'idle';
         health.nextRunAt = task.getNextRun()?.toISOString() ?? null;
         log.info({ nextRunAt: health.nextRunAt }, 'next sync scheduled');
@@ -87,6 +89,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     controller?.abort(new Error(signal));
     await running;
   }
+  await server?.close();
   await rm(config.healthFile, { force: true });
   await ctx.close();
   log.info('daemon stopped');
@@ -104,19 +107,30 @@ export async function healthcheckCommand(_args: string[], io: Io): Promise<numbe
     io.stderr.write(`unhealthy: no heartbeat at ${healthFile} (is the daemon running?)\n`);
     return 1;
   }
-  const age = Date.now() - Date.parse(health.heartbeatAt);
-  if (!(age <= STALE_MS) || !processAlive(health.pid)) {
-    io.stderr.write(`unhealthy: last heartbeat ${Math.round(age / 1000)} s ago from pid ${health.pid}\n`);
+  const verdict = processAlive(health.pid) ? assessHealth(health, Date.now(), true) : { healthy: false, reason: `process ${health.pid} is gone` };
+  if (!verdict.healthy) {
+    io.stderr.write(`unhealthy: ${verdict.reason}\n`);
     return 1;
   }
-  io.stdout.write(`healthy: ${health.state}, next run ${health.nextRunAt ?? 'none'}, last run ${health.lastRun ? `${health.lastRun.id} ${health.lastRun.status}` : 'none'}\n`);
+  io.stdout.write(`healthy: ${verdict.reason}\n`);
   return 0;
 }
 
-async function writeHealth(path: string, health: Health): Promise<void> {
-  // Write then rename, so a reader never sees half a file.
-  await writeFile(`${path}.tmp`, JSON.stringify(health));
-  await rename(`${path}.tmp`, path);
+async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health): Promise<MetricsServer> {
+  const { host, port } = ctx.config.metrics!;
+  try {
+    const server = await startMetricsServer({
+      host,
+      port,
+      metrics: reporter.metrics,
+      health: () => assessHealth(health, Date.now(), false),
+      onError: (err) => ctx.log.warn({ err }, 'cannot collect the metrics'),
+    });
+    ctx.log.info({ metrics: `${server.url}/metrics`, healthz: `${server.url}/healthz` }, 'serving metrics');
+    return server;
+  } catch (error) {
+    throw new SyncError('CONFIG', `cannot serve metrics on ${host}:${port} (SYNC_METRICS_HOST / SYNC_METRICS_PORT): ${describeError(error)}`, { exitCode: 2, cause: error });
+  }
 }
 
 function processAlive(pid: number): boolean {

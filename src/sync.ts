@@ -9,6 +9,7 @@ import { open, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
+import { runDeadline } from './deadline.js';
 import { releaseRunLock, tryRunLock } from './db/lock.js';
 import type { Pool, PoolClient } from './db/pool.js';
 import {
@@ -20,6 +21,7 @@ import {
   describeError,
 } from './errors.js';
 import type { WineApi } from './extract/api.js';
+import { spoolFault } from './extract/spool-fault.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
 import { countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
@@ -27,6 +29,7 @@ import {
   finishRun,
   insertRejects,
   markAbandoned,
+  lastSuccess,
   startRun,
   type Reject,
   type RunCounts,
@@ -34,9 +37,20 @@ import {
   type RunStatus,
   type Trigger,
 } from './load/audit.js';
+import { LockWaitWatch } from './load/lock-wait.js';
 import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
-import { listingCopyLines, newTally, type ListingTally } from './pipeline.js';
+import { listingCopyLines, newTally, topReasons, type ListingTally } from './pipeline.js';
+import {
+  baselineOf,
+  describeDisappeared,
+  explainRejects,
+  findDisappeared,
+  newFields,
+  schemaChangeRefusal,
+  type Baseline,
+} from './transform/schema-drift.js';
+import type { FieldCounts } from './row.js';
 import { APP_VERSION } from './version.js';
 
 export type SyncSource = { kind: 'api' } | { kind: 'file'; path: string } | { kind: 'replay'; runId: string };
@@ -46,6 +60,8 @@ export interface SyncRequest {
   trigger: Trigger;
   dryRun?: boolean;
   allowMassDelete?: boolean;
+  /** Load even when a field the last successful run had is gone (the schema-drift guard). */
+  acceptSchemaChange?: boolean;
 }
 
 export interface SyncDeps {
@@ -62,13 +78,14 @@ export interface SyncOutcome {
   run: RunRow;
   /** Most frequent reject reasons, for the human summary. */
   topReasons: Array<{ reason: string; count: number }>;
+  /** Unknown fields the last successful run did not see (for the summary and notifications). */
+  newFields: Array<{ name: string; count: number }>;
   /** What the BI views round or leave NULL, after a successful run. */
   bi?: BiRounding;
 }
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
   const { pool } = deps;
-  const signal = deps.signal ?? new AbortController().signal;
   const lockClient = await pool.connect();
   let broken = false;
   try {
@@ -83,20 +100,30 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       const log = deps.log.child({ runId: Number(runId) });
       log.info({ trigger: request.trigger, dryRun: request.dryRun === true, source }, 'sync started');
       const started = Date.now();
+      const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
+      const { signal } = deadline;
       const run = new Run(config, { ...deps, log, signal }, request, runId, lockClient);
       let status: RunStatus = 'succeeded';
       let error: string | null = null;
       try {
         await run.execute();
       } catch (caught) {
-        status = signal.aborted || caught instanceof AbortedError ? 'aborted' : 'failed';
-        error = status === 'aborted' ? new AbortedError().message : describeError(caught);
+        status = !deadline.expired && (signal.aborted || caught instanceof AbortedError) ? 'aborted' : 'failed';
+        error = deadline.expired ? describeError(signal.reason) : status === 'aborted' ? new AbortedError().message : describeError(caught);
         broken = !(await rollback(lockClient));
-        log.error({ err: caught }, `sync ${status}`);
+        log.error({ err: deadline.expired ? signal.reason : caught }, `sync ${status}`);
+      } finally {
+        deadline.clear();
       }
-      const row = await finishRun(pool, runId, { status, error, counts: run.counts(status), unknownFields: run.unknownFields() });
+      const row = await finishRun(pool, runId, {
+        status,
+        error,
+        counts: run.counts(status),
+        unknownFields: run.unknownFields(),
+        fieldCounts: run.fieldCounts(),
+      });
       log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
-      return { run: row, topReasons: run.topReasons(), bi: status === 'succeeded' ? run.bi : undefined };
+      return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
     } finally {
       if (!broken) await releaseRunLock(lockClient, config.schema).catch(() => (broken = true));
     }
@@ -112,6 +139,7 @@ class Run {
   private applied: ChangeCounts | undefined;
   bi: BiRounding | undefined;
   private tmp: string | undefined;
+  private baseline: Baseline | undefined;
 
   constructor(
     private readonly config: Config,
@@ -122,7 +150,10 @@ class Run {
   ) {}
 
   async execute(): Promise<void> {
-    this.tmp = await mkdtemp(join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`));
+    const prefix = join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`);
+    this.tmp = await mkdtemp(prefix).catch((error: unknown) => {
+      throw spoolFault(error, join(prefix, 'listing.json'), 0) ?? error;
+    });
     const cancel = () => void this.cancelStatement();
     this.deps.signal.addEventListener('abort', cancel, { once: true });
     try {
@@ -158,6 +189,8 @@ class Run {
     const log = deps.log.child({ step: 'load' });
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
+    this.baseline = baselineOf(await lastSuccess(deps.pool));
+    const lockWait = new LockWaitWatch(deps.pool, backendPid(client), config.lockTimeoutMs);
     // The archive is compressed on libuv's thread pool while the listing is parsed and applied;
     // stopped if the run fails.
     const stopArchive = new AbortController();
@@ -165,6 +198,8 @@ class Run {
     compressed?.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       await client.query('BEGIN');
+      await client.query("SELECT set_config('lock_timeout', $1, true)", [String(config.lockTimeoutMs)]);
+      lockWait.start();
       const lines = listingCopyLines({
         path,
         tally: this.tally,
@@ -175,7 +210,9 @@ class Run {
       await stageRows(client, lines, deps.signal);
       log.info({ received: this.tally.received, rejected: this.tally.rejected, ms: Date.now() - started }, 'listing parsed and staged');
       this.checkEnvelope();
+      this.warnNewFields(log);
       this.checkRejectRatio();
+      this.checkSchemaDrift(log);
 
       started = Date.now();
       const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client, log) : [];
@@ -198,7 +235,9 @@ class Run {
       this.applied = undefined;
       stopArchive.abort();
       await compressed?.catch(() => undefined); // let it stop before the temp dir is removed
-      throw error;
+      throw lockWait.explain(error);
+    } finally {
+      lockWait.stop();
     }
   }
 
@@ -230,11 +269,26 @@ class Run {
   private checkRejectRatio(): void {
     const { received, rejected } = this.tally;
     if (received > 0 && rejected / received > this.config.maxRejectRatio) {
+      const why = explainRejects(topReasons(this.tally, 3), this.newFields());
       throw new GuardError(
         'REJECT_THRESHOLD',
-        `${rejected} of ${received} records rejected (${percent(rejected / received)}), above SYNC_MAX_REJECT_RATIO=${this.config.maxRejectRatio}; nothing was loaded (see sync_rejects for run ${this.runId})`,
+        `${rejected} of ${received} records rejected (${percent(rejected / received)}): ${why}. Above SYNC_MAX_REJECT_RATIO=${this.config.maxRejectRatio}, so nothing was loaded (see sync_rejects for run ${this.runId})`,
       );
     }
+  }
+
+  private warnNewFields(log: Logger): void {
+    const added = this.newFields();
+    if (added.length > 0) log.warn({ newFields: added }, `new fields in the listing, not loaded: ${added.map((f) => f.name).join(', ')}`);
+  }
+
+  /** Before anything is written: a field the last successful run had must not silently become NULL everywhere. */
+  private checkSchemaDrift(log: Logger): void {
+    const found = findDisappeared(this.baseline, this.tally.fields.toJSON());
+    if (found.length === 0) return;
+    const changes = describeDisappeared(found, this.baseline!.runId, this.tally.fields.records);
+    if (!this.request.acceptSchemaChange) throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes));
+    log.warn({ fields: found.map((d) => d.field) }, `schema change accepted (--accept-schema-change): ${changes}`);
   }
 
   private checkDeletes(deleted: number, liveBefore: number): void {
@@ -250,7 +304,7 @@ class Run {
 
   /** On abort, stop whatever statement the run's connection is executing. */
   private async cancelStatement(): Promise<void> {
-    const pid = (this.client as unknown as { processID?: number }).processID;
+    const pid = backendPid(this.client);
     if (pid) await this.deps.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
   }
 
@@ -280,14 +334,20 @@ class Run {
   }
 
   unknownFields(): string[] {
-    return [...this.tally.unknownFields].sort();
+    return this.tally.fields.unknownNames();
+  }
+
+  /** Null when the listing was not read to its end. */
+  fieldCounts(): FieldCounts | null {
+    return this.tally.envelope ? this.tally.fields.toJSON() : null;
+  }
+
+  newFields(): Array<{ name: string; count: number }> {
+    return this.tally.envelope ? newFields(this.baseline, this.tally.fields.toJSON()) : [];
   }
 
   topReasons(): Array<{ reason: string; count: number }> {
-    return [...this.tally.reasons]
-      .map(([reason, count]) => ({ reason, count }))
-      .sort((a, b) => b.count - a.count)
-      .slice(0, 5);
+    return topReasons(this.tally, 5);
   }
 }
 
@@ -329,6 +389,11 @@ async function sha256File(path: string, signal: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** The server process of a connection (pg keeps it from the BackendKeyData message). */
+function backendPid(client: PoolClient): number {
+  return (client as unknown as { processID?: number }).processID ?? 0;
 }
 
 async function rollback(client: PoolClient): Promise<boolean> {

@@ -18,7 +18,8 @@ RETURNING id;
 UPDATE sync_runs
 SET status = $2, finished_at = clock_timestamp(), error = $3,
     reported_count = $4, reported_record_count = $5, received = $6, rejected = $7, duplicates = $8,
-    inserted = $9, updated = $10, unchanged = $11, deleted = $12, restored = $13, bytes = $14, unknown_fields = $15
+    inserted = $9, updated = $10, unchanged = $11, deleted = $12, restored = $13, bytes = $14, unknown_fields = $15,
+    field_counts = $16
 WHERE id = $1
 RETURNING *;
 
@@ -48,5 +49,22 @@ SELECT run_id, sha256, bytes, algorithm FROM sync_payloads ORDER BY run_id DESC 
 -- COPY takes no bind parameters: the run id placeholder is replaced by a validated integer.
 COPY (SELECT data FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq) TO STDOUT WITH (FORMAT binary)
 
+-- name: schema_baseline
+-- What the schema-drift guard compares a listing with: the last successful run that committed.
+SELECT id, field_counts, unknown_fields FROM sync_runs
+WHERE status = 'succeeded' AND NOT dry_run
+ORDER BY id DESC LIMIT 1;
+
 -- name: recent_runs
 SELECT * FROM sync_runs ORDER BY id DESC LIMIT $1;
+
+-- name: run_totals
+-- Starting values of the metrics: a restarted daemon continues from the audit trail, not from 0.
+SELECT status, trigger, count(*)::int AS runs, extract(epoch FROM max(finished_at))::float8 AS last_finished
+FROM sync_runs WHERE status <> 'running' GROUP BY status, trigger;
+
+-- name: last_success
+SELECT extract(epoch FROM max(finished_at))::float8 AS seconds FROM sync_runs WHERE status = 'succeeded' AND NOT dry_run;
+
+-- name: latest_finished
+SELECT * FROM sync_runs WHERE status <> 'running' AND id < $1 ORDER BY id DESC LIMIT 1;

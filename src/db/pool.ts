@@ -18,6 +18,8 @@ export interface PoolOptions {
   databaseUrl: string;
   schema: string;
   max?: number;
+  /** lock_timeout of every statement (migrations, audit); the run's transaction sets its own too. */
+  lockTimeoutMs?: number;
   onError?: (error: Error) => void;
 }
 
@@ -28,7 +30,7 @@ export function createPool(options: PoolOptions): pg.Pool {
     application_name: 'wine-recon-sync',
     types: exactTypes,
     // Every table is in SYNC_DB_SCHEMA; unqualified names in sql/ resolve there.
-    options: `-c search_path=${quoteIdent(options.schema)}`,
+    options: `-c search_path=${quoteIdent(options.schema)}${options.lockTimeoutMs === undefined ? '' : ` -c lock_timeout=${options.lockTimeoutMs}`}`,
     connectionTimeoutMillis: 30_000,
   });
   // An idle client losing its connection must not crash the daemon.

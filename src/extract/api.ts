@@ -8,10 +8,11 @@ import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import got, { RequestError, type Response } from 'got';
 import type { ApiConfig } from '../config.js';
-import { AbortedError, UpstreamError } from '../errors.js';
+import { AbortedError, SyncError, UpstreamError } from '../errors.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { findToken, jwtExpiryMs } from './token.js';
 import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
+import { spoolFault } from './spool-fault.js';
 
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const LOGIN_REFUSED_STATUS = new Set([400, 401, 403, 404, 422]);
@@ -134,7 +135,9 @@ export class WineApi {
 
   private async fetchListing(token: string, path: string, signal: AbortSignal): Promise<Download> {
     const url = this.config.listingUrl;
-    const file = await open(path, 'w');
+    const file = await open(path, 'w').catch((error: unknown) => {
+      throw spoolFault(error, path, 0) ?? error;
+    });
     // The listener goes on before any await: got emits 'response' as soon as headers arrive.
     const headers = { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json' };
     this.log.trace({ url, headers }, 'listing request');
@@ -155,10 +158,12 @@ export class WineApi {
           if (bytes === 0 && response) await checkResponse(response, chunk, request, this.now());
           bytes += chunk.length;
           hash.update(chunk);
-          await file.write(chunk);
+          await file.write(chunk).catch((error: unknown) => {
+            throw spoolFault(error, path, bytes) ?? error;
+          });
         }
       } catch (error) {
-        if (error instanceof UpstreamError) throw error;
+        if (error instanceof SyncError) throw error;
         throw transportError('listing', url, error, bytes);
       }
       if (!response) throw new UpstreamError(`listing request to ${url} got no response`, { retryable: true });

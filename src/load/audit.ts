@@ -1,5 +1,6 @@
 /** sync_runs and sync_rejects: the audit trail, written on the pool outside the data transaction. */
 import type { Pool } from '../db/pool.js';
+import type { FieldCounts } from '../row.js';
 import { loadStatements } from './statements.js';
 
 const SQL = loadStatements('audit.sql', [
@@ -8,6 +9,10 @@ const SQL = loadStatements('audit.sql', [
   'finish_run',
   'insert_rejects',
   'recent_runs',
+  'schema_baseline',
+  'run_totals',
+  'last_success',
+  'latest_finished',
 ]);
 
 export type Trigger = 'schedule' | 'manual' | 'replay' | 'file' | 'demo';
@@ -38,6 +43,7 @@ export interface RunRow extends Record<CountColumn, number | null> {
   finished_at: string | null;
   error: string | null;
   unknown_fields: string[] | null;
+  field_counts: FieldCounts | null;
   app_version: string;
   source: string | null;
 }
@@ -62,7 +68,7 @@ export async function startRun(pool: Pool, run: { trigger: Trigger; dryRun: bool
 export async function finishRun(
   pool: Pool,
   runId: string,
-  outcome: { status: RunStatus; error: string | null; counts: RunCounts; unknownFields: string[] | null },
+  outcome: { status: RunStatus; error: string | null; counts: RunCounts; unknownFields: string[] | null; fieldCounts?: FieldCounts | null },
 ): Promise<RunRow> {
   const c = outcome.counts;
   const { rows } = await pool.query(SQL.finish_run, [
@@ -70,7 +76,8 @@ export async function finishRun(
     outcome.status,
     outcome.error === null ? null : clean(outcome.error),
     ...COUNT_COLUMNS.map((k) => c[k] ?? null),
-    outcome.unknownFields,
+    outcome.unknownFields?.map(cleanName) ?? null,
+    outcome.fieldCounts == null ? null : JSON.stringify(cleanCounts(outcome.fieldCounts)),
   ]);
   return toRunRow(rows[0]);
 }
@@ -78,6 +85,18 @@ export async function finishRun(
 export async function recentRuns(pool: Pool, limit: number): Promise<RunRow[]> {
   const { rows } = await pool.query(SQL.recent_runs, [limit]);
   return rows.map(toRunRow);
+}
+
+export interface LastSuccess {
+  id: string;
+  field_counts: FieldCounts | null;
+  unknown_fields: string[] | null;
+}
+
+/** The last successful non-dry run, for the schema-drift guard; undefined before the first. */
+export async function lastSuccess(pool: Pool): Promise<LastSuccess | undefined> {
+  const { rows } = await pool.query<LastSuccess>(SQL.schema_baseline);
+  return rows[0];
 }
 
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {
@@ -96,6 +115,17 @@ function clean(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\\u0000') : text;
 }
 
+/** Field names come from the upstream: jsonb refuses NUL and unpaired surrogates, text NUL. */
+function cleanName(name: string): string {
+  return clean(name).replace(/\p{Surrogate}/gu, '\uFFFD');
+}
+
+function cleanCounts(counts: FieldCounts): FieldCounts {
+  const unknown: Record<string, number> = Object.create(null);
+  for (const [name, count] of Object.entries(counts.unknown)) unknown[cleanName(name)] = (unknown[cleanName(name)] ?? 0) + count;
+  return { ...counts, unknown };
+}
+
 /** bigint counts arrive as text; they are counts, far below 2^53, so numbers are exact here. */
 function toRunRow(row: Record<string, unknown>): RunRow {
   const out: Record<string, unknown> = { ...row, id: Number(row.id) };
@@ -105,4 +135,28 @@ function toRunRow(row: Record<string, unknown>): RunRow {
     out[k] = v instanceof Date ? v.toISOString() : (v ?? null);
   }
   return out as unknown as RunRow;
+}
+
+/** What the metrics start from: per status and trigger, how many runs finished and when the last one did. */
+export interface RunHistory {
+  totals: Array<{ status: RunStatus; trigger: Trigger; runs: number; lastFinished: number | null }>;
+  /** Unix seconds of the newest successful non-dry run; null when there is none. */
+  lastSuccess: number | null;
+  latest: RunRow | undefined;
+}
+
+export async function runHistory(pool: Pool): Promise<RunHistory> {
+  const totals = await pool.query<{ status: RunStatus; trigger: Trigger; runs: number; last_finished: number | null }>(SQL.run_totals);
+  const success = await pool.query<{ seconds: number | null }>(SQL.last_success);
+  return {
+    totals: totals.rows.map((r) => ({ status: r.status, trigger: r.trigger, runs: r.runs, lastFinished: r.last_finished })),
+    lastSuccess: success.rows[0]?.seconds ?? null,
+    latest: await latestFinishedBefore(pool, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+/** The newest finished run before run `id` (for "recovered": the run before a success failed). */
+export async function latestFinishedBefore(pool: Pool, id: number): Promise<RunRow | undefined> {
+  const { rows } = await pool.query(SQL.latest_finished, [id]);
+  return rows[0] === undefined ? undefined : toRunRow(rows[0]);
 }

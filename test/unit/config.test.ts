@@ -71,6 +71,19 @@ describe('loadConfig', () => {
   it('rejects a schema name that is not a plain identifier', () => {
     expect(errorOf(() => loadConfig({ ...API, SYNC_DB_SCHEMA: 'x"; drop' }, needs)).message).toContain('SYNC_DB_SCHEMA');
   });
+
+  it('reads the monitoring settings: timeouts, metrics, Pushgateway, notifications', () => {
+    const c = loadConfig(API, needs);
+    expect(c).toMatchObject({ lockTimeoutMs: 60000, runTimeoutMs: 7200000, metrics: undefined, pushgatewayUrl: undefined, notify: undefined });
+    const on = loadConfig({ ...API, SYNC_METRICS_PORT: '9464', SYNC_PUSHGATEWAY_URL: 'http://pg:9091', SYNC_NOTIFY_URL: 'https://hooks.example.com/T/B/secret', SYNC_NOTIFY_ON: 'all' }, needs);
+    expect(on).toMatchObject({ metrics: { port: 9464, host: '127.0.0.1' }, pushgatewayUrl: 'http://pg:9091', notify: { url: 'https://hooks.example.com/T/B/secret', on: 'all' } });
+    const error = errorOf(() =>
+      loadConfig({ ...API, SYNC_LOCK_TIMEOUT_MS: '-1', SYNC_RUN_TIMEOUT_MS: '99999999999', SYNC_METRICS_PORT: '70000', SYNC_NOTIFY_URL: 'ftp://x/secret-path', SYNC_NOTIFY_ON: 'sometimes' }, needs),
+    );
+    for (const name of ['SYNC_LOCK_TIMEOUT_MS', 'SYNC_RUN_TIMEOUT_MS', 'SYNC_METRICS_PORT', 'SYNC_NOTIFY_URL', 'SYNC_NOTIFY_ON']) expect(error.message).toContain(name);
+    expect(error.message).not.toContain('secret-path');
+  });
+
   describe('BI views settings', () => {
     it('defaults to <SYNC_DB_SCHEMA>_bi and 10 fractional digits', () => {
       expect(loadConfig(API, needs).bi).toEqual({ schema: 'public_bi', scale: 10 });

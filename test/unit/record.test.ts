@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DATA_COLUMNS, normalizeWpi, transformRecord, type Row } from '../../src/transform/record.js';
+import { DATA_COLUMNS, normalizeWpi, recordSchema, transformRecord, type Row } from '../../src/transform/record.js';
 
 /** A record as the lossless parser delivers it: JSON numbers as their exact text. */
 const typical = () => ({
@@ -28,7 +28,6 @@ describe('transformRecord', () => {
         vintage_make: null,
         first_sale: '2021-03-04',
       } satisfies Row,
-      unknownFields: [],
     });
   });
 
@@ -45,7 +44,6 @@ describe('transformRecord', () => {
         vintage_make: null,
         first_sale: null,
       },
-      unknownFields: [],
     });
   });
 
@@ -55,10 +53,9 @@ describe('transformRecord', () => {
     if (result.ok) expect(Object.keys(result.row).sort()).toEqual(['id', ...DATA_COLUMNS].sort());
   });
 
-  it('reports unknown fields without rejecting', () => {
+  it('ignores unknown fields without rejecting (they are counted by FieldCounter)', () => {
     const result = transformRecord({ ...typical(), colour: 'red', notes: { a: 1 } });
     expect(result.ok).toBe(true);
-    expect(result.unknownFields).toEqual(['colour', 'notes']);
     if (result.ok) expect(result.row).not.toHaveProperty('colour');
   });
 
@@ -85,7 +82,6 @@ describe('transformRecord', () => {
         { path: 'vintage_forecast', message: 'more than 1000 digits' },
         { path: 'first_sale', message: 'not a calendar date: "2023-02-30"' },
       ],
-      unknownFields: ['extra'],
     });
   });
 
@@ -97,8 +93,20 @@ describe('transformRecord', () => {
         { path: 'id', message: 'required' },
         { path: 'wpi', message: 'required' },
       ],
-      unknownFields: [],
     });
+  });
+
+  it.each([
+    [{ record_id: '5', wpi: 'W', inventory_sales: '1' }],
+    [{ id: null, wpi: '', inventory_sales: '12 kg', first_sale: '2023-02-30', vintage_make: true }],
+    [{ id: '9223372036854775808', inventory_bulk_wine: [], vintage_forecast: 'NaN' }],
+    [{ wpi: null, first_sale: '0000-00-00' }],
+  ])('without id or wpi (checked without zod) gives exactly the reasons zod gives: %j', (record) => {
+    const result = transformRecord(record);
+    const parsed = recordSchema.safeParse(record);
+    expect(parsed.success).toBe(false);
+    const zodErrors = parsed.error!.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    expect(result).toEqual({ ok: false, recordId: null, errors: zodErrors });
   });
 
   it('gives the id as written when it is readable but invalid', () => {
@@ -124,7 +132,6 @@ describe('transformRecord', () => {
       ok: false,
       recordId: null,
       errors: [{ path: '', message: 'record is not a JSON object' }],
-      unknownFields: [],
     });
   });
 

@@ -1,0 +1,124 @@
+/**
+ * Names what a run waited for when SYNC_LOCK_TIMEOUT_MS ran out.
+ *
+ * PostgreSQL's lock_timeout error (55P03) names neither the lock nor its holder, and once the
+ * statement is cancelled its wait is gone: pg_blocking_pids() then answers nothing, and reading
+ * pg_locks afterwards could only guess which table the statement wanted. So while the run's
+ * transaction is open, a second connection samples the run's backend every fifth of the timeout
+ * (between 0.1 and 1 s): when pg_stat_activity shows it waiting on a Lock, the sample records the
+ * relation of its ungranted lock and every session pg_blocking_pids() names. A wait that times out
+ * lasts the whole timeout, so it is sampled several times; the newest sample is what the error says.
+ */
+import type { Pool } from '../db/pool.js';
+import { LockTimeoutError } from '../errors.js';
+import { loadStatements } from './statements.js';
+
+const SQL = loadStatements('lock_wait.sql', ['blocked_by']);
+const LOCK_NOT_AVAILABLE = '55P03';
+
+export interface Blocker {
+  pid: number;
+  applicationName: string;
+  state: string | null;
+  seconds: number | null;
+  query: string | null;
+}
+
+export interface LockWait {
+  relation: string | null;
+  mode: string;
+  locktype: string;
+  blockers: Blocker[];
+  sampledAt: number;
+}
+
+interface BlockedByRow {
+  relation: string | null;
+  mode: string;
+  locktype: string;
+  pid: number | null;
+  application_name: string | null;
+  state: string | null;
+  seconds: number | null;
+  query: string | null;
+}
+
+export class LockWaitWatch {
+  private latest: LockWait | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly intervalMs: number;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly pid: number,
+    private readonly lockTimeoutMs: number,
+  ) {
+    this.intervalMs = Math.min(1000, Math.max(100, Math.floor(lockTimeoutMs / 5)));
+  }
+
+  start(): this {
+    if (this.lockTimeoutMs > 0) this.schedule();
+    return this;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** The run's error as a LockTimeoutError naming table and blockers, when it is a lock timeout. */
+  explain(error: unknown): unknown {
+    if ((error as { code?: unknown })?.code !== LOCK_NOT_AVAILABLE) return error;
+    // Only a sample from this wait counts: one taken within the timeout before the error.
+    const wait = this.latest && Date.now() - this.latest.sampledAt <= this.lockTimeoutMs + 2 * this.intervalMs ? this.latest : undefined;
+    return new LockTimeoutError(describeWait(wait, this.lockTimeoutMs), { cause: error });
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => void this.sample(), this.intervalMs);
+  }
+
+  private async sample(): Promise<void> {
+    try {
+      const { rows } = await this.pool.query<BlockedByRow>(SQL.blocked_by, [this.pid]);
+      const first = rows[0];
+      if (first) {
+        this.latest = {
+          relation: first.relation,
+          mode: first.mode,
+          locktype: first.locktype,
+          blockers: rows.filter((r) => r.pid !== null).map((r) => ({
+            pid: r.pid!,
+            applicationName: r.application_name ?? '',
+            state: r.state,
+            seconds: r.seconds,
+            query: r.query,
+          })),
+          sampledAt: Date.now(),
+        };
+      }
+    } catch {
+      // A failed sample only makes the eventual message less specific.
+    }
+    if (!this.stopped) this.schedule();
+  }
+}
+
+export function describeWait(wait: LockWait | undefined, lockTimeoutMs: number): string {
+  const limit = `waited longer than SYNC_LOCK_TIMEOUT_MS=${lockTimeoutMs} ms for a lock`;
+  if (!wait) return `${limit} (the blocking session was not seen: see pg_locks); nothing was committed`;
+  const what = wait.relation ? `on table ${wait.relation} (${wait.mode})` : `(${wait.locktype}, ${wait.mode})`;
+  const blockers = wait.blockers.length === 0
+    ? 'the blocking session ended before it could be named'
+    : wait.blockers.map(describeBlocker).join('; ');
+  return `${limit} ${what}; blocked by ${blockers}; nothing was committed`;
+}
+
+function describeBlocker(b: Blocker): string {
+  const parts = [`pid ${b.pid}`, `application_name ${JSON.stringify(b.applicationName)}`];
+  if (b.state !== null) parts.push(`state ${JSON.stringify(b.state)}`);
+  if (b.seconds !== null) parts.push(`for ${b.seconds} s`);
+  if (b.query !== null) parts.push(`query ${JSON.stringify(b.query.replace(/\s+/g, ' '))}`);
+  return parts.join(', ');
+}

@@ -1,0 +1,61 @@
+/** The daemon's HTTP side: GET /metrics (Prometheus text format) and GET /healthz (200 healthy, 503 stuck). */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Verdict } from './health.js';
+import type { SyncMetrics } from './metrics.js';
+
+export interface MetricsServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startMetricsServer(options: {
+  host: string;
+  port: number;
+  metrics: SyncMetrics;
+  health: () => Verdict;
+  onError: (error: unknown) => void;
+}): Promise<MetricsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (path === '/metrics') {
+      options.metrics.text().then(
+        (text) => res.writeHead(200, { 'content-type': options.metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+        (error: unknown) => {
+          options.onError(error);
+          res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n');
+        },
+      );
+      return;
+    }
+    if (path === '/healthz') {
+      const verdict = options.health();
+      const body = JSON.stringify({ status: verdict.healthy ? 'ok' : 'stuck', detail: verdict.reason });
+      res.writeHead(verdict.healthy ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /healthz\n');
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

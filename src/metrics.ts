@@ -1,0 +1,102 @@
+/**
+ * The Prometheus metrics of the job (names are contract), in a registry of their own so that
+ * nothing else in the process can add to or clash with them. The daemon serves them; `run` and
+ * `replay` push them. Labels are closed sets (status, trigger, kind): never an error text, a URL
+ * or anything secret.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RunHistory, RunRow, RunStatus, Trigger } from './load/audit.js';
+
+export const RECORD_KINDS = ['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'] as const;
+const FINISHED: RunStatus[] = ['succeeded', 'failed', 'aborted'];
+/** Runs last from seconds (a small listing) to hours (a very large one, or SYNC_RUN_TIMEOUT_MS at 2 h). */
+const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400];
+
+export class SyncMetrics {
+  readonly registry = new Registry();
+  private readonly lastSuccess: Gauge;
+  private readonly lastRun: Gauge<'status'>;
+  private readonly runs: Counter<'status' | 'trigger'>;
+  private readonly duration: Histogram;
+  private readonly records: Gauge<'kind'>;
+  private readonly running: Gauge;
+
+  constructor(options: { processMetrics: boolean; trigger: Trigger }) {
+    const registers = [this.registry];
+    this.lastSuccess = new Gauge({
+      name: 'wine_recon_sync_last_success_timestamp_seconds',
+      help: 'Unix time the last successful (non-dry) run finished; 0 if there never was one. Read from sync_runs at start.',
+      registers,
+    });
+    this.lastRun = new Gauge({
+      name: 'wine_recon_sync_last_run_timestamp_seconds',
+      help: 'Unix time the last run of each status finished.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.runs = new Counter({
+      name: 'wine_recon_sync_runs_total',
+      help: 'Finished runs by status and trigger (continued from sync_runs at start).',
+      labelNames: ['status', 'trigger'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'wine_recon_sync_run_duration_seconds',
+      help: 'Wall time of runs, from start to finish, whatever their status.',
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.records = new Gauge({
+      name: 'wine_recon_sync_last_run_records',
+      help: 'Record counts of the last finished run, by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.running = new Gauge({ name: 'wine_recon_sync_running', help: '1 while a run is in progress, else 0.', registers });
+    // Series that exist from the start, so rate() and increase() see the first run.
+    for (const status of FINISHED) this.runs.inc({ status, trigger: options.trigger }, 0);
+    if (options.processMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      // Gauges named *_total break the exposition format's conventions (promtool check metrics says so);
+      // each is the sum of its per-type series (nodejs_active_handles{type} ...), which stay.
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+        this.registry.removeSingleMetric(name);
+      }
+    }
+  }
+
+  /** Starting values from the audit trail, so a restarted daemon (or a batch push) does not report zeros. */
+  seed(history: RunHistory): void {
+    this.lastSuccess.set(history.lastSuccess ?? 0);
+    const lastByStatus = new Map<RunStatus, number>();
+    for (const t of history.totals) {
+      this.runs.inc({ status: t.status, trigger: t.trigger }, t.runs);
+      if (t.lastFinished !== null) lastByStatus.set(t.status, Math.max(t.lastFinished, lastByStatus.get(t.status) ?? 0));
+    }
+    for (const [status, seconds] of lastByStatus) this.lastRun.set({ status }, seconds);
+    if (history.latest) this.setRecords(history.latest);
+  }
+
+  runStarted(): void {
+    this.running.set(1);
+  }
+
+  runFinished(run: RunRow | undefined): void {
+    this.running.set(0);
+    if (!run) return;
+    const finished = Date.parse(run.finished_at ?? run.started_at) / 1000;
+    this.runs.inc({ status: run.status, trigger: run.trigger });
+    this.lastRun.set({ status: run.status }, finished);
+    if (run.status === 'succeeded' && !run.dry_run) this.lastSuccess.set(finished);
+    this.duration.observe(Math.max(0, finished - Date.parse(run.started_at) / 1000));
+    this.setRecords(run);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  private setRecords(run: RunRow): void {
+    for (const kind of RECORD_KINDS) this.records.set({ kind }, run[kind] ?? 0);
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Chat notifications (SYNC_NOTIFY_URL): a JSON POST whose `text` Slack, Mattermost and Microsoft
+ * Teams incoming webhooks show as is, plus the run's fields for other receivers. Sent on a failed
+ * or aborted run, on the first success after one ("recovered", decided from sync_runs so that it
+ * survives restarts) and, with SYNC_NOTIFY_ON=all, on every run. Delivery is best effort: three
+ * attempts of 10 s at most, then a log line; the run's outcome never depends on it.
+ */
+import got from 'got';
+import type { RunRow, RunStatus } from './load/audit.js';
+import { RECORD_KINDS } from './metrics.js';
+
+export type NotifyEvent = 'failed' | 'aborted' | 'recovered' | 'succeeded' | 'new_fields';
+
+const ATTEMPTS = 3;
+const TIMEOUT_MS = 10_000;
+const RETRY_DELAYS_MS = [1_000, 3_000];
+const FAILED: ReadonlySet<RunStatus> = new Set(['failed', 'aborted', 'abandoned']);
+
+/**
+ * What to send for `run`, given the run before it; undefined: nothing. Upstream fields seen for the
+ * first time are announced once, by the run that first sees them, whatever SYNC_NOTIFY_ON says:
+ * they usually mean the upstream changed its shape.
+ */
+export function notifyEvent(
+  run: RunRow,
+  previous: RunRow | undefined,
+  on: 'failure' | 'all',
+  newFields: readonly NewField[] = [],
+): NotifyEvent | undefined {
+  if (run.status === 'failed' || run.status === 'aborted') return run.status;
+  if (run.status !== 'succeeded') return undefined;
+  if (previous !== undefined && FAILED.has(previous.status)) return 'recovered';
+  if (on === 'all') return 'succeeded';
+  return newFields.length > 0 ? 'new_fields' : undefined;
+}
+
+/** An upstream field no earlier successful run saw, with the number of records carrying it. */
+export interface NewField {
+  name: string;
+  count: number;
+}
+
+/** Where the run happened, without credentials: machine, database (host:port/name) and schema. */
+export interface Where {
+  host: string;
+  database: string;
+  schema: string;
+}
+
+export interface RunNotice {
+  event: NotifyEvent;
+  run: RunRow | undefined;
+  /** For a run that could not start (no sync_runs row): why. */
+  error?: string;
+  where: Where;
+  /** Upstream fields seen for the first time in this run. */
+  newFields?: readonly NewField[];
+}
+
+export function notificationBody(notice: RunNotice): Record<string, unknown> {
+  const { event, run, where } = notice;
+  const error = run?.error ?? notice.error ?? null;
+  const counts = run ? Object.fromEntries(RECORD_KINDS.map((k) => [k, run[k]])) : null;
+  const headline = {
+    failed: 'FAILED',
+    aborted: 'ABORTED',
+    recovered: 'succeeded again (recovered after a failure)',
+    succeeded: 'succeeded',
+    new_fields: 'succeeded; the upstream listing has new fields',
+  }[event];
+  const lines = [
+    `wine-recon-sync${run ? ` run ${run.id}` : ''} ${headline}${run?.dry_run ? ' (dry run)' : ''}${run ? ` [${run.trigger}]` : ''} on ${where.database}, schema ${where.schema} (host ${where.host})`,
+  ];
+  if (counts) lines.push(RECORD_KINDS.map((k) => `${k} ${counts[k] ?? '-'}`).join(', '));
+  if (error) lines.push(`error: ${error}`);
+  if (notice.newFields && notice.newFields.length > 0) lines.push(`new upstream fields: ${notice.newFields.map((f) => `${f.name} (${f.count} records)`).join(', ')}`);
+  if (run) lines.push(`started ${run.started_at}, finished ${run.finished_at ?? '-'}`);
+  return {
+    text: lines.join('\n'),
+    event,
+    run_id: run?.id ?? null,
+    status: run?.status ?? 'failed',
+    trigger: run?.trigger ?? null,
+    dry_run: run?.dry_run ?? false,
+    counts,
+    error,
+    unknown_fields: run?.unknown_fields ?? [],
+    new_fields: notice.newFields ?? [],
+    started_at: run?.started_at ?? null,
+    finished_at: run?.finished_at ?? null,
+    ...where,
+  };
+}
+
+export interface Delivery {
+  delivered: boolean;
+  attempts: number;
+  /** The last failure (status or transport error code), for the log. */
+  problem?: string;
+}
+
+/** POSTs `body` (already serialized) with up to three attempts; never throws. */
+export async function deliver(url: string, body: string, options: { retryDelaysMs?: number[] } = {}): Promise<Delivery> {
+  const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
+  let problem = '';
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    try {
+      const status = await postJson(url, body);
+      if (status >= 200 && status < 300) return { delivered: true, attempts: attempt };
+      problem = `HTTP ${status}`;
+      // A 4xx other than 408/429 is the receiver refusing this message: the same POST would be refused again.
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429) return { delivered: false, attempts: attempt, problem };
+    } catch (error) {
+      problem = (error as { code?: string }).code ?? 'request failed';
+    }
+    if (attempt < ATTEMPTS) await new Promise((r) => setTimeout(r, delays[attempt - 1] ?? 1000));
+  }
+  return { delivered: false, attempts: ATTEMPTS, problem };
+}
+
+/** The one HTTP call (so that an outbound proxy agent can be handed in here). Errors carry a code, never the URL. */
+async function postJson(url: string, body: string): Promise<number> {
+  const response = await got.post(url, {
+    body,
+    headers: { 'content-type': 'application/json' },
+    throwHttpErrors: false,
+    retry: { limit: 0 },
+    timeout: { request: TIMEOUT_MS },
+    followRedirect: false,
+  });
+  return response.statusCode;
+}
+
+/** The URL as it may be logged: scheme and host only (a webhook's path and query are its secret). */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}/…`;
+  } catch {
+    return '(invalid URL)';
+  }
+}

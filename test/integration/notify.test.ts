@@ -1,0 +1,153 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { freePort } from '../support/global-setup.js';
+import { createTestDb, runCli, startCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+
+let sim: Simulator;
+let db: TestDb;
+let hook: Receiver;
+let env: Record<string, string>;
+
+beforeEach(async () => {
+  sim = await startSimulator({ records: 30 });
+  db = await createTestDb('notify');
+  hook = await startReceiver();
+  env = syncEnv(db, sim, { SYNC_NOTIFY_URL: hook.url });
+});
+afterEach(async () => {
+  await hook.close();
+  await sim.close();
+  await db.close();
+});
+
+const run = async (extra: Record<string, string> = {}) => {
+  const r = await runCli(['run', '--json'], { ...env, ...extra });
+  expect(r.stderr).not.toContain('webhook-secret-token-42');
+  return { ...r, run: JSON.parse(r.stdout) };
+};
+
+describe('SYNC_NOTIFY_URL', () => {
+  it('announces an upstream field seen for the first time once, even when only failures are notified', async () => {
+    const records = (extra: string) =>
+      Array.from({ length: 30 }, (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`);
+    sim.setRecordsJson(records(''));
+    expect((await run()).code).toBe(0);
+    expect(hook.posts).toHaveLength(0);
+
+    sim.setRecordsJson(records(',"bottling_line":"L2"'));
+    const widened = await run();
+    expect(widened.code).toBe(0);
+    expect(hook.posts).toHaveLength(1);
+    expect(hook.posts[0]!.body).toMatchObject({ event: 'new_fields', run_id: widened.run.id, status: 'succeeded', new_fields: [{ name: 'bottling_line', count: 30 }] });
+    expect(hook.posts[0]!.body.text).toContain('new upstream fields: bottling_line (30 records)');
+
+    expect((await run()).code).toBe(0);
+    expect(hook.posts).toHaveLength(1);
+  });
+
+  it('posts once per failure (guard refusals included), once on recovery, never for a success after a success', async () => {
+    expect((await run()).code).toBe(0);
+    expect((await run()).code).toBe(0);
+    expect(hook.posts).toHaveLength(0);
+
+    sim.setFault('html');
+    const failed = await run();
+    expect(failed.code).toBe(1);
+    expect(hook.posts).toHaveLength(1);
+    const notice = hook.posts[0]!;
+    expect(notice.contentType).toBe('application/json');
+    expect(notice.body).toMatchObject({
+      event: 'failed',
+      run_id: failed.run.id,
+      status: 'failed',
+      trigger: 'manual',
+      error: failed.run.error,
+      schema: db.schema,
+      started_at: failed.run.started_at,
+      finished_at: failed.run.finished_at,
+      counts: { received: 0, rejected: 0, duplicates: 0, inserted: 0, updated: 0, unchanged: 0, deleted: 0, restored: 0 },
+    });
+    expect(notice.body.text).toContain(`run ${failed.run.id} FAILED [manual]`);
+    expect(notice.body.text).toContain(`schema ${db.schema}`);
+    expect(notice.body.text).toContain('error: listing is text/html');
+    sim.setFault(null);
+
+    sim.setRecordsJson([]);
+    const refused = await run();
+    expect(refused.code).toBe(1);
+    expect(hook.posts).toHaveLength(2);
+    expect(hook.posts[1]!.body).toMatchObject({ event: 'failed', run_id: refused.run.id, error: expect.stringContaining('refusing to soft-delete 30 of 30') });
+    sim.setRecordsJson(null);
+
+    const recovered = await run();
+    expect(recovered.code).toBe(0);
+    expect(hook.posts).toHaveLength(3);
+    expect(hook.posts[2]!.body).toMatchObject({ event: 'recovered', run_id: recovered.run.id, status: 'succeeded', error: null });
+    expect(hook.posts[2]!.body.text).toContain('recovered');
+
+    expect((await run()).code).toBe(0);
+    expect(hook.posts).toHaveLength(3);
+    // Nothing secret travels to the chat channel.
+    const bodies = JSON.stringify(hook.posts.map((p) => p.body));
+    expect(bodies).not.toContain(sim.password);
+    expect(bodies).not.toMatch(/eyJ[\w-]+\.[\w-]+/);
+    expect(bodies).not.toContain('webhook-secret-token-42');
+  });
+
+  it('decides "recovered" from sync_runs, so a new process after a failure still says so', async () => {
+    sim.setFault('server-error', { status: 500 });
+    expect((await run({ WINE_API_RETRIES: '1', SYNC_NOTIFY_URL: '' })).code).toBe(1);
+    sim.setFault(null);
+    expect((await run()).code).toBe(0);
+    expect(hook.posts.map((p) => p.body.event)).toEqual(['recovered']);
+  });
+
+  it('with SYNC_NOTIFY_ON=all posts every run; the URL can come from SYNC_NOTIFY_URL_FILE', async () => {
+    const file = join(await tempDir(), 'hook-url');
+    await writeFile(file, `${hook.url}\n`);
+    const fileEnv = { SYNC_NOTIFY_URL: '', SYNC_NOTIFY_URL_FILE: file, SYNC_NOTIFY_ON: 'all' };
+    expect((await run(fileEnv)).code).toBe(0);
+    expect((await run(fileEnv)).code).toBe(0);
+    expect(hook.posts.map((p) => p.body.event)).toEqual(['succeeded', 'succeeded']);
+    expect(hook.posts[0]!.body.counts).toMatchObject({ received: 30, inserted: 30 });
+    expect(hook.posts[1]!.body.counts).toMatchObject({ received: 30, unchanged: 30 });
+  });
+
+  it('retries a receiver that answers 503, up to 3 attempts', async () => {
+    hook.failNext(2, 503);
+    sim.setFault('html');
+    const r = await run();
+    expect(r.code).toBe(1);
+    expect(hook.posts).toHaveLength(1);
+    expect(r.stderr).toMatch(/"attempts":3.*"msg":"notification sent"/);
+  });
+
+  it('a receiver that is down changes neither the outcome nor the exit code, and its URL is never logged', async () => {
+    const down = `http://127.0.0.1:${await freePort()}/hooks/T000/B000/webhook-secret-token-42`;
+    const ok = await run({ SYNC_NOTIFY_URL: down, SYNC_NOTIFY_ON: 'all' });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.run.status).toBe('succeeded');
+    expect(ok.stderr).toMatch(/"notifyUrl":"http:\/\/127\.0\.0\.1:\d+\/…".*"attempts":3.*"msg":"notification could not be delivered"/);
+    sim.setFault('html');
+    const failed = await run({ SYNC_NOTIFY_URL: down });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('notification could not be delivered');
+    expect(await db.rows('SELECT status FROM sync_runs ORDER BY id')).toEqual([{ status: 'succeeded' }, { status: 'failed' }]);
+  });
+
+  it('the daemon notifies a failed scheduled run too', async () => {
+    sim.setFault('html');
+    const daemon = startCli(['schedule', '--run-now'], { ...env, SYNC_HEALTH_FILE: join(await tempDir(), 'health') });
+    try {
+      await daemon.waitForLog(/notification sent/);
+    } finally {
+      daemon.kill('SIGTERM');
+    }
+    expect((await daemon.result).code).toBe(0);
+    expect(hook.posts).toHaveLength(1);
+    expect(hook.posts[0]!.body).toMatchObject({ event: 'failed', trigger: 'schedule', run_id: 1 });
+  });
+});

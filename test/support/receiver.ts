@@ -1,0 +1,47 @@
+/** A real HTTP receiver on 127.0.0.1 that records what is POSTed to it (a chat webhook stand-in). */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  path: string;
+  contentType: string | undefined;
+  body: Record<string, unknown>;
+}
+
+export interface Receiver {
+  url: string;
+  posts: Received[];
+  /** The next `n` requests are answered with `status`. */
+  failNext(n: number, status: number): void;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(path = '/hooks/T000/B000/webhook-secret-token-42'): Promise<Receiver> {
+  const posts: Received[] = [];
+  let failing = { n: 0, status: 200 };
+  const server: Server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (d: Buffer) => (text += d.toString()));
+    req.on('end', () => {
+      if (failing.n > 0) {
+        failing.n--;
+        res.writeHead(failing.status).end('try later');
+        return;
+      }
+      posts.push({ path: req.url ?? '', contentType: req.headers['content-type'], body: JSON.parse(text) });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    posts,
+    failNext: (n, status) => (failing = { n, status }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
