@@ -7,9 +7,13 @@ import { createReadStream } from 'node:fs';
 import { InvalidListingError } from './errors.js';
 import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord } from './extract/listing-parser.js';
 import type { Reject } from './load/audit.js';
-import { copyLine } from './load/staging.js';
-import { FieldCounter } from './transform/field-counts.js';
+import type { MemberReader } from './extract/record-members.js';
+import type { SourceHashes } from './load/source-hash.js';
+import { copyLine, NO_HASH } from './load/staging.js';
+import { FieldCounter, KNOWN_FIELDS } from './transform/field-counts.js';
 import { transformRecord } from './transform/record.js';
+import { CopyWriter } from './transform/record-copy.js';
+import { UnchangedRecords } from './unchanged-records.js';
 
 const READ_CHUNK = 1024 * 1024;
 /**
@@ -33,10 +37,23 @@ export interface ListingTally {
   /** Reject reasons counted per field path, then per message (cut before any quoted value). */
   reasons: Map<string, Map<string, number>>;
   envelope: ListingEnvelope | undefined;
+  /** COPY lines written by the byte-level fast path, when there is one. */
+  copyWriter?: CopyWriter;
+  /** Ids staged so far, by either path. */
+  ids: IdBitmap;
 }
 
 export function newTally(): ListingTally {
-  return { received: 0, rejected: 0, bytes: 0, maybeDuplicates: false, fields: new FieldCounter(), reasons: new Map(), envelope: undefined };
+  return {
+    received: 0,
+    rejected: 0,
+    bytes: 0,
+    maybeDuplicates: false,
+    fields: new FieldCounter(),
+    reasons: new Map(),
+    envelope: undefined,
+    ids: new IdBitmap(),
+  };
 }
 
 /** The most frequent reject reasons ("path: message"), most frequent first. */
@@ -63,13 +80,42 @@ export interface ListingLinesOptions {
   writeRejects: (rejects: Reject[]) => Promise<void>;
   onProgress?: (tally: ListingTally) => void;
   signal?: AbortSignal;
+  /** Skips records whose bytes did not change (see unchanged-records.ts) and fingerprints the others. */
+  unchanged?: UnchangedRecords;
+}
+
+/**
+ * The byte-level paths of one run: unchanged records are skipped, usual changed ones written
+ * straight to COPY bytes into `writer`; either still counts in `tally`.
+ */
+export function recordFastPaths(tally: ListingTally, hashes: SourceHashes | undefined, writer = new CopyWriter()): UnchangedRecords {
+  const count = (members: MemberReader, bytes: Buffer) => {
+    tally.received++;
+    tally.fields.countMembers(members.present, members.nonNull);
+    for (let k = 0; k < members.unknownCount; k++) {
+      tally.fields.countUnknown(bytes.toString('latin1', members.unknown[2 * k]!, members.unknown[2 * k + 1]!));
+    }
+  };
+  const unchanged: UnchangedRecords = new UnchangedRecords(hashes, KNOWN_FIELDS, {
+    skipped: count,
+    changed(members, bytes, start, end, position, byteOffset, hash) {
+      if (!writer.write(bytes, start, end, members, position, byteOffset, hash)) return false;
+      count(members, bytes);
+      if (!tally.maybeDuplicates && !tally.ids.addNumber(members.id)) tally.maybeDuplicates = true;
+      unchanged.stagedId(members.id, position);
+      return true;
+    },
+  });
+  tally.copyWriter = writer;
+  return unchanged;
 }
 
 /** Yields COPY text for every valid record; fills `tally` as it goes and at the end. */
-export async function* listingCopyLines(options: ListingLinesOptions): AsyncGenerator<string> {
-  const { tally } = options;
-  const parser = new ListingParser();
-  const seen = new IdBitmap();
+export async function* listingCopyLines(options: ListingLinesOptions): AsyncGenerator<string | Buffer> {
+  const { tally, unchanged } = options;
+  const parser = new ListingParser({ recordHook: unchanged });
+  const seen = tally.ids;
+  const writer = tally.copyWriter;
   let stored = 0;
   let pending: Reject[] = [];
   let out = '';
@@ -94,7 +140,9 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     const result = transformRecord(value);
     if (result.ok) {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
-      out += copyLine(record.position, result.row, record.byteOffset, record.byteLength);
+      const hash = unchanged === undefined ? NO_HASH : unchanged.hashFields(record.position);
+      unchanged?.staged(result.row.id, record.position);
+      out += copyLine(record.position, result.row, record.byteOffset, record.byteLength, hash);
     } else reject(record, result.recordId, result.errors);
   };
 
@@ -109,8 +157,9 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
         await options.writeRejects(pending);
         pending = [];
       }
-      if (out.length >= YIELD_AT) {
-        yield out;
+      if (out.length + (writer?.length ?? 0) >= YIELD_AT) {
+        if (writer !== undefined && writer.length > 0) yield writer.take();
+        if (out.length > 0) yield out;
         out = '';
         options.onProgress?.(tally);
       }
@@ -125,6 +174,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     // Rejects found so far are kept for diagnosis even when the listing as a whole fails.
     if (pending.length > 0) await options.writeRejects(pending);
   }
+  if (writer !== undefined && writer.length > 0) yield writer.take();
   if (out.length > 0) yield out;
   options.onProgress?.(tally);
 }
@@ -134,14 +184,17 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
  * without duplicate ids, the usual case, skips the SQL duplicate pass. An id beyond the bitmap
  * or seen twice answers false: "maybe a duplicate", and the SQL pass decides.
  */
-class IdBitmap {
+export class IdBitmap {
   private static readonly MAX_ID = 2 ** 27;
   private bits = new Uint8Array(1 << 17);
 
   /** False when the id may have been seen before. */
   add(id: string): boolean {
     if (id.length > 9) return false;
-    const n = Number(id); // an integer of at most 9 digits: exact
+    return this.addNumber(Number(id)); // an integer of at most 9 digits: exact
+  }
+
+  addNumber(n: number): boolean {
     if (n >= IdBitmap.MAX_ID) return false;
     const byte = n >>> 3;
     if (byte >= this.bits.length) {

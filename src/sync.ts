@@ -24,7 +24,7 @@ import type { WineApi } from './extract/api.js';
 import { spoolFault } from './extract/spool-fault.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
-import { countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
+import { carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 import {
   finishRun,
   insertRejects,
@@ -39,8 +39,10 @@ import {
 } from './load/audit.js';
 import { LockWaitWatch } from './load/lock-wait.js';
 import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
+import { classifyWithHashes, markRun, readSourceHashes, removeStagedPositions, saveSourceHashes } from './load/source-hash.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
-import { listingCopyLines, newTally, topReasons, type ListingTally } from './pipeline.js';
+import { listingCopyLines, newTally, recordFastPaths, topReasons, type ListingTally } from './pipeline.js';
+import { RULES_VERSION, skippedDuplicateRejects } from './unchanged-records.js';
 import {
   baselineOf,
   describeDisappeared,
@@ -121,6 +123,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
         counts: run.counts(status),
         unknownFields: run.unknownFields(),
         fieldCounts: run.fieldCounts(),
+        bi: status === 'succeeded' ? run.bi : undefined,
       });
       log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
       return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
@@ -189,7 +192,8 @@ class Run {
     const log = deps.log.child({ step: 'load' });
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
-    this.baseline = baselineOf(await lastSuccess(deps.pool));
+    const last = await lastSuccess(deps.pool);
+    this.baseline = baselineOf(last);
     const lockWait = new LockWaitWatch(deps.pool, backendPid(client), config.lockTimeoutMs);
     // The archive is compressed on libuv's thread pool while the listing is parsed and applied;
     // stopped if the run fails.
@@ -200,32 +204,46 @@ class Run {
       await client.query('BEGIN');
       await client.query("SELECT set_config('lock_timeout', $1, true)", [String(config.lockTimeoutMs)]);
       lockWait.start();
+      await markRun(client, runId);
+      const hashes = await readSourceHashes(client, RULES_VERSION);
+      const unchanged = recordFastPaths(this.tally, hashes);
       const lines = listingCopyLines({
         path,
         tally: this.tally,
         writeRejects: (rejects) => insertRejects(deps.pool, runId, rejects),
         onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
         signal: deps.signal,
+        unchanged,
       });
       await stageRows(client, lines, deps.signal);
-      log.info({ received: this.tally.received, rejected: this.tally.rejected, ms: Date.now() - started }, 'listing parsed and staged');
+      log.info(
+        { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: unchanged.skipped, ms: Date.now() - started },
+        'listing parsed and staged',
+      );
       this.checkEnvelope();
       this.warnNewFields(log);
       this.checkRejectRatio();
       this.checkSchemaDrift(log);
 
       started = Date.now();
-      const duplicates = this.tally.maybeDuplicates ? await removeDuplicates(client, log) : [];
-      this.duplicates = duplicates.length;
-      if (duplicates.length > 0) await insertRejects(deps.pool, runId, await duplicateRejects(path, duplicates));
-      const counts = await classifyStaged(client, this.staged(), log);
+      // Earlier copies of a fingerprinted id are settled by the shortcut, the others by SQL.
+      const duplicates = [...(await removeStagedPositions(client, unchanged.stagedLosers))];
+      if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client, log)));
+      const skippedDuplicates = await skippedDuplicateRejects(path, unchanged, 65_536);
+      this.duplicates = duplicates.length + skippedDuplicates.length;
+      if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skippedDuplicates, ...(await duplicateRejects(path, duplicates))]);
+      const missing = hashes ? unchanged.missingIds() : [];
+      const counts = hashes ? await classifyWithHashes(client, missing, unchanged.liveBefore, log) : await classifyStaged(client, this.staged(), log);
       this.checkDeletes(counts.deleted, counts.liveBefore);
       await applyChanges(client, runId, counts, log);
+      if (!this.request.dryRun) await saveSourceHashes(client, { trusted: hashes !== undefined, deleted: missing, rulesVersion: RULES_VERSION, runId }, log);
       this.applied = counts;
       log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
-      this.bi = await countBiRounding(client, config.bi.scale);
+      const noRowChanged = counts.inserted + counts.updated + counts.deleted + counts.restored === 0;
+      const carried = hashes && noRowChanged ? carriedBiRounding(last, config.bi.scale) : undefined;
+      this.bi = carried ?? (await countBiRounding(client, config.bi.scale));
       const biWarning = describeBiRounding(this.bi);
-      if (biWarning) log.warn(this.bi, biWarning);
+      if (biWarning) log.warn({ ...this.bi, countedBy: carried ? Number(last!.id) : Number(runId) }, biWarning);
 
       if (compressed) {
         await storePayload(client, { runId, sha256, bytes: this.tally.bytes, compressed, keep: config.archiveKeep }, log);

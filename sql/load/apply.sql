@@ -13,12 +13,14 @@ CREATE TEMP TABLE staging_records (
   vintage_make             numeric,
   first_sale               date,
   raw_offset               bigint  NOT NULL,
-  raw_length               integer NOT NULL
+  raw_length               integer NOT NULL,
+  hash_hi                  integer,
+  hash_lo                  integer
 ) ON COMMIT DROP;
 
 -- name: copy_staging
 COPY staging_records (position, id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                      vintage_forecast, vintage_make, first_sale, raw_offset, raw_length) FROM STDIN
+                      vintage_forecast, vintage_make, first_sale, raw_offset, raw_length, hash_hi, hash_lo) FROM STDIN
 
 -- name: analyze_staging
 ANALYZE staging_records;

@@ -1,6 +1,7 @@
 /** sync_runs and sync_rejects: the audit trail, written on the pool outside the data transaction. */
 import type { Pool } from '../db/pool.js';
 import type { FieldCounts } from '../row.js';
+import type { BiRounding } from './bi-rounding.js';
 import { loadStatements } from './statements.js';
 
 const SQL = loadStatements('audit.sql', [
@@ -68,7 +69,14 @@ export async function startRun(pool: Pool, run: { trigger: Trigger; dryRun: bool
 export async function finishRun(
   pool: Pool,
   runId: string,
-  outcome: { status: RunStatus; error: string | null; counts: RunCounts; unknownFields: string[] | null; fieldCounts?: FieldCounts | null },
+  outcome: {
+    status: RunStatus;
+    error: string | null;
+    counts: RunCounts;
+    unknownFields: string[] | null;
+    fieldCounts?: FieldCounts | null;
+    bi?: BiRounding | undefined;
+  },
 ): Promise<RunRow> {
   const c = outcome.counts;
   const { rows } = await pool.query(SQL.finish_run, [
@@ -78,6 +86,9 @@ export async function finishRun(
     ...COUNT_COLUMNS.map((k) => c[k] ?? null),
     outcome.unknownFields?.map(cleanName) ?? null,
     outcome.fieldCounts == null ? null : JSON.stringify(cleanCounts(outcome.fieldCounts)),
+    outcome.bi?.scale ?? null,
+    outcome.bi?.rounded ?? null,
+    outcome.bi?.overflow ?? null,
   ]);
   return toRunRow(rows[0]);
 }
@@ -91,6 +102,10 @@ export interface LastSuccess {
   id: string;
   field_counts: FieldCounts | null;
   unknown_fields: string[] | null;
+  bi_scale: number | null;
+  /** bigint columns: text from pg. */
+  bi_rounded: string | null;
+  bi_overflow: string | null;
 }
 
 /** The last successful non-dry run, for the schema-drift guard; undefined before the first. */
@@ -129,7 +144,7 @@ function cleanCounts(counts: FieldCounts): FieldCounts {
 /** bigint counts arrive as text; they are counts, far below 2^53, so numbers are exact here. */
 function toRunRow(row: Record<string, unknown>): RunRow {
   const out: Record<string, unknown> = { ...row, id: Number(row.id) };
-  for (const k of COUNT_COLUMNS) out[k] = row[k] === null || row[k] === undefined ? null : Number(row[k]);
+  for (const k of [...COUNT_COLUMNS, 'bi_rounded', 'bi_overflow']) out[k] = row[k] === null || row[k] === undefined ? null : Number(row[k]);
   for (const k of ['started_at', 'finished_at'] as const) {
     const v = row[k];
     out[k] = v instanceof Date ? v.toISOString() : (v ?? null);

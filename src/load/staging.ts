@@ -19,11 +19,14 @@ export interface DuplicateRow {
 }
 
 /** One COPY text line (tab separated, `\N` for null, newline terminated). */
-export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number): string {
+export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number, hash: string): string {
   return `${position}\t${row.id}\t${copyText(row.wpi)}\t${nullable(row.inventory_bulk_wine)}\t${nullable(row.inventory_finished_goods)}\t${nullable(
     row.inventory_sales,
-  )}\t${nullable(row.vintage_forecast)}\t${nullable(row.vintage_make)}\t${nullable(row.first_sale)}\t${rawOffset}\t${rawLength}\n`;
+  )}\t${nullable(row.vintage_forecast)}\t${nullable(row.vintage_make)}\t${nullable(row.first_sale)}\t${rawOffset}\t${rawLength}\t${hash}\n`;
 }
+
+/** The last two COPY fields of a record without a fingerprint. */
+export const NO_HASH = '\\N\t\\N';
 
 function nullable(value: string | null): string {
   return value === null ? '\\N' : value;
@@ -37,7 +40,7 @@ function copyText(value: string): string {
 }
 
 /** Creates the staging table and streams `lines` (COPY text) into it; returns once all are in. */
-export async function stageRows(client: PoolClient, lines: AsyncIterable<string>, signal?: AbortSignal): Promise<void> {
+export async function stageRows(client: PoolClient, lines: AsyncIterable<string | Buffer>, signal?: AbortSignal): Promise<void> {
   await client.query(SQL.create_staging);
   const copy = client.query(copyFrom(SQL.copy_staging));
   await pipeline(lines, copy, signal ? { signal } : {});

@@ -40,7 +40,7 @@ export class FieldCounter {
       this.tally(7, r.first_sale);
     let keys = 0;
     for (const _ in r) keys++;
-    if (keys > known) this.countUnknown(r);
+    if (keys > known) this.countUnknownOf(r);
   }
 
   /** 1 when the record has the field (a parsed JSON value is never undefined). */
@@ -52,14 +52,29 @@ export class FieldCounter {
     return 1;
   }
 
-  private countUnknown(record: object): void {
-    for (const key in record) {
-      if (INDEX.has(key)) continue;
-      const seen = this.unknown.get(key);
-      if (seen !== undefined) this.unknown.set(key, seen + 1);
-      else if (this.unknown.size < MAX_UNKNOWN_FIELDS) this.unknown.set(key, 1);
-      else this.truncated = true;
+  private countUnknownOf(record: object): void {
+    for (const key in record) if (!INDEX.has(key)) this.countUnknown(key);
+  }
+
+  /**
+   * A record read from its bytes (no object): bit i of `present` / `nonNull` for KNOWN_FIELDS[i];
+   * its unknown fields follow, one countUnknown each.
+   */
+  countMembers(present: number, nonNull: number): void {
+    this.records++;
+    for (let i = 0; i < KNOWN_FIELDS.length; i++) {
+      if ((present & (1 << i)) === 0) continue;
+      this.present[i]!++;
+      if ((nonNull & (1 << i)) !== 0) this.nonNull[i]!++;
     }
+  }
+
+  /** One unknown field of the record being counted. */
+  countUnknown(key: string): void {
+    const seen = this.unknown.get(key);
+    if (seen !== undefined) this.unknown.set(key, seen + 1);
+    else if (this.unknown.size < MAX_UNKNOWN_FIELDS) this.unknown.set(key, 1);
+    else this.truncated = true;
   }
 
   /** Unknown field names, sorted. */

@@ -3,7 +3,7 @@
  * A renamed or emptied optional field would otherwise load as NULL on every row, silently; here it
  * is named, with the new field that probably replaced it. Pure: the caller reads and writes runs.
  */
-import type { FieldCounts, KnownField } from '../row.js';
+import { DATA_COLUMNS, type FieldCounts, type KnownField } from '../row.js';
 
 /** What the last successful (non-dry) run saw. */
 export interface Baseline {
@@ -25,14 +25,7 @@ export function baselineOf(run: { id: string; field_counts: FieldCounts | null; 
  * Only optional fields can be blanked silently: a record without id or wpi is rejected, and the
  * reject-ratio guard explains that (see explainRejects).
  */
-export const GUARDED_FIELDS: readonly KnownField[] = [
-  'inventory_bulk_wine',
-  'inventory_finished_goods',
-  'inventory_sales',
-  'vintage_forecast',
-  'vintage_make',
-  'first_sale',
-];
+export const GUARDED_FIELDS: readonly KnownField[] = DATA_COLUMNS.filter((c) => c !== 'wpi');
 
 /** A field the last run saw in at least this share of its records is expected to stay. */
 const EXPECTED_SHARE = 0.5;

@@ -37,6 +37,9 @@ const RECORDS_V1 = [
 /** The second listing changes record 2's vintage_make: history gets a closed version. */
 const RECORDS_V2 = RECORDS_V1.map((r, i) => (i === 1 ? r.replace('"vintage_make": 9.99999999994999', '"vintage_make": -7.77777777775') : r));
 
+/** The second listing's whole text, to sync it again. */
+export const hardListingV2 = (): string => listing([...RECORDS_V2]);
+
 const listing = (records: string[]) =>
   `{"message": "ok", "count": ${records.length}, "bulk_wine_reconciliation": [\n${records.join(',\n')}\n], "recordCount": ${records.length}}`;
 

@@ -44,6 +44,8 @@ describe('a schema analysts can use', () => {
       'bulk_wine_reconciliation_closed_versions',
       'bulk_wine_reconciliation_current',
       'bulk_wine_reconciliation_history',
+      'bulk_wine_reconciliation_source_hash',
+      'bulk_wine_reconciliation_source_hash_state',
       'sync_bi_views',
       'sync_migrations',
       'sync_payload_chunks',

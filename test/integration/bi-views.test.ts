@@ -3,11 +3,13 @@
  * pipeline: declared types, rounding, NULL for what cannot fit, comments, freshness, the run's
  * warning, and re-creation when SYNC_BI_SCALE changes.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
-import { BI, BI_CLOSED_V1, DECIMALS, EXACT, OVERFLOW_LIVE, ROUNDED_LIVE, SCALE, syncHardValues } from '../drivers/hard-values.js';
-import { createTestDb, runCli, syncEnv, type CliResult, type TestDb } from '../support/harness.js';
+import { BI, BI_CLOSED_V1, DECIMALS, EXACT, OVERFLOW_LIVE, ROUNDED_LIVE, SCALE, hardListingV2, syncHardValues } from '../drivers/hard-values.js';
+import { createTestDb, runCli, syncEnv, tempDir, type CliResult, type TestDb } from '../support/harness.js';
 
 const decimalsText = DECIMALS.map((c) => `${c}::text`).join(', ');
 
@@ -102,14 +104,32 @@ describe('BI views over the hard values', () => {
     expect(await db.rows(`SELECT count(*)::int AS n FROM "${bi}".reconciliation`)).toEqual([{ n: 5 }]);
   });
 
+  it('a re-sync that changed no row carries the last count forward; a write outside a run makes it count again', async () => {
+    const file = join(await tempDir(), 'v2.json');
+    await writeFile(file, hardListingV2());
+    const warningOf = (r: CliResult) => r.stderr.split('\n').map((l) => (l.startsWith('{') ? JSON.parse(l) : {})).find((l) => l.rounded !== undefined);
+    const stored = () => db.rows(`SELECT id::int, bi_scale, bi_rounded::int, bi_overflow::int FROM sync_runs WHERE status = 'succeeded' ORDER BY id`);
+
+    const unchanged = await runCli(['run', '--from-file', file], syncEnv(db));
+    expect(unchanged.code, unchanged.stderr).toBe(0);
+    expect(warningOf(unchanged)).toMatchObject({ rounded: ROUNDED_LIVE, overflow: OVERFLOW_LIVE, countedBy: 2 });
+
+    // A no-op UPDATE outside a run still invalidates what the count rests on.
+    await db.rows('UPDATE bulk_wine_reconciliation SET wpi = wpi WHERE id = 1');
+    const recounted = await runCli(['run', '--from-file', file], syncEnv(db));
+    expect(recounted.code, recounted.stderr).toBe(0);
+    expect(warningOf(recounted)).toMatchObject({ rounded: ROUNDED_LIVE, overflow: OVERFLOW_LIVE, countedBy: 4 });
+    expect((await stored()).slice(-3)).toEqual([2, 3, 4].map((id) => ({ id, bi_scale: SCALE, bi_rounded: ROUNDED_LIVE, bi_overflow: OVERFLOW_LIVE })));
+  });
+
   it('sync_freshness: the last success and its age, the last run\'s status and error', async () => {
     const [ok] = await db.rows<Record<string, unknown>>(`SELECT last_success_run_id::text, last_success_age_seconds, last_run_id::text, last_run_status, last_run_error FROM "${bi}".sync_freshness`);
-    expect(ok).toMatchObject({ last_success_run_id: '2', last_run_id: '2', last_run_status: 'succeeded', last_run_error: null });
+    expect(ok).toMatchObject({ last_success_run_id: '4', last_run_id: '4', last_run_status: 'succeeded', last_run_error: null });
     expect(Number(ok!.last_success_age_seconds)).toBeGreaterThanOrEqual(0);
     const failed = await runCli(['run', '--from-file', '/nonexistent/listing.json'], syncEnv(db));
     expect(failed.code).toBe(1);
     const rows = await db.rows(`SELECT last_success_run_id::text, last_run_id::text, last_run_status, last_run_error IS NOT NULL AS has_error FROM "${bi}".sync_freshness`);
-    expect(rows).toEqual([{ last_success_run_id: '2', last_run_id: '3', last_run_status: 'failed', has_error: true }]);
+    expect(rows).toEqual([{ last_success_run_id: '4', last_run_id: '5', last_run_status: 'failed', has_error: true }]);
   });
 });
 

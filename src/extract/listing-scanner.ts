@@ -1,0 +1,452 @@
+/**
+ * The hot loop: a byte-level JSON (RFC 8259) state machine over one window of a chunk. While it
+ * validates, it copies each value into `out` with every number token wrapped in quotes
+ * (`12.50` -> `"12.50"`) and every non-ASCII character written as Latin-1 or a \u escape, so
+ * that JSON.parse of `out` keeps numbers as their exact text and decodes with latin1Slice.
+ * At depth 1 of a record it notes where each member ends (the record fast paths use them).
+ * The envelope states (outside any value) are handed to `envelopeStep`.
+ */
+import {
+  A_AFTER,
+  ESCAPABLE,
+  HEX,
+  L_FALSE,
+  L_INFINITY,
+  L_NAN,
+  L_NULL,
+  L_TRUE,
+  LITS,
+  MAX_MEMBER_ENDS,
+  M_NONE,
+  M_RECORD,
+  N_DOT,
+  N_E,
+  N_ESIGN,
+  N_EXP,
+  N_FRAC,
+  N_INT,
+  N_MINUS,
+  N_ZERO,
+  STR_PLAIN,
+  S_AFTER,
+  S_ARR_FIRST,
+  S_COLON,
+  S_ESC,
+  S_KEY,
+  S_LIT,
+  S_NUM,
+  S_OBJ_FIRST,
+  S_STR,
+  S_UHEX,
+  S_UTF8,
+  S_VALUE,
+  ScannerState,
+  T_START,
+  writeCodePoint,
+} from './scanner-state.js';
+
+export abstract class ListingScanner extends ScannerState {
+  /** The value being scanned (record, key or scalar) ended just before chunk position `i`; returns the next state. */
+  protected abstract valueDone(b: Buffer, i: number): number;
+  /** Scans envelope bytes from `i` (state in `this.state`, output in `this.o`); returns the next position. */
+  protected abstract envelopeStep(b: Buffer, i: number, end: number): number;
+
+  // Everything the loop needs is in locals; they are written back before any method call that
+  // reads or changes scanner state, and on exit.
+  protected scan(b: Buffer, start: number, end: number): void {
+    let i = start;
+    let state = this.state;
+    let out = this.out;
+    let o = this.o;
+    let depth = this.depth;
+    let cur = this.cur;
+    let ns = this.ns;
+    let strNext = this.strNext;
+
+    main: while (i < end) {
+      switch (state) {
+        case S_STR: {
+          let c = b[i]!;
+          for (;;) {
+            while (STR_PLAIN[c] === 1) {
+              out[o++] = c;
+              if (++i === end) break main;
+              c = b[i]!;
+            }
+            if (c < 0x80) break;
+            // Non-ASCII: decode the UTF-8 sequence and write the character in Latin-1 (one byte)
+            // when it fits, else as a \u escape, so `out` always decodes with latin1Slice.
+            this.recHigh = true;
+            let cp = -1;
+            let n = 0;
+            if (c >= 0xc2 && c <= 0xdf) {
+              if (i + 1 < end) {
+                const c1 = b[i + 1]!;
+                if (c1 >= 0x80 && c1 <= 0xbf) {
+                  cp = ((c & 0x1f) << 6) | (c1 & 0x3f);
+                  n = 2;
+                }
+              }
+            } else if (c >= 0xe0 && c <= 0xef) {
+              if (i + 2 < end) {
+                const c1 = b[i + 1]!;
+                const c2 = b[i + 2]!;
+                if (c1 >= (c === 0xe0 ? 0xa0 : 0x80) && c1 <= (c === 0xed ? 0x9f : 0xbf) && c2 >= 0x80 && c2 <= 0xbf) {
+                  cp = ((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f);
+                  n = 3;
+                }
+              }
+            }
+            if (n === 0) {
+              // Split across chunks, 4-byte or invalid: the byte-at-a-time decoder.
+              this.startUtf8();
+              state = S_UTF8;
+              continue main;
+            }
+            o = writeCodePoint(out, o, cp);
+            i += n;
+            if (i === end) break main;
+            c = b[i]!;
+          }
+          out[o++] = c;
+          i++;
+          if (c === 0x22) {
+            // Fast path for the usual `"key":` with no whitespace.
+            if (strNext === S_COLON && i < end && b[i] === 0x3a) {
+              out[o++] = 0x3a;
+              i++;
+              state = S_VALUE;
+            } else state = strNext;
+          } else if (c === 0x5c) state = S_ESC;
+          else throw this.error('unescaped control character in string', b, i - 1);
+          continue main;
+        }
+
+        case S_UTF8: {
+          this.o = o;
+          this.state = state;
+          i = this.utf8Byte(b, i);
+          o = this.o;
+          state = this.state;
+          continue main;
+        }
+
+        case S_NUM: {
+          for (;;) {
+            const c = b[i]!;
+            if (c >= 0x30 && c <= 0x39) {
+              if (ns === N_MINUS) ns = c === 0x30 ? N_ZERO : N_INT;
+              else if (ns === N_DOT) ns = N_FRAC;
+              else if (ns === N_E || ns === N_ESIGN) ns = N_EXP;
+              else if (ns === N_ZERO) throw this.error('invalid number: leading zero', b, i);
+            } else if (c === 0x2e) {
+              if (ns !== N_ZERO && ns !== N_INT) throw this.error("invalid number: unexpected '.'", b, i);
+              ns = N_DOT;
+            } else if (c === 0x65 || c === 0x45) {
+              if (ns !== N_ZERO && ns !== N_INT && ns !== N_FRAC) throw this.error("invalid number: unexpected 'e'", b, i);
+              ns = N_E;
+            } else if ((c === 0x2d || c === 0x2b) && ns === N_E) {
+              ns = N_ESIGN;
+            } else if (c === 0x49 && ns === N_MINUS && this.mode === M_RECORD) {
+              // -Infinity: the opening quote and '-' are already out.
+              this.lit = L_INFINITY;
+              this.litPos = 0;
+              this.litQuoted = true;
+              state = S_LIT;
+              continue main;
+            } else {
+              // The number ends before this byte.
+              if (ns === N_INT || ns === N_FRAC || ns === N_ZERO || ns === N_EXP) {
+                out[o++] = 0x22;
+                state = S_AFTER;
+                continue main;
+              }
+              throw this.error(
+                ns === N_MINUS
+                  ? "invalid number: expected a digit after '-'"
+                  : ns === N_DOT
+                    ? "invalid number: expected a digit after '.'"
+                    : 'invalid number: expected a digit in the exponent',
+                b,
+                i,
+              );
+            }
+            out[o++] = c;
+            if (++i === end) break main;
+          }
+        }
+
+        case S_AFTER: {
+          if (depth === 0) {
+            this.o = o;
+            this.depth = 0;
+            state = this.valueDone(b, i);
+            out = this.out;
+            o = this.o;
+            continue main;
+          }
+          let c = b[i]!;
+          while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+            if (++i === end) break main;
+            c = b[i]!;
+          }
+          if (depth === 1) {
+            const k = this.memberCount++;
+            if (k < MAX_MEMBER_ENDS) this.memberEnds[k] = this.base + i - this.valueStart;
+          }
+          if (c === 0x2c) {
+            out[o++] = c;
+            i++;
+            if (cur === 1) {
+              // Fast path for the usual `,"` before the next key.
+              if (i < end && b[i] === 0x22) {
+                out[o++] = 0x22;
+                i++;
+                strNext = S_COLON;
+                state = S_STR;
+              } else state = S_KEY;
+            } else state = S_VALUE;
+            continue main;
+          }
+          if ((c === 0x7d && cur === 1) || (c === 0x5d && cur === 0)) {
+            out[o++] = c;
+            i++;
+            depth--;
+            if (depth > 0) cur = (this.stack[(depth - 1) >> 3]! >> ((depth - 1) & 7)) & 1;
+            continue main; // still S_AFTER
+          }
+          throw this.error(cur === 1 ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element", b, i);
+        }
+
+        case S_VALUE: {
+          let c = b[i]!;
+          while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+            if (++i === end) break main;
+            c = b[i]!;
+          }
+          if (c === 0x22) {
+            out[o++] = c;
+            i++;
+            strNext = S_AFTER;
+            state = S_STR;
+          } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
+            const o0 = o;
+            out[o++] = 0x22;
+            // Fast path: the whole number lies in this window and is well formed. Anything else
+            // (window end, an error, -Infinity) goes to the resumable S_NUM machine from the start.
+            let j = i;
+            let d = c;
+            fast: {
+              if (d === 0x2d) {
+                out[o++] = d;
+                if (++j === end) break fast;
+                d = b[j]!;
+              }
+              if (d === 0x30) {
+                out[o++] = d;
+                if (++j === end) break fast;
+                d = b[j]!;
+              } else if (d >= 0x31 && d <= 0x39) {
+                do {
+                  out[o++] = d;
+                  if (++j === end) break fast;
+                  d = b[j]!;
+                } while (d >= 0x30 && d <= 0x39);
+              } else break fast;
+              if (d === 0x2e) {
+                out[o++] = d;
+                if (++j === end) break fast;
+                d = b[j]!;
+                if (d < 0x30 || d > 0x39) break fast;
+                do {
+                  out[o++] = d;
+                  if (++j === end) break fast;
+                  d = b[j]!;
+                } while (d >= 0x30 && d <= 0x39);
+              }
+              if (d === 0x65 || d === 0x45) {
+                out[o++] = d;
+                if (++j === end) break fast;
+                d = b[j]!;
+                if (d === 0x2b || d === 0x2d) {
+                  out[o++] = d;
+                  if (++j === end) break fast;
+                  d = b[j]!;
+                }
+                if (d < 0x30 || d > 0x39) break fast;
+                do {
+                  out[o++] = d;
+                  if (++j === end) break fast;
+                  d = b[j]!;
+                } while (d >= 0x30 && d <= 0x39);
+              }
+              if ((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) break fast;
+              out[o++] = 0x22;
+              i = j;
+              state = S_AFTER;
+              continue main;
+            }
+            o = o0;
+            out[o++] = 0x22;
+            out[o++] = c;
+            i++;
+            ns = c === 0x2d ? N_MINUS : c === 0x30 ? N_ZERO : N_INT;
+            state = S_NUM;
+          } else if (c === 0x7b || c === 0x5b) {
+            const isObj = c === 0x7b ? 1 : 0;
+            if (depth >= this.stack.length * 8) this.growStack(b, i);
+            const byte = depth >> 3;
+            const bit = 1 << (depth & 7);
+            const stack = this.stack;
+            stack[byte] = isObj === 1 ? stack[byte]! | bit : stack[byte]! & ~bit;
+            depth++;
+            cur = isObj;
+            if (depth > this.depthLimit) this.tooDeep = true;
+            out[o++] = c;
+            i++;
+            state = isObj === 1 ? S_OBJ_FIRST : S_ARR_FIRST;
+          } else {
+            let lit = -1;
+            if (c === 0x74) lit = L_TRUE;
+            else if (c === 0x66) lit = L_FALSE;
+            else if (c === 0x6e) lit = L_NULL;
+            else if (this.mode === M_RECORD) {
+              if (c === 0x4e) lit = L_NAN;
+              else if (c === 0x49) lit = L_INFINITY;
+            }
+            if (lit < 0) throw this.error('expected a JSON value', b, i);
+            this.lit = lit;
+            this.litPos = 0;
+            this.litQuoted = lit >= L_NAN;
+            if (lit >= L_NAN) out[o++] = 0x22;
+            state = S_LIT;
+          }
+          continue main;
+        }
+
+        case S_OBJ_FIRST:
+        case S_KEY: {
+          let c = b[i]!;
+          while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+            if (++i === end) break main;
+            c = b[i]!;
+          }
+          if (c === 0x22) {
+            out[o++] = c;
+            i++;
+            strNext = S_COLON;
+            state = S_STR;
+          } else if (c === 0x7d && state === S_OBJ_FIRST) {
+            out[o++] = c;
+            i++;
+            depth--;
+            if (depth > 0) cur = (this.stack[(depth - 1) >> 3]! >> ((depth - 1) & 7)) & 1;
+            state = S_AFTER;
+          } else {
+            throw this.error(state === S_OBJ_FIRST ? "expected a string key or '}'" : 'expected a string key', b, i);
+          }
+          continue main;
+        }
+
+        case S_COLON: {
+          let c = b[i]!;
+          while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+            if (++i === end) break main;
+            c = b[i]!;
+          }
+          if (c !== 0x3a) throw this.error("expected ':' after an object key", b, i);
+          out[o++] = c;
+          i++;
+          state = S_VALUE;
+          continue main;
+        }
+
+        case S_ARR_FIRST: {
+          let c = b[i]!;
+          while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+            if (++i === end) break main;
+            c = b[i]!;
+          }
+          if (c === 0x5d) {
+            out[o++] = c;
+            i++;
+            depth--;
+            if (depth > 0) cur = (this.stack[(depth - 1) >> 3]! >> ((depth - 1) & 7)) & 1;
+            state = S_AFTER;
+          } else {
+            state = S_VALUE;
+          }
+          continue main;
+        }
+
+        case S_ESC: {
+          const c = b[i]!;
+          if (ESCAPABLE[c] === 1) state = S_STR;
+          else if (c === 0x75) {
+            this.uLeft = 4;
+            state = S_UHEX;
+          } else throw this.error('invalid escape in string', b, i);
+          out[o++] = c;
+          i++;
+          continue main;
+        }
+
+        case S_UHEX: {
+          const c = b[i]!;
+          if (HEX[c] !== 1) throw this.error('invalid \\u escape in string: expected a hexadecimal digit', b, i);
+          out[o++] = c;
+          i++;
+          if (--this.uLeft === 0) state = S_STR;
+          continue main;
+        }
+
+        case S_LIT: {
+          const want = LITS[this.lit]!;
+          let p = this.litPos;
+          while (p < want.length) {
+            const c = b[i]!;
+            if (c !== want[p]) throw this.error('invalid literal (expected true, false or null)', b, i);
+            out[o++] = c;
+            p++;
+            if (++i === end) break;
+          }
+          this.litPos = p;
+          if (p === want.length) {
+            if (this.litQuoted) out[o++] = 0x22;
+            state = S_AFTER;
+          }
+          continue main;
+        }
+
+        default: {
+          if (state < T_START) throw new Error(`ListingParser: bad state ${state}`);
+          this.state = state;
+          this.o = o;
+          this.depth = depth;
+          this.strNext = strNext;
+          i = this.envelopeStep(b, i, end);
+          state = this.state;
+          o = this.o;
+          depth = this.depth;
+          strNext = this.strNext;
+          continue main;
+        }
+      }
+    }
+
+    // A value that ended exactly at the end of the data is completed now, not with the next chunk.
+    if (state === S_AFTER && depth === 0 && this.mode !== M_NONE) {
+      this.o = o;
+      this.depth = 0;
+      state = this.valueDone(b, i);
+      o = this.o;
+    }
+    this.state = state;
+    this.o = o;
+    this.depth = depth;
+    this.cur = cur;
+    this.ns = ns;
+    this.strNext = strNext;
+  }
+
+}

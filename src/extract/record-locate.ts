@@ -1,0 +1,72 @@
+/**
+ * Finds a record again in the spooled listing, from a known record start before it: for the rare
+ * duplicate id whose earlier copy was skipped as unchanged (its raw text goes to sync_rejects).
+ * The listing was validated by the parser already, so skipping values needs only brackets,
+ * strings and separators.
+ */
+import { open } from 'node:fs/promises';
+
+const FIRST_READ = 64 * 1024;
+
+export interface LocatedRecord {
+  byteOffset: number;
+  byteLength: number;
+  /** The record's bytes, at most `maxBytes` of them. */
+  bytes: Buffer;
+}
+
+/** The record `skip` records after the one starting at `offset`. */
+export async function locateRecord(path: string, offset: number, skip: number, maxBytes: number): Promise<LocatedRecord> {
+  const file = await open(path, 'r');
+  try {
+    for (let size = FIRST_READ; ; size *= 2) {
+      const buffer = Buffer.alloc(size);
+      const { bytesRead } = await file.read(buffer, 0, size, offset);
+      const found = findValue(buffer.subarray(0, bytesRead), skip);
+      if (found !== undefined) {
+        const [start, end] = found;
+        return { byteOffset: offset + start, byteLength: end - start, bytes: Buffer.from(buffer.subarray(start, Math.min(end, start + maxBytes))) };
+      }
+      if (bytesRead < size) throw new Error(`record not found at byte ${offset} + ${skip} records (the listing file changed?)`);
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+/** Start and end of the value `skip` values after the one at b[0], or undefined when b ends first. */
+function findValue(b: Buffer, skip: number): [number, number] | undefined {
+  let i = 0;
+  for (let k = 0; ; k++) {
+    const end = valueEnd(b, i);
+    if (end < 0) return undefined;
+    if (k === skip) return [i, end];
+    i = end;
+    while (i < b.length && b[i] !== 0x2c) i++; // whitespace, then the ','
+    i++;
+    while (i < b.length && (b[i] === 0x20 || b[i] === 0x0a || b[i] === 0x0d || b[i] === 0x09)) i++;
+    if (i >= b.length) return undefined;
+  }
+}
+
+/** The end of the JSON value starting at b[i], or -1 when b ends first. */
+function valueEnd(b: Buffer, i: number): number {
+  let depth = 0;
+  let inString = false;
+  for (; i < b.length; i++) {
+    const c = b[i]!;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) {
+        inString = false;
+        if (depth === 0) return i + 1;
+      }
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (depth === 0) return i; // a scalar, last in the array
+      if (--depth === 0) return i + 1;
+    } else if (depth === 0 && (c === 0x2c || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09)) return i;
+  }
+  return -1;
+}

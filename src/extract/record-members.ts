@@ -1,0 +1,131 @@
+/**
+ * Reads a compact flat record's members straight from its bytes, without building anything:
+ * which known fields it has (and which are not null), where its unknown keys are, and its id as
+ * a number. The unchanged-record shortcut needs exactly this to skip a record and still count it
+ * (presence, unknown fields). Anything unusual (whitespace between tokens, an escape or a
+ * non-ASCII byte in a key, a repeated key, a nested value as id, an id that is not 1-15
+ * plain digits) answers false: the record then takes the full path, which is always right.
+ */
+
+/** Unknown keys remembered per record; a record with more takes the full path. */
+const MAX_UNKNOWN = 8;
+const MAX_ID_DIGITS = 15;
+
+export class MemberReader {
+  /** Bit k set: known field k is present / present and not null. */
+  present = 0;
+  nonNull = 0;
+  /** The id (1 to 10^15-1) as written, when `read` answered true. */
+  id = 0;
+  /** Where known field k's value starts and ends (its member's end: trailing whitespace included), when present. */
+  readonly valueStart = new Int32Array(31);
+  readonly valueEnd = new Int32Array(31);
+  /** Start and end of each unknown key's text (without quotes), `unknownCount` pairs. */
+  readonly unknown = new Int32Array(2 * MAX_UNKNOWN);
+  unknownCount = 0;
+
+  /** Known key bytes by key length (at most one key of each length is fast; others compare in turn). */
+  private readonly keys: Uint8Array[];
+  private readonly idIndex: number;
+
+  /** `knownKeys`: the field names a record may have, bit k for knownKeys[k] (at most 31). */
+  constructor(knownKeys: readonly string[]) {
+    if (knownKeys.length > 31) throw new RangeError('MemberReader: at most 31 known keys');
+    this.keys = knownKeys.map((k) => Buffer.from(k, 'latin1'));
+    this.idIndex = knownKeys.indexOf('id');
+  }
+
+  /**
+   * Reads the record `b[start, end)`; `ends[m]` is where member m ends (its ',' or '}') relative
+   * to `start`, for the `count` members. True when the record is compact and simple (see above).
+   */
+  read(b: Uint8Array, start: number, end: number, ends: Float64Array, count: number): boolean {
+    if (count === 0 || count > ends.length || b[start] !== 0x7b) return false;
+    let present = 0;
+    let nonNull = 0;
+    let unknownCount = 0;
+    let idStart = -1;
+    let idEnd = -1;
+    let at = start; // the '{' or ',' before the member
+    for (let m = 0; m < count; m++) {
+      const memberEnd = start + ends[m]!;
+      if (b[at + 1] !== 0x22) return false;
+      const ks = at + 2;
+      let j = ks;
+      for (;;) {
+        const c = b[j]!;
+        if (c === 0x22) break;
+        if (c === 0x5c || c >= 0x80 || j >= memberEnd) return false;
+        j++;
+      }
+      const vs = j + 2;
+      if (b[j + 1] !== 0x3a || vs >= memberEnd) return false;
+      const v = b[vs]!;
+      if (v === 0x20 || v === 0x0a || v === 0x0d || v === 0x09) return false;
+      const k = this.known(b, ks, j);
+      if (k >= 0) {
+        const bit = 1 << k;
+        if ((present & bit) !== 0) return false;
+        present |= bit;
+        // null and "" count as no value (both load as null).
+        if (v !== 0x6e && !(v === 0x22 && b[vs + 1] === 0x22)) nonNull |= bit;
+        this.valueStart[k] = vs;
+        this.valueEnd[k] = memberEnd;
+        if (k === this.idIndex) {
+          idStart = vs;
+          idEnd = memberEnd;
+        }
+      } else {
+        if (unknownCount === MAX_UNKNOWN || this.repeatsUnknown(b, ks, j, unknownCount)) return false;
+        this.unknown[2 * unknownCount] = ks;
+        this.unknown[2 * unknownCount + 1] = j;
+        unknownCount++;
+      }
+      at = memberEnd;
+    }
+    if (b[at] !== 0x7d || at + 1 !== end || idStart < 0) return false;
+    // The id: plain digits, or plain digits in quotes, no leading zero.
+    if (b[idStart] === 0x22) {
+      if (b[idEnd - 1] !== 0x22) return false;
+      idStart++;
+      idEnd--;
+    }
+    const digits = idEnd - idStart;
+    if (digits < 1 || digits > MAX_ID_DIGITS || b[idStart] === 0x30) return false;
+    let id = 0;
+    for (let i = idStart; i < idEnd; i++) {
+      const d = b[i]! - 0x30;
+      if (d < 0 || d > 9) return false;
+      id = id * 10 + d;
+    }
+    this.present = present;
+    this.nonNull = nonNull;
+    this.unknownCount = unknownCount;
+    this.id = id;
+    return true;
+  }
+
+  /** Whether b[s, e) is one of the first `count` unknown keys already read (a repeated key). */
+  private repeatsUnknown(b: Uint8Array, s: number, e: number, count: number): boolean {
+    next: for (let u = 0; u < count; u++) {
+      const us = this.unknown[2 * u]!;
+      if (this.unknown[2 * u + 1]! - us !== e - s) continue;
+      for (let i = 0; i < e - s; i++) if (b[us + i] !== b[s + i]) continue next;
+      return true;
+    }
+    return false;
+  }
+
+  /** Index of the known key whose text is b[s, e), or -1. */
+  private known(b: Uint8Array, s: number, e: number): number {
+    const keys = this.keys;
+    const n = e - s;
+    next: for (let k = 0; k < keys.length; k++) {
+      const key = keys[k]!;
+      if (key.length !== n) continue;
+      for (let i = 0; i < n; i++) if (key[i] !== b[s + i]) continue next;
+      return k;
+    }
+    return -1;
+  }
+}

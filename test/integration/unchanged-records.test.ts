@@ -1,0 +1,152 @@
+/**
+ * The unchanged-record shortcut gives exactly what a full comparison gives. The same sequence of
+ * listings is loaded into two schemas: in one the stored fingerprints are used, in the other they
+ * are dropped before every run (so every record is transformed and compared, as before the
+ * shortcut). Counts, rejects, rows and history must be identical, run by run.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDb, runCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+
+function rec(id: number | string, value: string, extra = ''): string {
+  const idText = typeof id === 'string' ? `"${id}"` : String(id);
+  return `{"id":${idText},"wpi":"W${id}","inventory_bulk_wine":${value},"inventory_finished_goods":null,"inventory_sales":"0.50","vintage_forecast":1.5e-7,"vintage_make":-0,"first_sale":"2021-03-04T00:00:00Z"${extra}}`;
+}
+
+const BIG = '1000000000000001';
+const BASE = [
+  rec(1, '1.10'),
+  '{"id": 2, "wpi": "W2", "inventory_bulk_wine": 2.5}', // whitespace: never fingerprinted, always compared
+  rec('3', '3'),
+  rec(4, '4', ',"bond":"x"'), // an unknown field, reported also when skipped
+  rec(5, '5'),
+  rec(6, '6'),
+  rec(7, '7'),
+  rec(8, '8'),
+  rec(9, '9'),
+  rec(10, '""'), // present without a value, in the field counts too
+  rec(11, '"11e2"'),
+  rec(12, 'null'),
+  rec(13, 'true'), // invalid
+  rec(BIG, '1'),
+];
+
+/** Earlier copies of ids 5-8 in every combination of skipped (same bytes) and staged (changed). */
+const CHANGED = [
+  rec(1, '1.2'), // changed
+  // 2 is missing: deleted
+  rec('3', '3'),
+  rec(4, '4', ',"bond":"x"'),
+  rec(5, '5'), // skipped, then replaced by a changed copy
+  rec(6, '66'), // changed, then replaced by a skipped copy
+  rec(7, '7'), // skipped twice
+  rec(8, '88'), // staged, staged, then skipped
+  rec(8, '888'),
+  rec(9, '"nine"'), // invalid: its row is deleted
+  rec(10, '""'),
+  rec(11, '"11e2"'),
+  rec(12, 'null'),
+  rec(13, '13'), // now valid: inserted
+  rec(20, '20'), // new
+  rec(5, '55'),
+  rec(6, '6'),
+  rec(7, '7'),
+  rec(8, '8'),
+  rec(BIG, '1'),
+];
+
+function listing(records: string[]): string {
+  return `{"message":"ok","count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`;
+}
+
+interface Loaded {
+  run: Record<string, unknown>;
+  skipped: number;
+}
+
+describe('unchanged-record shortcut', () => {
+  let fast: TestDb;
+  let full: TestDb;
+  let dir: string;
+
+  beforeAll(async () => {
+    fast = await createTestDb('skip_fast');
+    full = await createTestDb('skip_full');
+    dir = await tempDir();
+  });
+  afterAll(async () => {
+    await fast?.close();
+    await full?.close();
+  });
+
+  async function load(db: TestDb, name: string, records: string[], args: string[] = []): Promise<Loaded> {
+    if (db === full) await db.rows('DELETE FROM bulk_wine_reconciliation_source_hash_state');
+    const path = join(dir, `${name}.json`);
+    await writeFile(path, listing(records));
+    const env = syncEnv(db, undefined, { SYNC_MAX_DELETE_RATIO: '1', SYNC_MAX_REJECT_RATIO: '0.5' });
+    const result = await runCli(['run', '--from-file', path, '--json', ...args], env);
+    expect(result.code, result.stderr).toBe(0);
+    const staged = result.stderr
+      .split('\n')
+      .filter((line) => line.includes('listing parsed and staged'))
+      .map((line) => JSON.parse(line) as { unchangedSkipped: number });
+    return { run: JSON.parse(result.stdout), skipped: staged[0]!.unchangedSkipped };
+  }
+
+  /** Everything a run leaves, with run ids as their ordinal in the schema. */
+  async function state(db: TestDb) {
+    const ordinal = `(SELECT count(*) FROM sync_runs r WHERE r.id <= x.run_id)`;
+    return {
+      runs: await db.rows(
+        `SELECT dry_run, status, received::int, rejected::int, duplicates::int, inserted::int, updated::int, unchanged::int,
+                deleted::int, restored::int, unknown_fields, field_counts
+         FROM sync_runs ORDER BY id`,
+      ),
+      rejects: await db.rows(`SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`),
+      rows: await db.rows(
+        `SELECT id, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text, vintage_forecast::text,
+                vintage_make::text, first_sale::text, deleted_at IS NULL AS live, ${ordinal} AS run,
+                changed_at = first_seen_at AS never_changed
+         FROM bulk_wine_reconciliation x ORDER BY id`,
+      ),
+      history: await db.rows(
+        `SELECT id, wpi, inventory_bulk_wine::text, valid_to IS NULL AS current, ${ordinal} AS run
+         FROM bulk_wine_reconciliation_history x ORDER BY id, valid_from, valid_to NULLS LAST`,
+      ),
+    };
+  }
+
+  it('gives the same counts, rejects, rows and history as comparing every record', async () => {
+    const steps: Array<{ name: string; records: string[]; args?: string[]; outside?: string }> = [
+      { name: 'first', records: BASE },
+      { name: 'unchanged', records: BASE },
+      { name: 'dry', records: CHANGED, args: ['--dry-run'] },
+      { name: 'after-dry', records: BASE },
+      { name: 'changed', records: CHANGED },
+      { name: 'restored', records: BASE },
+      // A row changed behind the program's back must be compared (and put right) again.
+      { name: 'outside', records: BASE, outside: `UPDATE bulk_wine_reconciliation SET wpi = 'hand-edited' WHERE id = 3` },
+      { name: 'again', records: BASE },
+    ];
+    const skipped: number[] = [];
+    for (const step of steps) {
+      for (const db of [fast, full]) {
+        if (step.outside) await db.rows(step.outside);
+        const loaded = await load(db, `${db.schema}-${step.name}`, step.records, step.args);
+        if (db === fast) skipped.push(loaded.skipped);
+        else expect(loaded.skipped, step.name).toBe(0);
+      }
+      expect(await state(fast), step.name).toEqual(await state(full));
+    }
+    // The shortcut was really taken: every record stored with a fingerprint whose bytes came
+    // again (in BASE, all but the one with whitespace, the invalid one and the 16-digit id), and
+    // none after the outside edit; the dry run changed no fingerprint.
+    expect(skipped).toEqual([0, 11, 10, 11, 10, 8, 0, 11]);
+    const runs = (await state(fast)).runs;
+    expect(runs[1]).toMatchObject({ received: 14, rejected: 1, unchanged: 13, inserted: 0, updated: 0, unknown_fields: ['bond'] });
+    expect(runs[4]).toMatchObject({ received: 19, duplicates: 5, inserted: 2, updated: 2, deleted: 2 });
+    expect(runs[5]).toMatchObject({ restored: 2, deleted: 2 });
+    expect(runs[6]).toMatchObject({ updated: 1 });
+  });
+});

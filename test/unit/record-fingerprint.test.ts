@@ -1,0 +1,136 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ListingParser, type RecordBytesHook } from '../../src/extract/listing-parser.js';
+import { hashRecord } from '../../src/extract/record-hash.js';
+import { locateRecord } from '../../src/extract/record-locate.js';
+import { MemberReader } from '../../src/extract/record-members.js';
+import { KNOWN_FIELDS } from '../../src/row.js';
+
+function hash(bytes: Buffer, start = 0, end = bytes.length): string {
+  const out = new Int32Array(2);
+  hashRecord(bytes, start, end, out);
+  return `${out[0]}:${out[1]}`;
+}
+
+describe('record fingerprint', () => {
+  it('depends on every byte and on the length, not on where the bytes sit', () => {
+    const text = Buffer.from('{"id":12,"wpi":"W-12","inventory_sales":0.1234567890123456789,"first_sale":"2021-03-04"}');
+    const seen = new Set<string>();
+    for (let n = 0; n <= text.length; n++) seen.add(hash(text, 0, n));
+    expect(seen.size).toBe(text.length + 1);
+    const base = hash(text);
+    for (let i = 0; i < text.length; i++) {
+      for (const flip of [1, 0x20, 0x80]) {
+        const changed = Buffer.from(text);
+        changed[i]! ^= flip;
+        expect(hash(changed), `byte ${i} ^ ${flip}`).not.toBe(base);
+      }
+    }
+    const padded = Buffer.concat([Buffer.from('xyz'), text, Buffer.from('abc')]);
+    expect(hash(padded, 3, 3 + text.length)).toBe(base);
+  });
+});
+
+describe('MemberReader', () => {
+  const reader = new MemberReader(KNOWN_FIELDS);
+  const bit = (name: string) => 1 << (KNOWN_FIELDS as readonly string[]).indexOf(name);
+
+  /** Member ends as the scanner records them, for a compact record. */
+  function read(text: string): boolean {
+    const b = Buffer.from(text, 'latin1');
+    const ends = new Float64Array(256);
+    let count = 0;
+    let depth = 0;
+    let inString = false;
+    for (let i = 0; i < b.length; i++) {
+      const c = b[i]!;
+      if (inString) {
+        if (c === 0x5c) i++;
+        else if (c === 0x22) inString = false;
+      } else if (c === 0x22) inString = true;
+      else if (c === 0x7b || c === 0x5b) depth++;
+      else if (c === 0x7d || c === 0x5d) {
+        if (depth === 1 && text[i - 1] !== '{') ends[count++] = i;
+        depth--;
+      } else if (c === 0x2c && depth === 1) ends[count++] = i;
+    }
+    return reader.read(b, 0, b.length, ends, count);
+  }
+
+  it('reads presence, nulls, unknown keys and the id of a compact record', () => {
+    expect(read('{"id":42,"wpi":"A","inventory_sales":null,"bond":1,"x":"y"}')).toBe(true);
+    expect(reader.id).toBe(42);
+    expect(reader.present).toBe(bit('id') | bit('wpi') | bit('inventory_sales'));
+    expect(reader.nonNull).toBe(bit('id') | bit('wpi'));
+    expect(reader.unknownCount).toBe(2);
+    expect(read('{"id":"123456789012345","wpi":"A"}')).toBe(true);
+    expect(reader.id).toBe(123456789012345);
+  });
+
+  it('declines anything unusual, which then takes the full path', () => {
+    for (const text of [
+      '{"id": 42,"wpi":"A"}',
+      '{"id":42 ,"wpi":"A"}',
+      '{ "id":42}',
+      '{"id":42,"id":43}',
+      '{"id":042}',
+      '{"id":"042"}',
+      '{"id":1234567890123456}',
+      '{"id":-1}',
+      '{"id":1.5}',
+      '{"id":{"a":1}}',
+      '{"i\\u0064":1,"id":2}',
+      '{"wpi":"A"}',
+      '{}',
+    ]) {
+      expect(read(text), text).toBe(false);
+    }
+  });
+});
+
+describe('ListingParser record hook', () => {
+  it('sees every record whole, with its member ends, whatever the chunking, and can take it over', () => {
+    const records = ['{"id":1,"a":"x,y"}', '{"id":2,"b":[1,{"c":2}]}', '42', '{"id":3,"é":"ü"}', '{ "id" : 4 }'];
+    const doc = Buffer.from(`{"count":5,"bulk_wine_reconciliation":[${records.join(', ')}],"recordCount":5}`);
+    for (let size = 1; size <= doc.length; size++) {
+      const seen: string[] = [];
+      const hook: RecordBytesHook = {
+        record(bytes, start, end, ends, count, position) {
+          const text = bytes!.toString('utf8', start, end);
+          const at = Array.from(ends.subarray(0, count)).map((e) => `${e}${String.fromCharCode(bytes![start + e]!)}`);
+          seen.push(`${position}:${text}:${at.join('/')}`);
+          return position % 2 === 0;
+        },
+      };
+      const parser = new ListingParser({ recordHook: hook });
+      const out: number[] = [];
+      for (let i = 0; i < doc.length; i += size) for (const r of parser.push(doc.subarray(i, i + size))) out.push(r.position);
+      parser.end();
+      expect(out, `chunk ${size}`).toEqual([1, 3]);
+      expect(seen, `chunk ${size}`).toEqual([
+        '0:{"id":1,"a":"x,y"}:7,/17}',
+        '1:{"id":2,"b":[1,{"c":2}]}:7,/23}',
+        '2:42:',
+        '3:{"id":3,"é":"ü"}:7,/17}',
+        '4:{ "id" : 4 }:11}',
+      ]);
+    }
+  });
+});
+
+describe('locateRecord', () => {
+  it('finds the record a number of records after a known start', async () => {
+    const records = ['{"id":1,"s":"a,]}\\"b"}', '7', '"x, y"', '[1,[2]]', '{"id":5}', 'null'];
+    const prefix = '{"bulk_wine_reconciliation":[';
+    const doc = `${prefix}${records.join(' ,\n ')}]}`;
+    const path = join(mkdtempSync(join(tmpdir(), 'locate-')), 'listing.json');
+    writeFileSync(path, doc);
+    for (let skip = 0; skip < records.length; skip++) {
+      const found = await locateRecord(path, prefix.length, skip, 1000);
+      expect(found.bytes.toString()).toBe(records[skip]);
+      expect(doc.slice(found.byteOffset, found.byteOffset + found.byteLength)).toBe(records[skip]);
+    }
+  });
+});
