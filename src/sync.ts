@@ -181,8 +181,7 @@ class Run {
       sha256 = (await this.deps.api.downloadListing(path, this.deps.signal)).sha256;
     } else {
       path = source.kind === 'file' ? resolve(source.path) : join(this.tmp!, 'listing.json');
-      if (source.kind === 'replay') await restorePayload(this.deps.pool, source.runId, path);
-      sha256 = await sha256File(path, this.deps.signal);
+      sha256 = source.kind === 'replay' ? await restorePayload(this.deps.pool, source.runId, path) : await sha256File(path, this.deps.signal);
     }
     log.info({ bytes: (await stat(path)).size, sha256, ms: Date.now() - started }, 'listing ready');
     return { path, sha256 };
@@ -193,10 +192,14 @@ class Run {
     const log = deps.log.child({ step: 'load' });
     const archive = !this.request.dryRun && config.archiveKeep > 0 && !(await this.alreadyArchived(sha256, log));
     let started = Date.now();
-    let compressed: Promise<number> | undefined;
     const last = await lastSuccess(deps.pool);
     this.baseline = baselineOf(last);
     const lockWait = new LockWaitWatch(deps.pool, backendPid(client), config.lockTimeoutMs);
+    // The archive is compressed on libuv's thread pool while the listing is parsed and applied;
+    // stopped if the run fails.
+    const stopArchive = new AbortController();
+    const compressed = archive ? compressListing(path, join(this.tmp!, 'listing.json.archive'), stopArchive.signal) : undefined;
+    compressed?.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       await client.query('BEGIN');
       await client.query("SELECT set_config('lock_timeout', $1, true)", [String(config.lockTimeoutMs)]);
@@ -222,14 +225,10 @@ class Run {
       this.checkRejectRatio();
       this.checkSchemaDrift(log);
 
-      const gzipPath = join(this.tmp!, 'listing.json.gz');
-      compressed = archive ? compressListing(path, gzipPath) : undefined;
-      compressed?.catch(() => undefined); // awaited below; a failure surfaces there
-
       started = Date.now();
       // Earlier copies of a fingerprinted id are settled by the shortcut, the others by SQL.
       const duplicates = [...(await removeStagedPositions(client, unchanged.stagedLosers))];
-      if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client)));
+      if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client, log)));
       const skippedDuplicates = await skippedDuplicateRejects(path, unchanged, 65_536);
       this.duplicates = duplicates.length + skippedDuplicates.length;
       if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skippedDuplicates, ...(await duplicateRejects(path, duplicates))]);
@@ -247,13 +246,13 @@ class Run {
       if (biWarning) log.warn({ ...this.bi, countedBy: carried ? Number(last!.id) : Number(runId) }, biWarning);
 
       if (compressed) {
-        const gzipSize = await compressed;
-        await storePayload(client, { runId, sha256, bytes: this.tally.bytes, gzipPath, gzipSize, keep: config.archiveKeep });
+        await storePayload(client, { runId, sha256, bytes: this.tally.bytes, compressed, keep: config.archiveKeep }, log);
       }
       await client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
     } catch (error) {
       this.applied = undefined;
-      await compressed?.catch(() => undefined); // let it finish before the temp dir is removed
+      stopArchive.abort();
+      await compressed?.catch(() => undefined); // let it stop before the temp dir is removed
       throw lockWait.explain(error);
     } finally {
       lockWait.stop();

@@ -28,22 +28,26 @@ INSERT INTO sync_rejects (run_id, position, record_id, errors, raw)
 SELECT $1, r.position, r.record_id, r.errors, r.raw
 FROM unnest($2::bigint[], $3::text[], $4::jsonb[], $5::text[]) AS r (position, record_id, errors, raw);
 
--- name: copy_payload
-COPY sync_payloads (run_id, sha256, bytes, body) FROM STDIN WITH (FORMAT binary)
+-- name: insert_payload
+INSERT INTO sync_payloads (run_id, sha256, bytes, algorithm, stored_bytes) VALUES ($1, $2, $3, $4, $5);
+
+-- name: copy_payload_chunks
+COPY sync_payload_chunks (run_id, seq, data) FROM STDIN WITH (FORMAT binary)
 
 -- name: prune_payloads
+-- The chunks of pruned payloads go with them (ON DELETE CASCADE).
 DELETE FROM sync_payloads
 WHERE run_id NOT IN (SELECT run_id FROM sync_payloads ORDER BY run_id DESC LIMIT $1);
 
 -- name: payload_info
-SELECT run_id, sha256, bytes FROM sync_payloads WHERE run_id = $1;
+SELECT run_id, sha256, bytes, algorithm FROM sync_payloads WHERE run_id = $1;
 
 -- name: latest_payload
-SELECT run_id, sha256, bytes FROM sync_payloads ORDER BY run_id DESC LIMIT 1;
+SELECT run_id, sha256, bytes, algorithm FROM sync_payloads ORDER BY run_id DESC LIMIT 1;
 
 -- name: copy_payload_out
 -- COPY takes no bind parameters: the run id placeholder is replaced by a validated integer.
-COPY (SELECT body FROM sync_payloads WHERE run_id = $1) TO STDOUT WITH (FORMAT binary)
+COPY (SELECT data FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq) TO STDOUT WITH (FORMAT binary)
 
 -- name: schema_baseline
 -- What the schema-drift guard compares a listing with: the last successful run that committed.

@@ -2,7 +2,8 @@
 import type { QueryResult, QueryResultRow } from 'pg';
 import type { PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
-import { loadStatements } from './statements.js';
+import { analyzeStaging } from './staging.js';
+import { loadStatements, timedQuery } from './statements.js';
 
 const SQL = loadStatements('apply.sql', ['count_live', 'insert_all', 'classify_changes', 'insert_new', 'close_versions', 'update_changed', 'count_changes', 'delete_missing']);
 
@@ -19,12 +20,7 @@ export interface ChangeCounts {
 type Timed = <R extends QueryResultRow>(name: keyof typeof SQL, params?: unknown[]) => Promise<QueryResult<R>>;
 
 function timer(client: PoolClient, log?: Logger): Timed {
-  return async (name, params) => {
-    const started = Date.now();
-    const result = await client.query(SQL[name], params);
-    log?.debug({ statement: name, rows: result.rowCount, ms: Date.now() - started }, 'statement done');
-    return result;
-  };
+  return (name, params) => timedQuery(client, name, SQL[name], params, log);
 }
 
 /** Compares the staged listing (`staged` rows) with the table: what a run would insert, update, restore, delete. */
@@ -32,6 +28,8 @@ export async function classifyStaged(client: PoolClient, staged: number, log?: L
   const timed = timer(client, log);
   const live = (await timed<{ live: string; empty: boolean }>('count_live')).rows[0]!;
   if (live.empty) return { initialLoad: true, liveBefore: 0, inserted: staged, updated: 0, restored: 0, deleted: 0 };
+  // Statistics only matter for the join plan; an initial load reads the staging table once, in order.
+  await analyzeStaging(client, log);
   await timed('classify_changes');
   const c = (await timed<{ inserted: string; updated: string; restored: string; deleted: string }>('count_changes')).rows[0]!;
   return {

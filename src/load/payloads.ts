@@ -1,54 +1,94 @@
 /**
- * sync_payloads: the listing exactly as received, gzipped to a temporary file, then streamed into
- * the table with a binary COPY, so the body is never held in memory.
+ * sync_payloads: the listing exactly as received, compressed to a temporary file, then streamed
+ * into sync_payload_chunks with a binary COPY in chunks of a few MB, so the body is never held in
+ * memory and no stored value nears PostgreSQL's 1 GB field limit, whatever the listing's size.
  */
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
+import { open, stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
-import { createGunzip, createGzip } from 'node:zlib';
+import { pipeline } from 'node:stream/promises';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { Pool, PoolClient } from '../db/pool.js';
+import { InvalidListingError, SyncError } from '../errors.js';
+import type { Logger } from '../log.js';
+import {
+  binaryColumnBytes,
+  chunkTupleStart,
+  compressor,
+  copyHeader,
+  copyTrailer,
+  decompressor,
+  preferredAlgorithm,
+  type PayloadAlgorithm,
+} from './payload-codec.js';
 import { loadStatements } from './statements.js';
 
-const SQL = loadStatements('audit.sql', ['copy_payload', 'prune_payloads', 'payload_info', 'latest_payload', 'copy_payload_out']);
+const SQL = loadStatements('audit.sql', ['insert_payload', 'copy_payload_chunks', 'prune_payloads', 'payload_info', 'latest_payload', 'copy_payload_out']);
 
-/**
- * Compresses the spooled listing to `dest`; returns the compressed size. Started when staging is
- * done, it runs on libuv's thread pool while PostgreSQL applies the changes: the second core is
- * otherwise idle then.
- */
-export async function compressListing(source: string, dest: string): Promise<number> {
-  // Level 1: about 3x smaller than the JSON at a fraction of level 6's CPU.
-  await pipeline(createReadStream(source, { highWaterMark: 1024 * 1024 }), createGzip({ level: 1, chunkSize: 256 * 1024 }), createWriteStream(dest));
-  return (await stat(dest)).size;
+/** 8 MiB: large enough that a 10M-record listing is a few hundred rows, small enough to detoast cheaply. */
+export const PAYLOAD_CHUNK_BYTES = 8 * 1024 * 1024;
+const READ_BYTES = 1024 * 1024;
+
+export interface CompressedListing {
+  path: string;
+  size: number;
+  algorithm: PayloadAlgorithm;
 }
 
-/** Stores the spooled gzip as the run's payload, then keeps only the newest `keep`. */
+/** Compresses the spooled listing to `dest`, on libuv's thread pool (off the JavaScript thread). */
+export async function compressListing(source: string, dest: string, signal?: AbortSignal, algorithm = preferredAlgorithm()): Promise<CompressedListing> {
+  await pipeline(createReadStream(source, { highWaterMark: READ_BYTES }), compressor(algorithm), createWriteStream(dest), signal ? { signal } : {});
+  return { path: dest, size: (await stat(dest)).size, algorithm };
+}
+
+/** Stores the compressed listing as the run's payload, then keeps only the newest `keep`. */
 export async function storePayload(
   client: PoolClient,
-  payload: { runId: string; sha256: string; bytes: number; gzipPath: string; gzipSize: number; keep: number },
+  payload: { runId: string; sha256: string; bytes: number; compressed: CompressedListing | Promise<CompressedListing>; keep: number; chunkBytes?: number },
+  log?: Logger,
 ): Promise<void> {
-  const copy = client.query(copyFrom(SQL.copy_payload));
-  async function* binaryCopy(): AsyncGenerator<Buffer> {
-    // PGCOPY binary format: header, one tuple of 4 fields, trailer.
-    yield Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), int32(0), int32(0), int16(4)]);
-    yield Buffer.concat([int32(8), int64(BigInt(payload.runId))]);
-    const sha = Buffer.from(payload.sha256, 'utf8');
-    yield Buffer.concat([int32(sha.length), sha]);
-    yield Buffer.concat([int32(8), int64(BigInt(payload.bytes))]);
-    yield int32(payload.gzipSize);
-    yield* createReadStream(payload.gzipPath, { highWaterMark: 1024 * 1024 });
-    yield int16(-1);
-  }
-  await pipeline(binaryCopy(), copy);
+  const { runId } = payload;
+  let started = Date.now();
+  // Time spent waiting for the compression started earlier: how much of it was on the critical path.
+  const compressed = await payload.compressed;
+  log?.debug({ statement: 'archive_compression_wait', ms: Date.now() - started }, 'statement done');
+  started = Date.now();
+  await client.query(SQL.insert_payload, [runId, payload.sha256, payload.bytes, compressed.algorithm, compressed.size]);
+  await pipeline(chunkRows(BigInt(runId), compressed, payload.chunkBytes ?? PAYLOAD_CHUNK_BYTES), client.query(copyFrom(SQL.copy_payload_chunks)));
   await client.query(SQL.prune_payloads, [payload.keep]);
+  log?.debug({ statement: 'store_payload', algorithm: compressed.algorithm, storedBytes: compressed.size, ms: Date.now() - started }, 'statement done');
+}
+
+/** The compressed file as binary COPY rows (run_id, seq, data), read a MB at a time. */
+async function* chunkRows(runId: bigint, compressed: CompressedListing, chunkBytes: number): AsyncGenerator<Buffer> {
+  const file = await open(compressed.path, 'r');
+  try {
+    yield copyHeader();
+    let position = 0;
+    for (let seq = 0; position < compressed.size; seq++) {
+      const length = Math.min(chunkBytes, compressed.size - position);
+      yield chunkTupleStart(runId, seq, length);
+      for (let left = length; left > 0; ) {
+        const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, left));
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
+        if (bytesRead === 0) throw new SyncError('INVALID_LISTING', `compressed payload ${compressed.path} is shorter than ${compressed.size} bytes`);
+        position += bytesRead;
+        left -= bytesRead;
+        yield buffer.subarray(0, bytesRead);
+      }
+    }
+    yield copyTrailer();
+  } finally {
+    await file.close();
+  }
 }
 
 export interface ArchivedPayload {
   runId: string;
   sha256: string;
   bytes: number;
+  algorithm: PayloadAlgorithm;
 }
 
 /** The newest archived payload, to skip archiving an identical listing again. */
@@ -60,56 +100,35 @@ export async function findPayload(pool: Pool, runId: string): Promise<ArchivedPa
   return payloadInfo(await pool.query(SQL.payload_info, [runId]));
 }
 
-function payloadInfo({ rows }: { rows: Array<{ run_id: string; sha256: string; bytes: string }> }): ArchivedPayload | undefined {
+function payloadInfo({ rows }: { rows: Array<{ run_id: string; sha256: string; bytes: string; algorithm: PayloadAlgorithm }> }): ArchivedPayload | undefined {
   const row = rows[0];
-  return row === undefined ? undefined : { runId: String(row.run_id), sha256: row.sha256, bytes: Number(row.bytes) };
+  return row === undefined ? undefined : { runId: String(row.run_id), sha256: row.sha256, bytes: Number(row.bytes), algorithm: row.algorithm };
 }
 
-/** Writes the archived listing of `runId`, decompressed, to `path`; streamed, never whole in memory. */
-export async function restorePayload(pool: Pool, runId: string, path: string): Promise<void> {
+/**
+ * Writes the archived listing of `runId`, decompressed, to `path`: streamed chunk by chunk, never
+ * whole in memory. Returns its SHA-256, checked against the one recorded when it was archived.
+ */
+export async function restorePayload(pool: Pool, runId: string, path: string): Promise<string> {
+  const info = await findPayload(pool, runId);
+  if (!info) throw new SyncError('NOT_FOUND', `run ${runId} has no archived payload`, { exitCode: 2 });
   const client = await pool.connect();
+  const hash = createHash('sha256');
   try {
     const copy = client.query(copyTo(SQL.copy_payload_out.replace('$1', String(BigInt(runId)))));
-    await pipeline(copy, binaryField(), createGunzip(), createWriteStream(path));
+    const hashing = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        hash.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    await pipeline(copy, binaryColumnBytes(), decompressor(info.algorithm), hashing, createWriteStream(path));
   } finally {
     client.release();
   }
+  const sha256 = hash.digest('hex');
+  if (sha256 !== info.sha256) {
+    throw new InvalidListingError(`archived payload of run ${runId} is damaged: its SHA-256 is ${sha256}, ${info.sha256} was recorded; nothing was loaded`);
+  }
+  return sha256;
 }
-
-/** Extracts the single bytea field from a one-row, one-column binary COPY stream. */
-function binaryField(): Transform {
-  const HEADER = 19 + 2 + 4; // signature, flags, extension length; field count; field length
-  let header = Buffer.alloc(0);
-  let remaining = -1;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      let data = chunk;
-      if (remaining < 0) {
-        header = Buffer.concat([header, data]);
-        if (header.length < HEADER) return callback();
-        remaining = header.readInt32BE(21);
-        data = header.subarray(HEADER);
-      }
-      const take = Math.min(remaining, data.length);
-      remaining -= take;
-      callback(null, take > 0 ? data.subarray(0, take) : undefined);
-    },
-  });
-}
-
-function int16(n: number): Buffer {
-  const b = Buffer.alloc(2);
-  b.writeInt16BE(n);
-  return b;
-}
-function int32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeInt32BE(n);
-  return b;
-}
-function int64(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigInt64BE(n);
-  return b;
-}
-

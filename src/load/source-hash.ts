@@ -9,6 +9,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { ChangeCounts } from './apply.js';
+import { analyzeStaging } from './staging.js';
 import { loadStatements } from './statements.js';
 
 const SQL = loadStatements('source-hash.sql', [
@@ -54,6 +55,8 @@ export async function readSourceHashes(client: PoolClient, rulesVersion: string)
  * classify_changes does, so the apply statements are the same.
  */
 export async function classifyWithHashes(client: PoolClient, missing: string[], liveBefore: number, log?: Logger): Promise<ChangeCounts> {
+  // Only changed records are staged here: ANALYZE is cheap and keeps the join's plan informed.
+  await analyzeStaging(client, log);
   const started = Date.now();
   await client.query(SQL.classify_staged_and_missing, [missing]);
   const c = (await client.query<{ inserted: string; updated: string; restored: string; deleted: string }>(COUNT.count_changes)).rows[0]!;

@@ -5,8 +5,9 @@
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
+import type { Logger } from '../log.js';
 import type { Row } from '../row.js';
-import { loadStatements } from './statements.js';
+import { loadStatements, timedQuery } from './statements.js';
 
 const SQL = loadStatements('apply.sql', ['create_staging', 'copy_staging', 'analyze_staging', 'remove_duplicates']);
 
@@ -43,11 +44,13 @@ export async function stageRows(client: PoolClient, lines: AsyncIterable<string 
   await client.query(SQL.create_staging);
   const copy = client.query(copyFrom(SQL.copy_staging));
   await pipeline(lines, copy, signal ? { signal } : {});
-  await client.query(SQL.analyze_staging);
+}
+
+export async function analyzeStaging(client: PoolClient, log?: Logger): Promise<void> {
+  await timedQuery(client, 'analyze_staging', SQL.analyze_staging, undefined, log);
 }
 
 /** Keeps the last record of each id; returns the earlier ones, for sync_rejects. */
-export async function removeDuplicates(client: PoolClient): Promise<DuplicateRow[]> {
-  const { rows } = await client.query<DuplicateRow>(SQL.remove_duplicates);
-  return rows;
+export async function removeDuplicates(client: PoolClient, log?: Logger): Promise<DuplicateRow[]> {
+  return (await timedQuery<DuplicateRow>(client, 'remove_duplicates', SQL.remove_duplicates, undefined, log)).rows;
 }

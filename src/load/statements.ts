@@ -1,6 +1,9 @@
 /** Named SQL statements from sql/load/*.sql (sections start with `-- name: <name>`). */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { QueryResult, QueryResultRow } from 'pg';
+import type { PoolClient } from '../db/pool.js';
+import type { Logger } from '../log.js';
 import { SQL_DIR } from '../paths.js';
 
 export function loadStatements<const N extends string>(file: string, names: readonly N[]): Record<N, string> {
@@ -18,4 +21,12 @@ export function loadStatements<const N extends string>(file: string, names: read
     out[name] = sql;
   }
   return out;
+}
+
+/** Runs one named statement and logs its duration at debug: the benchmark reads these lines. */
+export async function timedQuery<R extends QueryResultRow>(client: PoolClient, name: string, sql: string, params?: unknown[], log?: Logger): Promise<QueryResult<R>> {
+  const started = Date.now();
+  const result = await client.query<R>(sql, params);
+  log?.debug({ statement: name, rows: result.rowCount, ms: Date.now() - started }, 'statement done');
+  return result;
 }

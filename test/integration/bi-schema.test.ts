@@ -48,6 +48,7 @@ describe('a schema analysts can use', () => {
       'bulk_wine_reconciliation_source_hash_state',
       'sync_bi_views',
       'sync_migrations',
+      'sync_payload_chunks',
       'sync_payloads',
       'sync_rejects',
       'sync_runs',
@@ -90,7 +91,7 @@ describe('a schema analysts can use', () => {
         for (const view of BI_VIEWS) await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".${view}`)).resolves.toBeDefined();
         const fresh = await bi.query(`SELECT last_success_run_id, last_run_status FROM "${biSchema()}".sync_freshness`);
         expect(fresh.rows).toEqual([{ last_success_run_id: '1', last_run_status: 'succeeded' }]);
-        for (const relation of [...EXACT_RELATIONS, 'sync_payloads', 'sync_migrations', 'sync_bi_views']) {
+        for (const relation of [...EXACT_RELATIONS, 'sync_payloads', 'sync_payload_chunks', 'sync_migrations', 'sync_bi_views']) {
           await expect(bi.query(`SELECT count(*) FROM "${db.schema}".${relation}`)).rejects.toThrow(/permission denied/);
         }
         await expect(bi.query(`CREATE VIEW "${biSchema()}".mine AS SELECT 1`)).rejects.toThrow(/read-only|permission denied/);
@@ -103,6 +104,7 @@ describe('a schema analysts can use', () => {
         const latest = await bi.query(`SELECT status, run_id FROM "${db.schema}".sync_runs_latest`);
         expect(latest.rows).toEqual([{ status: 'succeeded', run_id: '1' }]);
         await expect(bi.query(`SELECT * FROM "${db.schema}".sync_payloads`)).rejects.toThrow(/permission denied/);
+        await expect(bi.query(`SELECT * FROM "${db.schema}".sync_payload_chunks`)).rejects.toThrow(/permission denied/);
         await expect(bi.query(`SELECT * FROM "${db.schema}".sync_migrations`)).rejects.toThrow(/permission denied/);
         await expect(bi.query(`INSERT INTO "${db.schema}".sync_runs (trigger, status, app_version) VALUES ('manual','running','x')`)).rejects.toThrow(/read-only|permission denied/);
         await expect(bi.query(`DELETE FROM "${db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(/read-only|permission denied/);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import * as zlib from 'node:zlib';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { createTestDb, runCli, syncEnv, tableText, tempDir, type TestDb } from '../support/harness.js';
@@ -11,6 +11,9 @@ const rec = (id: number, sales = '1.5', wpi = `WPI-${id}`) =>
 const ids = (from: number, to: number, sales?: string) => Array.from({ length: to - from + 1 }, (_, i) => rec(from + i, sales));
 const listing = (records: string[], count = records.length) =>
   `{"message":"ok","count":${count},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${count}}`;
+
+const decompress = (algorithm: string, body: Buffer): Buffer =>
+  algorithm === 'zstd' ? (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(body) : zlib.gunzipSync(body);
 
 let sim: Simulator;
 let db: TestDb;
@@ -171,9 +174,13 @@ describe('dry run, archive, replay and backfill from a file', () => {
       sim.setRawBody(body);
       expect((await sync()).code).toBe(0);
     }
-    const payloads = await db.rows<{ run_id: string; sha256: string; bytes: string; body: Buffer }>('SELECT run_id, sha256, bytes, body FROM sync_payloads ORDER BY run_id');
+    // The compressed body is stored in chunks (issue 9): it is read back as their concatenation.
+    const payloads = await db.rows<{ run_id: string; sha256: string; bytes: string; algorithm: string; body: Buffer }>(
+      `SELECT run_id, sha256, bytes, algorithm, (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks c WHERE c.run_id = p.run_id) AS body
+       FROM sync_payloads p ORDER BY run_id`,
+    );
     expect(payloads.map((p) => p.run_id)).toEqual(['2', '3']);
-    expect(gunzipSync(payloads[0]!.body).toString()).toBe(bodies[1]);
+    expect(decompress(payloads[0]!.algorithm, payloads[0]!.body).toString()).toBe(bodies[1]);
     expect(payloads[0]!.sha256).toBe(createHash('sha256').update(bodies[1]!).digest('hex'));
     expect(payloads[0]!.bytes).toBe(String(Buffer.byteLength(bodies[1]!)));
 

@@ -1,0 +1,160 @@
+/**
+ * Records shaped like real listings (not the simulator's tidy ones), each with the row the sync
+ * must load from it, so that the floor can `\copy` exactly the same rows:
+ * decimals mostly with 18–28 fractional digits, some of 30+ digits, some short ones and integers, exponents (`1.5e-7`, `2E+3`),
+ * trailing zeros, about 30% of one decimal sent as a numeric string, nulls, ISO date-times in
+ * `first_sale` besides plain dates and `0000-00-00`, an unknown field on about 1% of records.
+ */
+
+export type Variant =
+  /** The listing as first loaded. */
+  | 'base'
+  /** 1% of the records carry new values. */
+  | 'changed'
+  /** Every record has `record_id` instead of `id`: every one is rejected. */
+  | 'renamed'
+  /** Every record is `{}`: every one is rejected. */
+  | 'empty';
+
+export interface GeneratedRecord {
+  json: string;
+  /** COPY text line of the row the sync loads (no newline); undefined when a later duplicate supersedes it. */
+  row: string | undefined;
+}
+
+const NULL = '\\N';
+
+/** mulberry32: a tiny, fast, deterministic generator; the same (seed, index, version) gives the same record. */
+class Rng {
+  private state: number;
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  int(below: number): number {
+    return Math.floor(this.next() * below);
+  }
+  digits(n: number): string {
+    let s = '';
+    while (s.length < n) s += String(this.int(1e9)).padStart(9, '0');
+    return s.slice(0, n);
+  }
+  nonZeroDigit(): string {
+    return String(1 + this.int(9));
+  }
+}
+
+/** An integer part without leading zeros, up to `max` digits. */
+function integerPart(rng: Rng, max: number): string {
+  const n = rng.int(max + 1);
+  return n === 0 ? '0' : rng.nonZeroDigit() + rng.digits(n - 1);
+}
+
+/** One decimal: its JSON text and its canonical text (or `\N`). */
+function decimal(rng: Rng): { json: string; canon: string } {
+  const r = rng.next();
+  const minus = rng.next() < 0.02 ? '-' : '';
+  if (r < 0.06) return { json: 'null', canon: NULL };
+  if (r < 0.08) return exponent(rng, minus);
+  if (r < 0.24) {
+    const int = integerPart(rng, 5);
+    return { json: minus + int, canon: int === '0' ? '0' : minus + int };
+  }
+  const long = r < 0.28;
+  const short = r >= 0.28 && r < 0.5;
+  const fracLength = long ? 30 + rng.int(6) : short ? 1 + rng.int(6) : 18 + rng.int(11);
+  const int = integerPart(rng, long ? 3 : 4);
+  const frac = rng.digits(fracLength - 1) + rng.nonZeroDigit();
+  const trailing = rng.next() < 0.03 ? '00' : '';
+  return { json: `${minus}${int}.${frac}${trailing}`, canon: `${minus}${int}.${frac}` };
+}
+
+/** `1.5e-7` -> `0.00000015`, `2E+3` -> `2000`. */
+function exponent(rng: Rng, minus: string): { json: string; canon: string } {
+  const digits = rng.nonZeroDigit() + (rng.next() < 0.5 ? '' : rng.digits(rng.int(3)) + rng.nonZeroDigit());
+  const e = rng.next() < 0.6 ? -(1 + rng.int(9)) : 1 + rng.int(6);
+  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  const json = `${minus}${mantissa}${rng.next() < 0.5 ? 'e' : 'E'}${e > 0 ? (rng.next() < 0.5 ? '+' : '') : ''}${e}`;
+  const point = 1 + e;
+  let canon: string;
+  if (point <= 0) canon = `0.${'0'.repeat(-point)}${digits}`;
+  else if (point >= digits.length) canon = digits + '0'.repeat(point - digits.length);
+  else canon = `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return { json, canon: minus + canon };
+}
+
+function firstSale(rng: Rng): { json: string; canon: string } {
+  const r = rng.next();
+  if (r < 0.15) return { json: 'null', canon: NULL };
+  if (r < 0.2) return { json: '"0000-00-00"', canon: NULL };
+  const date = `${2000 + rng.int(25)}-${String(1 + rng.int(12)).padStart(2, '0')}-${String(1 + rng.int(28)).padStart(2, '0')}`;
+  if (r < 0.4) return { json: `"${date}T00:00:00.000000Z"`, canon: date };
+  return { json: `"${date}"`, canon: date };
+}
+
+const DECIMALS = ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'] as const;
+
+/**
+ * The listing's layout: position -> id. A couple of positions repeat an earlier id (the later
+ * record wins, the earlier becomes a "duplicate id" reject).
+ */
+export class ListingShape {
+  private readonly duplicateOf = new Map<number, number>();
+  private readonly superseded = new Set<number>();
+
+  constructor(readonly records: number, readonly seed = 20260101) {
+    if (records >= 1000) {
+      for (const [later, earlier] of [
+        [Math.floor(records / 3), 10],
+        [Math.floor((2 * records) / 3), 20],
+      ] as const) {
+        this.duplicateOf.set(later, earlier);
+        this.superseded.add(earlier);
+      }
+    }
+  }
+
+  idAt(position: number): number {
+    return (this.duplicateOf.get(position) ?? position) + 1;
+  }
+
+  /** Rows the sync loads: every record but the superseded duplicates. */
+  get rows(): number {
+    return this.records - this.superseded.size;
+  }
+
+  record(position: number, variant: Variant): GeneratedRecord {
+    if (variant === 'empty') return { json: '{}', row: undefined };
+    const id = this.idAt(position);
+    const changed = variant === 'changed' && hash(id) % 100 === 0;
+    const rng = new Rng(hash(this.seed ^ Math.imul(id, 0x9e3779b1)) ^ (changed ? 0x5bd1e995 : 0));
+    const wpi = `WPI-${String(id).padStart(7, '0')}-${String.fromCharCode(65 + rng.int(26), 65 + rng.int(26))}`;
+    let json = `{"${variant === 'renamed' ? 'record_id' : 'id'}":${id},"wpi":"${wpi}"`;
+    let row = `${id}\t${wpi}`;
+    for (const name of DECIMALS) {
+      const d = decimal(rng);
+      const quoted = name === 'inventory_finished_goods' && d.json !== 'null' && rng.next() < 0.3;
+      json += `,"${name}":${quoted ? `"${d.json}"` : d.json}`;
+      row += `\t${d.canon}`;
+    }
+    const sale = firstSale(rng);
+    json += `,"first_sale":${sale.json}`;
+    row += `\t${sale.canon}`;
+    if (rng.next() < 0.01) json += `,"lot_code":"L${rng.digits(6)}"`;
+    json += '}';
+    const loaded = variant !== 'renamed' && !this.superseded.has(position);
+    return { json, row: loaded ? row : undefined };
+  }
+}
+
+function hash(n: number): number {
+  let h = Math.imul(n ^ (n >>> 16), 0x45d9f3b);
+  h = Math.imul(h ^ (h >>> 16), 0x45d9f3b);
+  return (h ^ (h >>> 16)) >>> 0;
+}

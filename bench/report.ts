@@ -1,0 +1,93 @@
+/** The benchmark's verdicts and its printed summary: per run, then the minimum and median over runs. */
+import type { Floor } from './floor.js';
+import type { SyncMeasure } from './sync-runner.js';
+
+export interface BenchRun {
+  floorBefore: Floor;
+  floorAfter: Floor;
+  /** The better of the two floors: the run's ratios are to this. */
+  floorSeconds: number;
+  syncs: SyncMeasure[];
+  gzipRequested: boolean;
+  rowsDifferingFromFloor: number;
+  targets: Record<string, boolean>;
+}
+
+export const NAMES = {
+  first: 'first load',
+  unchanged: 'unchanged re-sync',
+  changed: '1% changed re-sync',
+  renamed: 'all rejected: id renamed to record_id',
+  empty: 'all rejected: 2x empty objects',
+} as const;
+
+export function judge(run: Omit<BenchRun, 'targets'>): Record<string, boolean> {
+  const by = (name: string) => run.syncs.find((s) => s.name === name)!;
+  const ratio = (name: string) => by(name).seconds / run.floorSeconds;
+  const first = by(NAMES.first);
+  const rejected = [by(NAMES.renamed), by(NAMES.empty)];
+  return {
+    'first load <= 2.0x floor': ratio(NAMES.first) <= 2.0,
+    'unchanged re-sync <= 1.5x floor': ratio(NAMES.unchanged) <= 1.5,
+    'unchanged re-sync WAL < 5 MB': by(NAMES.unchanged).walMb < 5,
+    'unchanged re-sync writes <= 100 rows': by(NAMES.unchanged).tuplesWritten <= 100,
+    '1% changed <= 1.5x floor': ratio(NAMES.changed) <= 1.5,
+    'peak RSS <= 250 MB': run.syncs.every((s) => (s.maxRssMb ?? Infinity) <= 250),
+    'all-rejected <= 2x first load': rejected.every((s) => s.seconds <= 2 * first.seconds),
+    'sync asked for gzip': run.gzipRequested,
+    'loaded rows identical to the floor rows': run.rowsDifferingFromFloor === 0,
+  };
+}
+
+export function min(values: number[]): number {
+  return Math.min(...values);
+}
+
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+const f = (n: number | undefined, digits = 2) => (n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(digits));
+const range = (values: number[], digits = 2) => `${f(min(values), digits)} / ${f(median(values), digits)}`;
+
+export function summaryTable(runs: BenchRun[]): string {
+  const lines = [
+    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | peak RSS MB min / median | WAL MB min / median | rows written median |`,
+    '|---|---:|---:|---:|---:|---:|',
+    `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - | - |`,
+    `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - | - |`,
+    `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - | - |`,
+  ];
+  for (const name of Object.values(NAMES)) {
+    const ms = runs.map((r) => ({ m: r.syncs.find((s) => s.name === name)!, floor: r.floorSeconds }));
+    lines.push(
+      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${range(ms.map((x) => x.m.walMb), 1)} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Median duration of each step of a measurement over the runs, in seconds. */
+export function stepTable(runs: BenchRun[], name: string): string {
+  const steps = new Map<string, number[]>();
+  for (const r of runs) {
+    const m = r.syncs.find((s) => s.name === name);
+    for (const [step, ms] of Object.entries(m?.stepsMs ?? {})) steps.set(step, [...(steps.get(step) ?? []), ms / 1000]);
+  }
+  return `${name}: ${[...steps].map(([step, s]) => `${step} ${f(median(s))} s`).join('; ')}`;
+}
+
+export function targetLines(runs: BenchRun[]): string[] {
+  const names = Object.keys(runs[0]!.targets);
+  const lines = names.map((t) => {
+    const met = runs.filter((r) => r.targets[t]).length;
+    return `${met === runs.length ? 'met   ' : 'MISSED'} ${t} (${met} of ${runs.length} runs)`;
+  });
+  const shared = runs.map((r) => r.syncs.find((s) => s.name === NAMES.unchanged)!.otherTuples).filter((n) => n > 0);
+  if (shared.length > 0) {
+    lines.push(`note: other databases of this cluster wrote rows during ${shared.length} unchanged re-sync(s) (up to ${Math.max(...shared)}): their WAL is in the WAL figure`);
+  }
+  return lines;
+}

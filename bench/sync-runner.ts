@@ -1,0 +1,104 @@
+/**
+ * One sync launched as users launch it (`bin/wine-recon-sync` with its shebang's node flags),
+ * measured from outside: wall time, peak RSS (reported by a probe loaded into the process), WAL
+ * written (pg_current_wal_lsn before and after) and each step's duration from its debug log.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { PACKAGE_ROOT } from '../src/paths.js';
+
+const BIN = join(PACKAGE_ROOT, 'bin', 'wine-recon-sync');
+const PROBE = join(PACKAGE_ROOT, 'dist', 'bench', 'rss-probe.js');
+
+export interface SyncMeasure {
+  name: string;
+  seconds: number;
+  maxRssMb: number | undefined;
+  /** WAL of the whole cluster: on a shared server it includes other databases' writes (see otherTuples). */
+  walMb: number;
+  /** Rows inserted, updated or deleted in the sync's schema (its tables, not its temporary staging). */
+  tuplesWritten: number;
+  /** Rows written in other databases of the cluster meanwhile: when not 0, walMb is not the sync's alone. */
+  otherTuples: number;
+  status: string;
+  error: string | null;
+  counts: Record<string, number | null>;
+  /** Duration of each step and statement, from the run's debug log. */
+  stepsMs: Record<string, number>;
+  runId: number;
+}
+
+export async function measureSync(name: string, args: string[], env: Record<string, string>, admin: pg.Client): Promise<SyncMeasure> {
+  const walBefore = (await admin.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
+  const tuplesBefore = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');
+  const started = process.hrtime.bigint();
+  const { stdout, stderr, maxRssBytes } = await runCli([...args, '--json'], { ...env, LOG_LEVEL: 'debug' }, true);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const wal = (await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS bytes', [walBefore])).rows[0].bytes;
+  const tuplesAfter = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');
+  let run: Record<string, unknown>;
+  try {
+    run = JSON.parse(stdout);
+  } catch {
+    throw new Error(`${name}: no run row on stdout; stderr:\n${stderr.slice(-3000)}`);
+  }
+  const pick = (k: string) => (run[k] === null || run[k] === undefined ? null : Number(run[k]));
+  return {
+    name,
+    seconds,
+    maxRssMb: maxRssBytes === undefined ? undefined : maxRssBytes / 2 ** 20,
+    walMb: Number(wal) / 2 ** 20,
+    tuplesWritten: tuplesAfter.mine - tuplesBefore.mine,
+    otherTuples: tuplesAfter.others - tuplesBefore.others,
+    status: String(run.status),
+    error: (run.error as string | null) ?? null,
+    counts: Object.fromEntries(['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'].map((k) => [k, pick(k)])),
+    stepsMs: steps(stderr),
+    runId: Number(run.id),
+  };
+}
+
+/**
+ * Cumulative rows written to the sync's own tables (temporary staging tables excluded), and in
+ * other databases of the cluster; the sync's sessions have ended, so their counts are flushed.
+ */
+async function rowsWritten(admin: pg.Client, schema: string): Promise<{ mine: number; others: number }> {
+  await admin.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await admin.query<{ mine: string; others: string }>(
+    `SELECT (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS mine,
+            (SELECT coalesce(sum(tup_inserted + tup_updated + tup_deleted), 0) FROM pg_stat_database
+             WHERE datname IS NOT NULL AND datname <> current_database())::text AS others`,
+    [schema],
+  );
+  return { mine: Number(rows[0]!.mine), others: Number(rows[0]!.others) };
+}
+
+/** Step durations from the run's debug log: every line with `ms` names a step or a statement. */
+function steps(stderr: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of stderr.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const entry = JSON.parse(line) as { msg?: string; ms?: number; statement?: string };
+    if (typeof entry.ms !== 'number') continue;
+    const name = entry.statement ?? entry.msg;
+    if (name) out[name] = (out[name] ?? 0) + entry.ms;
+  }
+  return out;
+}
+
+export function runCli(args: string[], env: Record<string, string>, probe = false): Promise<{ code: number | null; stdout: string; stderr: string; maxRssBytes?: number }> {
+  return new Promise((resolve, reject) => {
+    // The probe rides in NODE_OPTIONS and reports on fd 3.
+    const childEnv = { PATH: process.env.PATH ?? '', ...env, ...(probe ? { NODE_OPTIONS: `--import=${PROBE}` } : {}) };
+    const child = spawn(BIN, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let probeOut = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.stdio[3]!.on('data', (d) => (probeOut += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr, maxRssBytes: probeOut ? JSON.parse(probeOut).maxRssBytes : undefined }));
+  });
+}

@@ -1,0 +1,159 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/migrate.js';
+import { createPool, type Pool } from '../../src/db/pool.js';
+import { InvalidListingError } from '../../src/errors.js';
+import { startRun } from '../../src/load/audit.js';
+import { preferredAlgorithm, type PayloadAlgorithm } from '../../src/load/payload-codec.js';
+import { compressListing, restorePayload, storePayload } from '../../src/load/payloads.js';
+import { SQL_DIR } from '../../src/paths.js';
+import { createTestDb, runCli, tempDir, type TestDb } from '../support/harness.js';
+
+const rec = (id: number, wpi: string) =>
+  `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":0.123456789012345678901,"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-02"}`;
+const listing = (records: string[]) =>
+  `{"message":"ok","count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`;
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+
+let db: TestDb;
+let dir: string;
+
+beforeAll(async () => {
+  db = await createTestDb('payloads');
+  dir = await tempDir();
+});
+afterAll(async () => {
+  await db.close();
+});
+
+/** Archives `body` as a new run's payload with the given chunk size; returns the run id and the compressed bytes. */
+async function archive(body: string, chunkBytes: number, algorithm: PayloadAlgorithm = preferredAlgorithm()) {
+  const source = join(dir, `listing-${randomBytes(4).toString('hex')}.json`);
+  await writeFile(source, body);
+  const compressed = await compressListing(source, `${source}.archive`, undefined, algorithm);
+  const runId = await startRun(db.pool, { trigger: 'manual', dryRun: false, appVersion: 'test', source: null });
+  const client = await db.pool.connect();
+  try {
+    await client.query('BEGIN');
+    await storePayload(client, { runId, sha256: sha256(body), bytes: Buffer.byteLength(body), compressed, keep: 1000, chunkBytes });
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+  return { runId, compressed: await readFile(compressed.path), algorithm: compressed.algorithm };
+}
+
+async function chunkLengths(runId: string): Promise<number[]> {
+  const rows = await db.rows<{ n: number }>('SELECT length(data) AS n FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq', [runId]);
+  return rows.map((r) => r.n);
+}
+
+describe('payload archive in chunks', () => {
+  it('splits the compressed body at every chunk size and restores it byte for byte', async () => {
+    const body = listing(Array.from({ length: 40 }, (_, i) => rec(i + 1, `WPI-${i}`)));
+    const probe = await archive(body, 1 << 20);
+    const size = probe.compressed.length;
+    for (const chunkBytes of [1, 7, Math.floor(size / 2), size - 1, size, size + 1]) {
+      const { runId, compressed } = await archive(body, chunkBytes);
+      const lengths = await chunkLengths(runId);
+      expect(lengths.length, `chunk size ${chunkBytes}`).toBe(Math.ceil(size / chunkBytes));
+      expect(lengths.slice(0, -1).every((n) => n === chunkBytes)).toBe(true);
+      expect(lengths.reduce((a, b) => a + b, 0)).toBe(compressed.length);
+      const stored = await db.rows<{ body: Buffer; stored_bytes: string }>(
+        `SELECT (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks WHERE run_id = $1) AS body, stored_bytes FROM sync_payloads WHERE run_id = $1`,
+        [runId],
+      );
+      expect(stored[0]!.body.equals(compressed)).toBe(true);
+      expect(stored[0]!.stored_bytes).toBe(String(size));
+
+      const out = join(dir, `restored-${runId}.json`);
+      expect(await restorePayload(db.pool, runId, out)).toBe(sha256(body));
+      expect(await readFile(out, 'utf8')).toBe(body);
+    }
+  });
+
+  it('restores a body larger than a read buffer whose chunks do not align with it', async () => {
+    // Random wpi text barely compresses: a few MB of compressed body, chunks of 1.5 MB.
+    const body = listing(Array.from({ length: 30_000 }, (_, i) => rec(i + 1, randomBytes(96).toString('base64'))));
+    const { runId, compressed } = await archive(body, 1.5 * 1024 * 1024);
+    expect(compressed.length).toBeGreaterThan(2.5 * 1024 * 1024);
+    expect((await chunkLengths(runId)).length).toBe(Math.ceil(compressed.length / (1.5 * 1024 * 1024)));
+    const out = join(dir, 'restored-large.json');
+    expect(await restorePayload(db.pool, runId, out)).toBe(sha256(body));
+    expect(sha256(await readFile(out))).toBe(sha256(body));
+  });
+
+  it('records the algorithm of each payload and restores gzip ones whatever the default', async () => {
+    const body = listing([rec(1, 'A'), rec(2, 'B')]);
+    const { runId } = await archive(body, 16, 'gzip');
+    expect(await db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [runId])).toEqual([{ algorithm: 'gzip' }]);
+    expect(await restorePayload(db.pool, runId, join(dir, 'gzip.json'))).toBe(sha256(body));
+    const latest = await archive(body, 16);
+    expect(await db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [latest.runId])).toEqual([{ algorithm: preferredAlgorithm() }]);
+    if (preferredAlgorithm() === 'gzip') console.warn(`Node ${process.version} has no zstd in node:zlib: payloads are gzip; the zstd path is not exercised here`);
+  });
+
+  it('refuses a payload whose restored bytes do not match the recorded SHA-256', async () => {
+    const { runId } = await archive(listing([rec(1, 'A')]), 64);
+    await db.pool.query(`UPDATE sync_payloads SET sha256 = repeat('0', 64) WHERE run_id = $1`, [runId]);
+    await expect(restorePayload(db.pool, runId, join(dir, 'damaged.json'))).rejects.toBeInstanceOf(InvalidListingError);
+  });
+});
+
+describe('payloads archived before chunks (one gzip bytea)', () => {
+  let pool: Pool;
+  let schema: string;
+  let runs: { small: string; large: string };
+  const small = listing([rec(1, 'OLD-1'), rec(2, 'OLD-2'), rec(3, 'OLD-3')]);
+  // Incompressible: its gzip is over 8 MiB, so the migration splits it into two chunks.
+  const large = randomBytes(9 * 1024 * 1024).toString('latin1');
+
+  beforeAll(async () => {
+    schema = `t_oldpayloads_${randomBytes(3).toString('hex')}`;
+    pool = createPool({ databaseUrl: inject('databaseUrl'), schema, max: 2 });
+    await pool.query(`CREATE SCHEMA "${schema}"`);
+    await pool.query('CREATE TABLE sync_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    await pool.query(readFileSync(join(SQL_DIR, 'migrations', '0001_init.sql'), 'utf8'));
+    await pool.query(`INSERT INTO sync_migrations (version, name) VALUES (1, '0001_init')`);
+    const archiveOld = async (body: string) => {
+      const { rows } = await pool.query<{ id: string }>(`INSERT INTO sync_runs (trigger, status, app_version) VALUES ('manual', 'succeeded', 'old') RETURNING id`);
+      const raw = Buffer.from(body, 'latin1');
+      await pool.query('INSERT INTO sync_payloads (run_id, sha256, bytes, body) VALUES ($1, $2, $3, $4)', [rows[0]!.id, sha256(raw), raw.length, gzipSync(raw)]);
+      return rows[0]!.id;
+    };
+    runs = { small: await archiveOld(small), large: await archiveOld(large) };
+    await migrate(pool, schema);
+  });
+  afterAll(async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.end();
+  });
+
+  it('the migration moves each body into 8 MiB chunks, marked gzip', async () => {
+    const { rows } = await pool.query<{ run_id: string; algorithm: string; chunks: number; total: string; stored_bytes: string }>(
+      `SELECT p.run_id, p.algorithm, count(c.seq)::int AS chunks, sum(length(c.data))::text AS total, p.stored_bytes::text
+       FROM sync_payloads p JOIN sync_payload_chunks c USING (run_id) GROUP BY p.run_id ORDER BY p.run_id`,
+    );
+    expect(rows.map((r) => [r.run_id, r.algorithm, r.chunks])).toEqual([
+      [runs.small, 'gzip', 1],
+      [runs.large, 'gzip', 2],
+    ]);
+    for (const r of rows) expect(r.total).toBe(r.stored_bytes);
+    const out = join(dir, 'old-large.bin');
+    expect(await restorePayload(pool, runs.large, out)).toBe(sha256(Buffer.from(large, 'latin1')));
+  });
+
+  it('replay --run loads an old payload', async () => {
+    const env = { DATABASE_URL: inject('databaseUrl'), SYNC_DB_SCHEMA: schema, LOG_LEVEL: 'info' };
+    const replay = await runCli(['replay', '--run', runs.small, '--json'], env);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ trigger: 'replay', status: 'succeeded', inserted: 3, bytes: Buffer.byteLength(small) });
+    const { rows } = await pool.query('SELECT wpi, inventory_sales::text FROM bulk_wine_reconciliation ORDER BY id');
+    expect(rows).toEqual([1, 2, 3].map((i) => ({ wpi: `OLD-${i}`, inventory_sales: '0.123456789012345678901' })));
+  });
+});
