@@ -126,6 +126,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   // Past the stored cap a reject is only counted: no object, no raw text kept.
   const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors']) => {
     tally.rejected++;
+    unchanged?.rejected(record.position);
     for (const e of errors) countReason(tally.reasons, e.path, e.message);
     if (stored < MAX_STORED_REJECTS) {
       stored++;

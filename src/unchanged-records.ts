@@ -106,6 +106,19 @@ export class UnchangedRecords implements RecordBytesHook {
     return NO_HASH;
   }
 
+  /**
+   * A record at `position` was rejected: its fingerprint will never be asked for. Dropped here, or a
+   * listing of rejected records with readable ids would grow the queue by 16 bytes per record.
+   */
+  rejected(position: number): void {
+    while (this.qHead < this.qTail && this.qPos[this.qHead]! <= position) this.qHead++;
+  }
+
+  /** Fingerprints waiting for their record's COPY line. */
+  get pendingFingerprints(): number {
+    return this.qTail - this.qHead;
+  }
+
   /** A valid record handed on to staging, with its canonical id: it is present. */
   staged(id: string, position: number): void {
     if (id.length <= SMALL_ID_DIGITS) this.stagedId(Number(id), position);

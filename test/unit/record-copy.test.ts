@@ -145,6 +145,17 @@ function listingFile(records: string[]): string {
   return path;
 }
 
+describe('fingerprints of rejected records', () => {
+  it('are dropped, so that a listing of rejected records with readable ids keeps no queue', async () => {
+    const records = Array.from({ length: 5000 }, (_, i) => `{"id":${i + 1},"wpi":"","inventory_bulk_wine":"1.5"}`);
+    const tally = newTally();
+    const unchanged = recordFastPaths(tally, undefined);
+    for await (const _ of listingCopyLines({ path: listingFile(records), tally, writeRejects: async () => undefined, unchanged }));
+    expect(tally.rejected).toBe(5000);
+    expect(unchanged.pendingFingerprints).toBe(0);
+  });
+});
+
 describe('byte-level fast path vs the zod path', () => {
   it('gives identical rows, rejects, reasons and counts on every DESIGN §5 edge case', async () => {
     const records = edgeRecords();
