@@ -26,7 +26,9 @@ import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
 import { carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 import {
+  duplicateIdReject,
   finishRun,
+  MAX_DUPLICATE_RAW_BYTES,
   insertRejects,
   markAbandoned,
   lastSuccess,
@@ -229,7 +231,7 @@ class Run {
       // Earlier copies of a fingerprinted id are settled by the shortcut, the others by SQL.
       const duplicates = [...(await removeStagedPositions(client, unchanged.stagedLosers))];
       if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client, log)));
-      const skippedDuplicates = await skippedDuplicateRejects(path, unchanged, 65_536);
+      const skippedDuplicates = await skippedDuplicateRejects(path, unchanged);
       this.duplicates = duplicates.length + skippedDuplicates.length;
       if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skippedDuplicates, ...(await duplicateRejects(path, duplicates))]);
       const missing = hashes ? unchanged.missingIds() : [];
@@ -387,15 +389,10 @@ async function duplicateRejects(path: string, rows: Awaited<ReturnType<typeof re
   try {
     const out: Reject[] = [];
     for (const row of rows) {
-      const length = Math.min(row.raw_length, 65_536);
+      const length = Math.min(row.raw_length, MAX_DUPLICATE_RAW_BYTES);
       const buffer = Buffer.alloc(length);
       await file.read(buffer, 0, length, Number(row.raw_offset));
-      out.push({
-        position: row.position,
-        recordId: row.record_id,
-        errors: [{ path: 'id', message: `duplicate id ${row.record_id}: a later record in the listing has the same id and wins` }],
-        raw: buffer.toString('utf8'),
-      });
+      out.push(duplicateIdReject(row.position, row.record_id, buffer.toString('utf8')));
     }
     return out;
   } finally {

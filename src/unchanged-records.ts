@@ -16,7 +16,7 @@ import type { RecordBytesHook } from './extract/listing-parser.js';
 import { RECORD_HASH_NAME, hashRecord } from './extract/record-hash.js';
 import { locateRecord } from './extract/record-locate.js';
 import { MemberReader } from './extract/record-members.js';
-import type { Reject } from './load/audit.js';
+import { duplicateIdReject, MAX_DUPLICATE_RAW_BYTES, type Reject } from './load/audit.js';
 import type { SourceHashes } from './load/source-hash.js';
 import { NO_HASH } from './load/staging.js';
 import { APP_VERSION } from './version.js';
@@ -231,19 +231,14 @@ export const RULES_VERSION: string = (() => {
 })();
 
 /** The duplicate-id rejects for skipped records that a later copy of their id replaced. */
-export async function skippedDuplicateRejects(path: string, unchanged: UnchangedRecords, maxRawBytes: number): Promise<Reject[]> {
+export async function skippedDuplicateRejects(path: string, unchanged: UnchangedRecords): Promise<Reject[]> {
   const out: Reject[] = [];
   for (let k = 0; k < unchanged.skippedLosers.length; k++) {
     const position = unchanged.skippedLosers[k]!;
     const id = unchanged.skippedLoserIds[k]!;
     const { offset, skip } = unchanged.locate(position);
-    const found = await locateRecord(path, offset, skip, maxRawBytes);
-    out.push({
-      position,
-      recordId: id,
-      errors: [{ path: 'id', message: `duplicate id ${id}: a later record in the listing has the same id and wins` }],
-      raw: found.bytes.toString('utf8'),
-    });
+    const found = await locateRecord(path, offset, skip, MAX_DUPLICATE_RAW_BYTES);
+    out.push(duplicateIdReject(position, id, found.bytes.toString('utf8')));
   }
   return out;
 }

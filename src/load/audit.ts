@@ -56,6 +56,14 @@ export interface Reject {
   raw: string;
 }
 
+/** Raw text kept for an earlier copy of a duplicate id, read back from the spooled listing. */
+export const MAX_DUPLICATE_RAW_BYTES = 65_536;
+
+/** The reject of an earlier copy of an id: the last copy in the listing wins (DESIGN §5). */
+export function duplicateIdReject(position: number | string, id: string, raw: string): Reject {
+  return { position, recordId: id, errors: [{ path: 'id', message: `duplicate id ${id}: a later record in the listing has the same id and wins` }], raw };
+}
+
 export async function markAbandoned(pool: Pool): Promise<number[]> {
   const { rows } = await pool.query<{ id: string }>(SQL.mark_abandoned);
   return rows.map((r) => Number(r.id));
