@@ -15,12 +15,12 @@ import type { Pool, PoolClient } from './db/pool.js';
 import {
   AbortedError,
   GuardError,
-  InvalidListingError,
   LockHeldError,
   SyncError,
   describeError,
 } from './errors.js';
 import type { WineApi } from './extract/api.js';
+import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { spoolFault } from './extract/spool-fault.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
@@ -222,9 +222,9 @@ class Run {
         { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: unchanged.skipped, ms: Date.now() - started },
         'listing parsed and staged',
       );
-      this.checkEnvelope();
+      checkEnvelope(this.tally.envelope!);
       this.warnNewFields(log);
-      this.checkRejectRatio();
+      checkRejectRatio(this.tally, config.maxRejectRatio, runId, () => explainRejects(topReasons(this.tally, 3), this.newFields()));
       this.checkSchemaDrift(log);
 
       started = Date.now();
@@ -236,7 +236,11 @@ class Run {
       if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skippedDuplicates, ...(await duplicateRejects(path, duplicates))]);
       const missing = hashes ? unchanged.missingIds() : [];
       const counts = hashes ? await classifyWithHashes(client, missing, unchanged.liveBefore, log) : await classifyStaged(client, this.staged(), log);
-      this.checkDeletes(counts.deleted, counts.liveBefore);
+      checkDeletes(
+        { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
+        config.maxDeleteRatio,
+        this.request.allowMassDelete === true,
+      );
       await applyChanges(client, runId, counts, log);
       if (!this.request.dryRun) await saveSourceHashes(client, { trusted: hashes !== undefined, deleted: missing, rulesVersion: RULES_VERSION, runId }, log);
       this.applied = counts;
@@ -269,34 +273,6 @@ class Run {
     return true;
   }
 
-  private checkEnvelope(): void {
-    const envelope = this.tally.envelope!;
-    if (envelope.recordsType !== 'array') {
-      throw new InvalidListingError(
-        `listing has no "bulk_wine_reconciliation" array (found ${envelope.recordsType}; top-level keys: ${envelope.topLevelKeys.join(', ') || 'none'}); nothing was loaded`,
-      );
-    }
-    const count = integerText(envelope.scalars.count);
-    const recordCount = integerText(envelope.scalars.recordCount);
-    const length = String(envelope.recordCount);
-    if (count !== length || recordCount !== length) {
-      throw new InvalidListingError(
-        `listing envelope disagrees with itself: count=${shown(envelope.scalars.count)}, recordCount=${shown(envelope.scalars.recordCount)}, array length=${length}; nothing was loaded`,
-      );
-    }
-  }
-
-  private checkRejectRatio(): void {
-    const { received, rejected } = this.tally;
-    if (received > 0 && rejected / received > this.config.maxRejectRatio) {
-      const why = explainRejects(topReasons(this.tally, 3), this.newFields());
-      throw new GuardError(
-        'REJECT_THRESHOLD',
-        `${rejected} of ${received} records rejected (${percent(rejected / received)}): ${why}. Above SYNC_MAX_REJECT_RATIO=${this.config.maxRejectRatio}, so nothing was loaded (see sync_rejects for run ${this.runId})`,
-      );
-    }
-  }
-
   private warnNewFields(log: Logger): void {
     const added = this.newFields();
     if (added.length > 0) log.warn({ newFields: added }, `new fields in the listing, not loaded: ${added.map((f) => f.name).join(', ')}`);
@@ -309,17 +285,6 @@ class Run {
     const changes = describeDisappeared(found, this.baseline!.runId, this.tally.fields.records);
     if (!this.request.acceptSchemaChange) throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes));
     log.warn({ fields: found.map((d) => d.field) }, `schema change accepted (--accept-schema-change): ${changes}`);
-  }
-
-  private checkDeletes(deleted: number, liveBefore: number): void {
-    if (deleted === 0 || this.request.allowMassDelete) return;
-    const emptyListing = this.tally.received - this.tally.rejected === 0;
-    if (emptyListing || deleted / liveBefore > this.config.maxDeleteRatio) {
-      throw new GuardError(
-        'MASS_DELETE',
-        `refusing to soft-delete ${deleted} of ${liveBefore} live rows (${percent(deleted / liveBefore)}${emptyListing ? ', the listing has no valid records' : ''}), above SYNC_MAX_DELETE_RATIO=${this.config.maxDeleteRatio}; nothing was changed. If the upstream really removed them, run again with --allow-mass-delete`,
-      );
-    }
   }
 
   /** On abort, stop whatever statement the run's connection is executing. */
@@ -418,21 +383,6 @@ async function rollback(client: PoolClient): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** A JSON integer as exact text ("12"), or undefined. */
-function integerText(value: unknown): string | undefined {
-  return typeof value === 'string' && /^-?(0|[1-9]\d*)$/.test(value) && value.length <= 19 ? value : undefined;
-}
-
-/** An envelope value as sent: numbers arrive as their exact text. */
-function shown(value: unknown): string {
-  if (value === undefined) return '(missing)';
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-function percent(ratio: number): string {
-  return `${(ratio * 100).toFixed(1)}%`;
 }
 
 function pickCounts(row: RunRow): Record<string, number | null> {
