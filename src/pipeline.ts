@@ -5,15 +5,15 @@
  */
 import { createReadStream } from 'node:fs';
 import { InvalidListingError } from './errors.js';
-import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord } from './extract/listing-parser.js';
+import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from './extract/listing-parser.js';
+import { RecordCheckpoints } from './extract/record-locate.js';
+import { MemberReader } from './extract/record-members.js';
 import type { Reject } from './load/audit.js';
-import type { MemberReader } from './extract/record-members.js';
-import type { SourceHashes } from './load/source-hash.js';
-import { copyLine, NO_HASH } from './load/staging.js';
+import { copyLine } from './load/staging.js';
 import { FieldCounter, KNOWN_FIELDS } from './transform/field-counts.js';
 import { transformRecord } from './transform/record.js';
 import { CopyWriter } from './transform/record-copy.js';
-import { UnchangedRecords } from './unchanged-records.js';
+import type { UnchangedShortcut } from './unchanged/shortcut.js';
 
 const READ_CHUNK = 1024 * 1024;
 /**
@@ -40,8 +40,6 @@ export interface ListingTally {
   /** Reject reasons counted per field path, then per message (cut before any quoted value). */
   reasons: Map<string, Map<string, number>>;
   envelope: ListingEnvelope | undefined;
-  /** COPY lines written by the byte-level fast path, when there is one. */
-  copyWriter?: CopyWriter;
   /** Ids staged so far, by either path. */
   ids: IdBitmap;
 }
@@ -83,42 +81,63 @@ export interface ListingLinesOptions {
   writeRejects: (rejects: Reject[]) => Promise<void>;
   onProgress?: (tally: ListingTally) => void;
   signal?: AbortSignal;
-  /** Skips records whose bytes did not change (see unchanged-records.ts) and fingerprints the others. */
-  unchanged?: UnchangedRecords;
+  /** The byte-level paths (recordFastPaths); without them every record takes the zod path. */
+  fast?: FastPaths;
+}
+
+/** The byte-level paths of one run, and where they keep what the run needs afterwards. */
+export interface FastPaths {
+  hook: RecordBytesHook;
+  shortcut: UnchangedShortcut;
+  /** COPY lines written straight from bytes. */
+  writer: CopyWriter;
+  /** Where records start, to read a skipped duplicate's raw text back. */
+  checkpoints: RecordCheckpoints;
 }
 
 /**
- * The byte-level paths of one run: unchanged records are skipped, usual changed ones written
- * straight to COPY bytes into `writer`; either still counts in `tally`.
+ * The byte-level paths of one run, as the parser's record hook: an unchanged record is skipped, a
+ * usual changed one written straight to COPY bytes; either still counts in `tally`. Any other
+ * record is handed on to the zod path with its fingerprint attached.
  */
-export function recordFastPaths(tally: ListingTally, hashes: SourceHashes | undefined, writer = new CopyWriter()): UnchangedRecords {
-  const count = (members: MemberReader, bytes: Buffer) => {
+export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut): FastPaths {
+  const members = new MemberReader(KNOWN_FIELDS);
+  const writer = new CopyWriter();
+  const checkpoints = new RecordCheckpoints();
+  const count = (bytes: Buffer) => {
     tally.received++;
     tally.fields.countMembers(members.present, members.nonNull);
     for (let k = 0; k < members.unknownCount; k++) {
       tally.fields.countUnknown(bytes.toString('latin1', members.unknown[2 * k]!, members.unknown[2 * k + 1]!));
     }
   };
-  const unchanged: UnchangedRecords = new UnchangedRecords(hashes, KNOWN_FIELDS, {
-    skipped: count,
-    changed(members, bytes, start, end, position, byteOffset, hash) {
-      if (!writer.write(bytes, start, end, members, position, byteOffset, hash)) return false;
-      count(members, bytes);
-      if (!tally.maybeDuplicates && !tally.ids.addNumber(members.id)) tally.maybeDuplicates = true;
-      unchanged.stagedId(members.id, position);
-      return true;
+  const hook: RecordBytesHook = {
+    record(bytes, start, end, ends, memberCount, position, byteOffset) {
+      checkpoints.record(position, byteOffset);
+      if (bytes === undefined || !members.read(bytes, start, end, ends, memberCount)) return false;
+      if (shortcut.decide(members.id, bytes, start, end, position)) {
+        count(bytes);
+        return true;
+      }
+      const fingerprint = shortcut.fingerprint;
+      if (writer.write(bytes, start, end, members, position, byteOffset, fingerprint)) {
+        count(bytes);
+        if (!tally.maybeDuplicates && !tally.ids.addNumber(members.id)) tally.maybeDuplicates = true;
+        shortcut.stagedId(members.id, position);
+        return true;
+      }
+      return [fingerprint[0]!, fingerprint[1]!];
     },
-  });
-  tally.copyWriter = writer;
-  return unchanged;
+  };
+  return { hook, shortcut, writer, checkpoints };
 }
 
 /** Yields COPY text for every valid record; fills `tally` as it goes and at the end. */
 export async function* listingCopyLines(options: ListingLinesOptions): AsyncGenerator<string | Buffer> {
-  const { tally, unchanged } = options;
-  const parser = new ListingParser({ recordHook: unchanged });
+  const { tally, fast } = options;
+  const parser = new ListingParser({ recordHook: fast?.hook });
   const seen = tally.ids;
-  const writer = tally.copyWriter;
+  const writer = fast?.writer;
   let stored = 0;
   let pending: Reject[] = [];
   let out = '';
@@ -126,7 +145,6 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   // Past the stored cap a reject is only counted: no object, no raw text kept.
   const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors']) => {
     tally.rejected++;
-    unchanged?.rejected(record.position);
     for (const e of errors) countReason(tally.reasons, e.path, e.message);
     if (stored < MAX_STORED_REJECTS) {
       stored++;
@@ -144,12 +162,10 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     const result = transformRecord(value);
     if (result.ok) {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
-      const hash = unchanged === undefined ? NO_HASH : unchanged.hashFields(record.position);
-      unchanged?.staged(result.row.id, record.position);
-      out += copyLine(record.position, result.row, record.byteOffset, record.byteLength, hash);
+      fast?.shortcut.staged(result.row.id, record.position);
+      out += copyLine(record.position, result.row, record.byteOffset, record.byteLength, record.fingerprint);
     } else reject(record, result.recordId, result.errors);
   };
-
   const stream = createReadStream(options.path, { highWaterMark: READ_CHUNK, signal: options.signal });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {

@@ -23,7 +23,7 @@ import type { WineApi } from './extract/api.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { spoolFault } from './extract/spool-fault.js';
 import type { Logger } from './log.js';
-import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
+import { applyChanges, classifyChanges, type ChangeCounts } from './load/apply.js';
 import { carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 import {
   duplicateIdReject,
@@ -41,10 +41,9 @@ import {
 } from './load/audit.js';
 import { LockWaitWatch } from './load/lock-wait.js';
 import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
-import { classifyWithHashes, markRun, readSourceHashes, removeStagedPositions, saveSourceHashes } from './load/source-hash.js';
-import { removeDuplicates, stageRows } from './load/staging.js';
-import { listingCopyLines, newTally, recordFastPaths, topReasons, type ListingTally } from './pipeline.js';
-import { RULES_VERSION, skippedDuplicateRejects } from './unchanged-records.js';
+import { removeDuplicates, removeStagedPositions, stageRows } from './load/staging.js';
+import { listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
+import { UnchangedShortcut } from './unchanged/shortcut.js';
 import {
   baselineOf,
   describeDisappeared,
@@ -141,6 +140,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
 class Run {
   private readonly tally: ListingTally = newTally();
   private duplicates = 0;
+  private skipped = 0;
   private applied: ChangeCounts | undefined;
   bi: BiRounding | undefined;
   private tmp: string | undefined;
@@ -206,20 +206,21 @@ class Run {
       await client.query('BEGIN');
       await client.query("SELECT set_config('lock_timeout', $1, true)", [String(config.lockTimeoutMs)]);
       lockWait.start();
-      await markRun(client, runId);
-      const hashes = await readSourceHashes(client, RULES_VERSION);
-      const unchanged = recordFastPaths(this.tally, hashes);
+      const shortcut = await UnchangedShortcut.prepare(client, log);
+      const why = shortcut.explain();
+      if (why) log.info({ liveRows: shortcut.liveBefore }, why);
+      const fast = recordFastPaths(this.tally, shortcut);
       const lines = listingCopyLines({
         path,
         tally: this.tally,
         writeRejects: (rejects) => insertRejects(deps.pool, runId, rejects),
         onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
         signal: deps.signal,
-        unchanged,
+        fast,
       });
       await stageRows(client, lines, deps.signal);
       log.info(
-        { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: unchanged.skipped, ms: Date.now() - started },
+        { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, ms: Date.now() - started },
         'listing parsed and staged',
       );
       checkEnvelope(this.tally.envelope!);
@@ -228,28 +229,22 @@ class Run {
       this.checkSchemaDrift(log);
 
       started = Date.now();
-      // Earlier copies of a fingerprinted id are settled by the shortcut, the others by SQL.
-      const duplicates = [...(await removeStagedPositions(client, unchanged.stagedLosers))];
-      if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client, log)));
-      const skippedDuplicates = await skippedDuplicateRejects(path, unchanged);
-      this.duplicates = duplicates.length + skippedDuplicates.length;
-      if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skippedDuplicates, ...(await duplicateRejects(path, duplicates))]);
-      const missing = hashes ? unchanged.missingIds() : [];
-      const counts = hashes ? await classifyWithHashes(client, missing, unchanged.liveBefore, log) : await classifyStaged(client, this.staged(), log);
+      const settled = shortcut.settle();
+      await this.settleDuplicates(path, fast, settled, log);
+      const counts = await classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing: settled.missing }, log);
       checkDeletes(
         { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
         config.maxDeleteRatio,
         this.request.allowMassDelete === true,
       );
       await applyChanges(client, runId, counts, log);
-      if (!this.request.dryRun) await saveSourceHashes(client, { trusted: hashes !== undefined, deleted: missing, rulesVersion: RULES_VERSION, runId }, log);
+      await shortcut.save(client, { runId, initialLoad: counts.initialLoad }, log);
       this.applied = counts;
-      log.info({ ...counts, duplicates: this.duplicates, ms: Date.now() - started }, 'changes applied');
-      const noRowChanged = counts.inserted + counts.updated + counts.deleted + counts.restored === 0;
-      const carried = hashes && noRowChanged ? carriedBiRounding(last, config.bi.scale) : undefined;
-      this.bi = carried ?? (await countBiRounding(client, config.bi.scale));
+      this.skipped = shortcut.skipped;
+      log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
+      this.bi = await this.biRounding(last, counts, shortcut.tableAsRunsLeftIt);
       const biWarning = describeBiRounding(this.bi);
-      if (biWarning) log.warn({ ...this.bi, countedBy: carried ? Number(last!.id) : Number(runId) }, biWarning);
+      if (biWarning) log.warn({ ...this.bi, countedBy: this.biCountedBy }, biWarning);
 
       if (compressed) {
         await storePayload(client, { runId, sha256, bytes: this.tally.bytes, compressed, keep: config.archiveKeep }, log);
@@ -263,6 +258,39 @@ class Run {
     } finally {
       lockWait.stop();
     }
+  }
+
+  private biCountedBy: number | undefined;
+
+  /**
+   * What the BI views round, after the changes. A re-sync that changed no row carries the last
+   * successful run's count forward, when the table is provably as that run left it: every live row
+   * is the version a run's fingerprint vouches for, none was removed, and as many are live.
+   */
+  private async biRounding(last: Awaited<ReturnType<typeof lastSuccess>>, counts: ChangeCounts, asRunsLeftIt: boolean): Promise<BiRounding> {
+    const noRowChanged = counts.inserted + counts.updated + counts.deleted + counts.restored === 0;
+    const sameRows = asRunsLeftIt && noRowChanged && last?.live_after != null && counts.liveBefore === Number(last.live_after);
+    const carried = sameRows ? carriedBiRounding(last, this.config.bi.scale) : undefined;
+    this.biCountedBy = carried ? Number(last!.id) : Number(this.runId);
+    return carried ?? (await countBiRounding(this.client, this.config.bi.scale));
+  }
+
+  /**
+   * Duplicate ids: the last valid copy wins. Earlier copies of a live id were settled by the
+   * shortcut (staged ones are removed here; skipped ones are read back from the listing), those
+   * of new ids by the SQL pass; all go to sync_rejects.
+   */
+  private async settleDuplicates(path: string, fast: FastPaths, settled: { stagedLosers: number[]; skippedLosers: Array<{ position: number; id: string }> }, log: Logger): Promise<void> {
+    const { client, deps, runId } = this;
+    const duplicates = [...(await removeStagedPositions(client, settled.stagedLosers))];
+    if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client, log)));
+    const skipped: Reject[] = [];
+    for (const { position, id } of settled.skippedLosers) {
+      const found = await fast.checkpoints.read(path, position, MAX_DUPLICATE_RAW_BYTES);
+      skipped.push(duplicateIdReject(position, id, found.bytes.toString('utf8')));
+    }
+    this.duplicates = duplicates.length + skipped.length;
+    if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skipped, ...(await duplicateRejects(path, duplicates))]);
   }
 
   /** The same listing as the newest archived one is not stored again: re-runs write no payload WAL. */
@@ -309,6 +337,7 @@ class Run {
       restored: applied?.restored ?? 0,
       deleted: applied?.deleted ?? 0,
       unchanged: applied ? this.staged() - changed : 0,
+      skipped_unchanged: applied ? this.skipped : 0,
       bytes: t.bytes,
     };
   }

@@ -1,5 +1,7 @@
--- Set-based load of one run, all inside the run's transaction. $1 is always the run id.
--- now() is the transaction's start: every row a run touches carries the same timestamp.
+-- Set-based load of one run, all inside the run's transaction. $1 is the run id, except in
+-- classify_changes. now() is the transaction's start: every row a run touches carries the same
+-- timestamp. The staging COPY statement is rendered from STAGING_COLUMNS (src/load/staging.ts),
+-- the one definition of the column order that both COPY writers follow.
 
 -- name: create_staging
 CREATE TEMP TABLE staging_records (
@@ -18,10 +20,6 @@ CREATE TEMP TABLE staging_records (
   hash_lo                  integer
 ) ON COMMIT DROP;
 
--- name: copy_staging
-COPY staging_records (position, id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                      vintage_forecast, vintage_make, first_sale, raw_offset, raw_length, hash_hi, hash_lo) FROM STDIN
-
 -- name: analyze_staging
 ANALYZE staging_records;
 
@@ -32,9 +30,14 @@ USING (SELECT id, max(position) AS keep FROM staging_records GROUP BY id HAVING 
 WHERE s.id = d.id AND s.position <> d.keep
 RETURNING s.position, s.id::text AS record_id, s.raw_offset, s.raw_length;
 
--- name: count_live
-SELECT count(*)::bigint AS live, NOT EXISTS (SELECT 1 FROM bulk_wine_reconciliation) AS empty
-FROM bulk_wine_reconciliation WHERE deleted_at IS NULL;
+-- name: remove_positions
+-- Earlier copies of an id whose last copy the unchanged-record shortcut settled: returned for sync_rejects.
+DELETE FROM staging_records
+WHERE position = ANY ($1::bigint[])
+RETURNING position, id::text AS record_id, raw_offset, raw_length;
+
+-- name: is_empty
+SELECT NOT EXISTS (SELECT 1 FROM bulk_wine_reconciliation) AS empty;
 
 -- name: insert_all
 -- Initial load into an empty table: every staged record is new, nothing to compare.
@@ -44,24 +47,58 @@ SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
        vintage_forecast, vintage_make, first_sale, now(), now(), $1
 FROM staging_records;
 
+-- name: create_changes
+CREATE TEMP TABLE staging_changes (
+  id                       bigint NOT NULL,
+  wpi                      text,
+  inventory_bulk_wine      numeric,
+  inventory_finished_goods numeric,
+  inventory_sales          numeric,
+  vintage_forecast         numeric,
+  vintage_make             numeric,
+  first_sale               date,
+  hash                     bigint,
+  action                   text   NOT NULL
+) ON COMMIT DROP;
+
 -- name: classify_changes
--- One pass over both tables (a full join) finds every new, changed, restored and missing record;
--- an unchanged row is never locked or rewritten.
-CREATE TEMP TABLE staging_changes ON COMMIT DROP AS
-SELECT coalesce(s.id, t.id) AS id, s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales,
-       s.vintage_forecast, s.vintage_make, s.first_sale,
-       CASE WHEN t.id IS NULL THEN 'insert'
-            WHEN s.id IS NULL THEN 'delete'
-            WHEN t.deleted_at IS NOT NULL THEN 'restore'
-            ELSE 'update' END AS action
-FROM staging_records s
-FULL JOIN bulk_wine_reconciliation t ON t.id = s.id
-WHERE t.id IS NULL
-   OR (s.id IS NULL AND t.deleted_at IS NULL)
-   OR (s.id IS NOT NULL AND (t.deleted_at IS NOT NULL
-       OR (t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales, t.vintage_forecast, t.vintage_make, t.first_sale)
-          IS DISTINCT FROM
-          (s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales, s.vintage_forecast, s.vintage_make, s.first_sale)));
+-- The staged records against their rows, and the live ids the listing did not have ($1, from the
+-- unchanged-record shortcut, which knows every live id) as deletions. Staged are the records not
+-- skipped as unchanged: all of them when no fingerprint vouches for a row. An unchanged row is
+-- never locked or rewritten; its fingerprint is stored by this same statement, with the xmin of
+-- the row version it was compared with: one snapshot, so an edit committed while the run goes on
+-- gives the row another xmin and the fingerprint is ignored next time.
+WITH compared AS MATERIALIZED (
+  SELECT s.id, s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales,
+         s.vintage_forecast, s.vintage_make, s.first_sale,
+         CASE WHEN s.hash_hi IS NULL THEN NULL ELSE (s.hash_hi::bigint << 32) | (s.hash_lo::bigint & 4294967295) END AS hash,
+         t.xmin AS row_xmin,
+         CASE WHEN t.id IS NULL THEN 'insert'
+              WHEN t.deleted_at IS NOT NULL THEN 'restore'
+              WHEN (t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales, t.vintage_forecast, t.vintage_make, t.first_sale)
+                   IS DISTINCT FROM
+                   (s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales, s.vintage_forecast, s.vintage_make, s.first_sale)
+              THEN 'update' END AS action
+  FROM staging_records s
+  LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id
+),
+vouched AS (
+  INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
+  SELECT id, hash, row_xmin FROM compared WHERE action IS NULL
+  ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin
+  WHERE (bulk_wine_reconciliation_source_hash.hash, bulk_wine_reconciliation_source_hash.row_xmin::text)
+        IS DISTINCT FROM (EXCLUDED.hash, EXCLUDED.row_xmin::text)
+)
+INSERT INTO staging_changes (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+                             vintage_forecast, vintage_make, first_sale, hash, action)
+SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
+       vintage_forecast, vintage_make, first_sale, hash, action
+FROM compared WHERE action IS NOT NULL
+UNION ALL
+SELECT t.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'delete'
+FROM bulk_wine_reconciliation t
+WHERE t.id = ANY ($1::bigint[]) AND t.deleted_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM staging_records s WHERE s.id = t.id);
 
 -- name: insert_new
 -- A new record's first version is its row (the history view shows it): written once.

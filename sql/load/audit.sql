@@ -18,8 +18,8 @@ RETURNING id;
 UPDATE sync_runs
 SET status = $2, finished_at = clock_timestamp(), error = $3,
     reported_count = $4, reported_record_count = $5, received = $6, rejected = $7, duplicates = $8,
-    inserted = $9, updated = $10, unchanged = $11, deleted = $12, restored = $13, bytes = $14, unknown_fields = $15,
-    field_counts = $16, bi_scale = $17, bi_rounded = $18, bi_overflow = $19
+    inserted = $9, updated = $10, unchanged = $11, deleted = $12, restored = $13, bytes = $14, skipped_unchanged = $15,
+    unknown_fields = $16, field_counts = $17, bi_scale = $18, bi_rounded = $19, bi_overflow = $20
 WHERE id = $1
 RETURNING *;
 
@@ -51,8 +51,11 @@ COPY (SELECT data FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq) TO ST
 
 -- name: schema_baseline
 -- What the schema-drift guard compares a listing with: the last successful run that committed.
--- Its BI counts are still right for a run that changed no row (see src/load/bi-rounding.ts).
-SELECT id, field_counts, unknown_fields, bi_scale, bi_rounded, bi_overflow FROM sync_runs
+-- Its BI counts are still right for a run that changed no row (see src/load/bi-rounding.ts), while
+-- the table is as it left it: live_after rows, each the version a run's fingerprint vouches for.
+SELECT id, field_counts, unknown_fields, bi_scale, bi_rounded, bi_overflow,
+       (received - rejected - duplicates)::bigint AS live_after
+FROM sync_runs
 WHERE status = 'succeeded' AND NOT dry_run
 ORDER BY id DESC LIMIT 1;
 

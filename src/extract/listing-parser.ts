@@ -34,6 +34,7 @@ import {
   type ListingParserOptions,
   type ParsedRecord,
   type RecordBytesHook,
+  type RecordTag,
   type SliceBuffer,
 } from './listing-types.js';
 import { FlatBuilder } from './record-values.js';
@@ -51,6 +52,7 @@ export {
   type ListingParserOptions,
   type ParsedRecord,
   type RecordBytesHook,
+  type RecordTag,
   type RecordsType,
 } from './listing-types.js';
 
@@ -180,16 +182,19 @@ export class ListingParser extends ListingEnvelopeScanner {
     const s = byteOffset - this.base;
     if (s < 0) this.appendRaw(b, 0, i);
     const hook = this.recordHook;
+    let tag: RecordTag | undefined;
     if (hook !== undefined) {
       const whole = problem === undefined && byteLength <= this.rawByteCap;
       const bytes = !whole ? undefined : s >= 0 ? b : this.rawAcc;
-      if (hook.record(bytes, s >= 0 ? s : 0, s >= 0 ? i : this.rawLen, this.memberEnds, this.memberCount, this.recordCount, byteOffset)) {
+      const verdict = hook.record(bytes, s >= 0 ? s : 0, s >= 0 ? i : this.rawLen, this.memberEnds, this.memberCount, this.recordCount, byteOffset);
+      if (verdict === true) {
         this.recordCount++;
         this.o = this.recOutStart;
         this.rawLen = 0;
         if (s < 0 && this.rawAcc!.length > 65536) this.rawAcc = undefined;
         return;
       }
+      if (verdict !== false) tag = verdict;
     }
     let raw: string;
     if (s >= 0) {
@@ -210,12 +215,13 @@ export class ListingParser extends ListingEnvelopeScanner {
       const value = rawComplete ? this.flat.build(raw, this.recHigh ? undefined : this.memberEnds, this.memberCount) : undefined;
       if (value !== undefined) {
         this.o = this.recOutStart;
-        this.results.push({ position, value, raw, byteOffset, byteLength });
+        this.results.push(tag === undefined ? { position, value, raw, byteOffset, byteLength } : { position, value, raw, byteOffset, byteLength, fingerprint: tag });
         return;
       }
       this.out[this.o++] = 0x2c;
       this.completedEnd = this.o;
       const record: ParsedRecord = { position, value: undefined, raw, byteOffset, byteLength };
+      if (tag !== undefined) record.fingerprint = tag;
       this.waiting.push(record);
       this.pending++;
       this.results.push(record);

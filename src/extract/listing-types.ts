@@ -29,7 +29,12 @@ export interface ParsedRecord {
   byteOffset: number;
   /** Its length in bytes. */
   byteLength: number;
+  /** What the record hook attached (its fingerprint, [high, low] int32), when it handed the record on. */
+  fingerprint?: RecordTag;
 }
+
+/** A record hook's tag for a record it hands on: travels with the ParsedRecord. */
+export type RecordTag = readonly [number, number];
 
 export type RecordsType = 'array' | 'missing' | 'null' | 'object' | 'string' | 'number' | 'boolean';
 
@@ -63,7 +68,8 @@ export interface ListingParserOptions {
  * or `bytes` is undefined when the record is not whole in memory or has a problem (too deep, too
  * large). `memberEnds[k]` is where member k (an element at depth 1) ends, its ',' or closing
  * bracket, relative to `start`; recorded for the first memberEnds.length members.
- * Returning true takes the record over: the parser then makes no ParsedRecord of it.
+ * Returning true takes the record over: the parser then makes no ParsedRecord of it. Returning a
+ * tag hands it on with the tag attached (ParsedRecord.fingerprint); false hands it on as it is.
  */
 export interface RecordBytesHook {
   record(
@@ -74,7 +80,7 @@ export interface RecordBytesHook {
     memberCount: number,
     position: number,
     byteOffset: number,
-  ): boolean;
+  ): boolean | RecordTag;
 }
 
 export class ListingSyntaxError extends Error {

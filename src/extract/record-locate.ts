@@ -70,3 +70,31 @@ function valueEnd(b: Buffer, i: number): number {
   }
   return -1;
 }
+
+const CHECKPOINT_SHIFT = 6;
+
+/**
+ * Where every 64th record starts in the listing (8 bytes per 64 records), so that any record can
+ * be found again from its position with locateRecord.
+ */
+export class RecordCheckpoints {
+  private offsets = new Float64Array(1024);
+
+  /** Called for every record, in order. */
+  record(position: number, byteOffset: number): void {
+    if ((position & ((1 << CHECKPOINT_SHIFT) - 1)) !== 0) return;
+    const k = position >> CHECKPOINT_SHIFT;
+    if (k >= this.offsets.length) {
+      const bigger = new Float64Array(this.offsets.length * 2);
+      bigger.set(this.offsets);
+      this.offsets = bigger;
+    }
+    this.offsets[k] = byteOffset;
+  }
+
+  /** The record at `position`, at most `maxBytes` of it, read back from the listing at `path`. */
+  async read(path: string, position: number, maxBytes: number): Promise<LocatedRecord> {
+    const mask = (1 << CHECKPOINT_SHIFT) - 1;
+    return locateRecord(path, this.offsets[position >> CHECKPOINT_SHIFT]!, position & mask, maxBytes);
+  }
+}

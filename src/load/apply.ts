@@ -2,10 +2,20 @@
 import type { QueryResult, QueryResultRow } from 'pg';
 import type { PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
+import { loadStatements, timedQuery } from '../db/statements.js';
 import { analyzeStaging } from './staging.js';
-import { loadStatements, timedQuery } from './statements.js';
 
-const SQL = loadStatements('apply.sql', ['count_live', 'insert_all', 'classify_changes', 'insert_new', 'close_versions', 'update_changed', 'count_changes', 'delete_missing']);
+const SQL = loadStatements('load/apply.sql', [
+  'is_empty',
+  'insert_all',
+  'create_changes',
+  'classify_changes',
+  'insert_new',
+  'close_versions',
+  'update_changed',
+  'count_changes',
+  'delete_missing',
+]);
 
 export interface ChangeCounts {
   /** The table was empty: every staged record is inserted as it is, without a comparison. */
@@ -23,18 +33,29 @@ function timer(client: PoolClient, log?: Logger): Timed {
   return (name, params) => timedQuery(client, name, SQL[name], params, log);
 }
 
-/** Compares the staged listing (`staged` rows) with the table: what a run would insert, update, restore, delete. */
-export async function classifyStaged(client: PoolClient, staged: number, log?: Logger): Promise<ChangeCounts> {
+/**
+ * Compares the staged records with their rows, and takes the live ids the listing did not have
+ * (`missing`) as deletions: what a run would insert, update, restore, delete. `staged` and
+ * `liveBefore` are the caller's counts, for an initial load (an empty table) that needs no
+ * comparison. One statement for every run, whether or not the shortcut skipped records.
+ */
+export async function classifyChanges(
+  client: PoolClient,
+  { staged, liveBefore, missing }: { staged: number; liveBefore: number; missing: string[] },
+  log?: Logger,
+): Promise<ChangeCounts> {
   const timed = timer(client, log);
-  const live = (await timed<{ live: string; empty: boolean }>('count_live')).rows[0]!;
-  if (live.empty) return { initialLoad: true, liveBefore: 0, inserted: staged, updated: 0, restored: 0, deleted: 0 };
+  if (liveBefore === 0 && (await timed<{ empty: boolean }>('is_empty')).rows[0]!.empty) {
+    return { initialLoad: true, liveBefore: 0, inserted: staged, updated: 0, restored: 0, deleted: 0 };
+  }
   // Statistics only matter for the join plan; an initial load reads the staging table once, in order.
   await analyzeStaging(client, log);
-  await timed('classify_changes');
+  await timed('create_changes');
+  await timed('classify_changes', [missing]);
   const c = (await timed<{ inserted: string; updated: string; restored: string; deleted: string }>('count_changes')).rows[0]!;
   return {
     initialLoad: false,
-    liveBefore: Number(live.live),
+    liveBefore,
     inserted: Number(c.inserted),
     updated: Number(c.updated),
     restored: Number(c.restored),

@@ -2,9 +2,9 @@
 import type { Pool } from '../db/pool.js';
 import type { FieldCounts } from '../row.js';
 import type { BiRounding } from './bi-rounding.js';
-import { loadStatements } from './statements.js';
+import { loadStatements } from '../db/statements.js';
 
-const SQL = loadStatements('audit.sql', [
+const SQL = loadStatements('load/audit.sql', [
   'mark_abandoned',
   'start_run',
   'finish_run',
@@ -31,6 +31,7 @@ export const COUNT_COLUMNS = [
   'deleted',
   'restored',
   'bytes',
+  'skipped_unchanged',
 ] as const;
 export type CountColumn = (typeof COUNT_COLUMNS)[number];
 export type RunCounts = Partial<Record<CountColumn, number | string | null>>;
@@ -114,6 +115,8 @@ export interface LastSuccess {
   /** bigint columns: text from pg. */
   bi_rounded: string | null;
   bi_overflow: string | null;
+  /** Live rows after that run: its valid, distinct records. */
+  live_after: string | null;
 }
 
 /** The last successful non-dry run, for the schema-drift guard; undefined before the first. */

@@ -1,8 +1,8 @@
 /** How many live values the BI views round or leave NULL: the run warns, since the views lose those digits. */
 import type { PoolClient } from '../db/pool.js';
-import { loadStatements } from './statements.js';
+import { loadStatements } from '../db/statements.js';
 
-const SQL = loadStatements('bi.sql', ['count_bi_rounding']);
+const SQL = loadStatements('load/bi.sql', ['count_bi_rounding']);
 
 export interface BiRounding {
   scale: number;

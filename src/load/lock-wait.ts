@@ -11,9 +11,9 @@
  */
 import type { Pool } from '../db/pool.js';
 import { LockTimeoutError } from '../errors.js';
-import { loadStatements } from './statements.js';
+import { loadStatements } from '../db/statements.js';
 
-const SQL = loadStatements('lock_wait.sql', ['blocked_by']);
+const SQL = loadStatements('load/lock_wait.sql', ['blocked_by']);
 const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface Blocker {

@@ -22,9 +22,9 @@ import {
   preferredAlgorithm,
   type PayloadAlgorithm,
 } from './payload-codec.js';
-import { loadStatements } from './statements.js';
+import { loadStatements } from '../db/statements.js';
 
-const SQL = loadStatements('audit.sql', ['insert_payload', 'copy_payload_chunks', 'prune_payloads', 'payload_info', 'latest_payload', 'copy_payload_out']);
+const SQL = loadStatements('load/audit.sql', ['insert_payload', 'copy_payload_chunks', 'prune_payloads', 'payload_info', 'latest_payload', 'copy_payload_out']);
 
 /** 8 MiB: large enough that a 10M-record listing is a few hundred rows, small enough to detoast cheaply. */
 export const PAYLOAD_CHUNK_BYTES = 8 * 1024 * 1024;

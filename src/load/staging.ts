@@ -5,11 +5,19 @@
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
+import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
-import type { Row } from '../row.js';
-import { loadStatements, timedQuery } from './statements.js';
+import { KNOWN_FIELDS, type Row } from '../row.js';
 
-const SQL = loadStatements('apply.sql', ['create_staging', 'copy_staging', 'analyze_staging', 'remove_duplicates']);
+const SQL = loadStatements('load/apply.sql', ['create_staging', 'analyze_staging', 'remove_duplicates', 'remove_positions']);
+
+/**
+ * The staging table's COPY columns, in order: the one definition that both COPY writers follow
+ * (copyLine here, and the byte-level CopyWriter in transform/record-copy.ts, which writes
+ * KNOWN_FIELDS in this order too). The fingerprint is two int32 halves.
+ */
+export const STAGING_COLUMNS = ['position', ...KNOWN_FIELDS, 'raw_offset', 'raw_length', 'hash_hi', 'hash_lo'] as const;
+const COPY_STAGING = `COPY staging_records (${STAGING_COLUMNS.join(', ')}) FROM STDIN`;
 
 export interface DuplicateRow {
   position: string;
@@ -18,18 +26,18 @@ export interface DuplicateRow {
   raw_length: number;
 }
 
-/** One COPY text line (tab separated, `\N` for null, newline terminated). */
-export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number, hash: string): string {
-  return `${position}\t${row.id}\t${copyText(row.wpi)}\t${nullable(row.inventory_bulk_wine)}\t${nullable(row.inventory_finished_goods)}\t${nullable(
-    row.inventory_sales,
-  )}\t${nullable(row.vintage_forecast)}\t${nullable(row.vintage_make)}\t${nullable(row.first_sale)}\t${rawOffset}\t${rawLength}\t${hash}\n`;
-}
+/** A record's fingerprint as two int32 halves (see unchanged/fingerprint.ts). */
+export type FingerprintHalves = readonly [number, number];
 
-/** The last two COPY fields of a record without a fingerprint. */
-export const NO_HASH = '\\N\t\\N';
-
-function nullable(value: string | null): string {
-  return value === null ? '\\N' : value;
+/** One COPY text line (tab separated, `\N` for null, newline terminated), columns as STAGING_COLUMNS. */
+export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number, fingerprint: FingerprintHalves | undefined): string {
+  let line = String(position);
+  for (const field of KNOWN_FIELDS) {
+    const value = row[field];
+    line += '\t' + (value === null ? '\\N' : field === 'wpi' ? copyText(value) : value);
+  }
+  const hash = fingerprint === undefined ? '\\N\t\\N' : `${fingerprint[0]}\t${fingerprint[1]}`;
+  return `${line}\t${rawOffset}\t${rawLength}\t${hash}\n`;
 }
 
 const COPY_SPECIAL = /[\\\t\n\r]/;
@@ -42,7 +50,7 @@ function copyText(value: string): string {
 /** Creates the staging table and streams `lines` (COPY text) into it; returns once all are in. */
 export async function stageRows(client: PoolClient, lines: AsyncIterable<string | Buffer>, signal?: AbortSignal): Promise<void> {
   await client.query(SQL.create_staging);
-  const copy = client.query(copyFrom(SQL.copy_staging));
+  const copy = client.query(copyFrom(COPY_STAGING));
   await pipeline(lines, copy, signal ? { signal } : {});
 }
 
@@ -53,4 +61,10 @@ export async function analyzeStaging(client: PoolClient, log?: Logger): Promise<
 /** Keeps the last record of each id; returns the earlier ones, for sync_rejects. */
 export async function removeDuplicates(client: PoolClient, log?: Logger): Promise<DuplicateRow[]> {
   return (await timedQuery<DuplicateRow>(client, 'remove_duplicates', SQL.remove_duplicates, undefined, log)).rows;
+}
+
+/** Removes staged records by position (earlier copies of an id that the unchanged-record shortcut settled); returned for sync_rejects. */
+export async function removeStagedPositions(client: PoolClient, positions: number[]): Promise<DuplicateRow[]> {
+  if (positions.length === 0) return [];
+  return (await client.query<DuplicateRow>(SQL.remove_positions, [positions])).rows;
 }

@@ -7,7 +7,7 @@
  */
 import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';
-import { KNOWN_FIELDS } from '../row.js';
+import { KNOWN_FIELDS, type KnownField } from '../row.js';
 
 /** Where a compact record's known fields are (see extract/record-members.ts). */
 export interface RecordFields {
@@ -16,12 +16,27 @@ export interface RecordFields {
   valueEnd: Int32Array;
 }
 
-const F_ID = KNOWN_FIELDS.indexOf('id');
+/**
+ * How each known field is written, in KNOWN_FIELDS order: the staging table's column order
+ * (STAGING_COLUMNS in load/staging.ts), which copyLine follows too.
+ */
+const ID = 0;
+const TEXT = 1;
+const DECIMAL = 2;
+const DATE = 3;
+const KIND: Record<KnownField, number> = {
+  id: ID,
+  wpi: TEXT,
+  inventory_bulk_wine: DECIMAL,
+  inventory_finished_goods: DECIMAL,
+  inventory_sales: DECIMAL,
+  vintage_forecast: DECIMAL,
+  vintage_make: DECIMAL,
+  first_sale: DATE,
+};
+const KINDS = Int8Array.from(KNOWN_FIELDS, (f) => KIND[f]);
 const F_WPI = KNOWN_FIELDS.indexOf('wpi');
-const F_DECIMALS = (['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'] as const).map((f) =>
-  KNOWN_FIELDS.indexOf(f),
-);
-const F_DATE = KNOWN_FIELDS.indexOf('first_sale');
+const DECIMAL_COUNT = KINDS.filter((k) => k === DECIMAL).length;
 /** Exponents beyond this many digits are left to the zod path (which says why they are too large). */
 const MAX_EXPONENT_DIGITS = 6;
 const FLUSH_AT = 256 * 1024;
@@ -49,35 +64,24 @@ export class CopyWriter {
    */
   write(b: Buffer, start: number, end: number, fields: RecordFields, position: number, byteOffset: number, hash: Int32Array): boolean {
     if ((fields.present & (1 << F_WPI)) === 0) return false;
-    const worst = this.o + (end - start) + F_DECIMALS.length * (MAX_DIGITS + 3) + 128;
+    const worst = this.o + (end - start) + DECIMAL_COUNT * (MAX_DIGITS + 3) + 128;
     if (worst > this.out.length) {
       const bigger = Buffer.allocUnsafe(Math.max(worst, this.out.length * 2));
       this.out.copy(bigger, 0, 0, this.o);
       this.out = bigger;
     }
     const out = this.out;
-    const o0 = this.o;
-    let o = writeInt(out, o0, position);
-    out[o++] = 0x09;
-    // The id: MemberReader accepted only 1-15 plain digits, maybe quoted.
-    let is = fields.valueStart[F_ID]!;
-    let ie = trimEnd(b, is, fields.valueEnd[F_ID]!);
-    if (b[is] === 0x22) {
-      is++;
-      ie--;
-    }
-    o = copyBytes(b, is, ie, out, o);
-    out[o++] = 0x09;
-    o = wpi(b, fields.valueStart[F_WPI]!, fields.valueEnd[F_WPI]!, out, o);
-    if (o < 0) return false;
-    for (const f of F_DECIMALS) {
+    let o = writeInt(out, this.o, position);
+    for (let f = 0; f < KINDS.length; f++) {
       out[o++] = 0x09;
-      o = (fields.present & (1 << f)) === 0 ? writeNull(out, o) : decimal(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
+      const kind = KINDS[f]!;
+      if (kind === ID) o = id(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
+      else if ((fields.present & (1 << f)) === 0) o = writeNull(out, o);
+      else if (kind === DECIMAL) o = decimal(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
+      else if (kind === TEXT) o = wpi(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
+      else o = date(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       if (o < 0) return false;
     }
-    out[o++] = 0x09;
-    o = (fields.present & (1 << F_DATE)) === 0 ? writeNull(out, o) : date(b, fields.valueStart[F_DATE]!, fields.valueEnd[F_DATE]!, out, o);
-    if (o < 0) return false;
     out[o++] = 0x09;
     o = writeInt(out, o, byteOffset);
     out[o++] = 0x09;
@@ -94,6 +98,16 @@ export class CopyWriter {
 
 function isWs(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** The id: MemberReader accepted only 1-15 plain digits, maybe quoted. */
+function id(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
+  e = trimEnd(b, s, e);
+  if (b[s] === 0x22) {
+    s++;
+    e--;
+  }
+  return copyBytes(b, s, e, out, o);
 }
 
 /** The end of a member's value without the whitespace before its ',' or '}'. */

@@ -70,9 +70,9 @@ export interface CliProcess {
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-/** Starts the built CLI (bin/wine-recon-sync) with only the given environment (plus PATH). */
-export function startCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/** Starts the built CLI (bin/wine-recon-sync, or `bin`) with only the given environment (plus PATH). */
+export function startCli(args: string[], env: Record<string, string>, bin = BIN): CliProcess {
+  const child = spawn(process.execPath, [bin, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -108,8 +108,8 @@ export function startCli(args: string[], env: Record<string, string>): CliProces
   };
 }
 
-export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
-  const cli = startCli(args, env);
+export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000, bin = BIN): Promise<CliResult> {
+  const cli = startCli(args, env, bin);
   const timer = setTimeout(() => cli.kill('SIGKILL'), timeoutMs);
   const result = await cli.result;
   clearTimeout(timer);

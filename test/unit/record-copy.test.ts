@@ -13,6 +13,8 @@ import { MemberReader } from '../../src/extract/record-members.js';
 import type { Reject } from '../../src/load/audit.js';
 import { listingCopyLines, newTally, recordFastPaths } from '../../src/pipeline.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
+import { fingerprint } from '../../src/unchanged/fingerprint.js';
+import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';
 import { KNOWN_FIELDS } from '../../src/row.js';
 
 const IDS = ['1', '42', '"42"', '"007"', '0', '-1', '1.5', '1e3', 'null', 'true', '"abc"', '" 7"', '123456789012345', '"123456789012345"',
@@ -112,9 +114,9 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
   const tally = newTally();
   const rejects: Reject[] = [];
   let taken = 0;
-  const unchanged = fast ? recordFastPaths(tally, undefined) : undefined;
+  const fastPaths = fast ? recordFastPaths(tally, UnchangedShortcut.empty()) : undefined;
   const chunks: string[] = [];
-  for await (const chunk of listingCopyLines({ path, tally, writeRejects: async (r) => void rejects.push(...r), unchanged })) {
+  for await (const chunk of listingCopyLines({ path, tally, writeRejects: async (r) => void rejects.push(...r), fast: fastPaths })) {
     if (typeof chunk !== 'string') taken += chunk.toString().split('\n').length - 1;
     chunks.push(chunk.toString());
   }
@@ -145,14 +147,31 @@ function listingFile(records: string[]): string {
   return path;
 }
 
-describe('fingerprints of rejected records', () => {
-  it('are dropped, so that a listing of rejected records with readable ids keeps no queue', async () => {
-    const records = Array.from({ length: 5000 }, (_, i) => `{"id":${i + 1},"wpi":"","inventory_bulk_wine":"1.5"}`);
+describe('fingerprints travel with their record', () => {
+  it('so each staging line, fast path or zod path, carries the fingerprint of its own bytes, rejects in between', async () => {
+    // Odd ids take the zod path (a non-ASCII wpi, which the fast path declines); every third is rejected.
+    const records = Array.from({ length: 3000 }, (_, i) =>
+      i % 3 === 2 ? `{"id":${i + 1},"wpi":""}` : `{"id":${i + 1},"wpi":"${i % 2 === 1 ? 'Wé' : 'W'}${i}","inventory_bulk_wine":"1.5"}`,
+    );
+    const key = { key: 'test', seed: 77 };
     const tally = newTally();
-    const unchanged = recordFastPaths(tally, undefined);
-    for await (const _ of listingCopyLines({ path: listingFile(records), tally, writeRejects: async () => undefined, unchanged }));
-    expect(tally.rejected).toBe(5000);
-    expect(unchanged.pendingFingerprints).toBe(0);
+    const fast = recordFastPaths(tally, UnchangedShortcut.empty(key));
+    const chunks: string[] = [];
+    for await (const chunk of listingCopyLines({ path: listingFile(records), tally, writeRejects: async () => undefined, fast })) chunks.push(chunk.toString());
+    const lines = chunks.join('').split('\n').filter(Boolean);
+    expect(tally.rejected).toBe(1000);
+    expect(lines).toHaveLength(2000);
+    const out = new Int32Array(2);
+    let zodPath = 0;
+    for (const line of lines) {
+      const fields = line.split('\t');
+      const position = Number(fields[0]);
+      if (records[position]!.includes('é')) zodPath++;
+      const bytes = Buffer.from(records[position]!);
+      fingerprint(bytes, 0, bytes.length, out, key.seed);
+      expect(fields.slice(-2), `position ${position}`).toEqual([String(out[0]), String(out[1])]);
+    }
+    expect(zodPath).toBe(1000);
   });
 });
 

@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ListingParser, type RecordBytesHook } from '../../src/extract/listing-parser.js';
-import { hashRecord } from '../../src/extract/record-hash.js';
 import { locateRecord } from '../../src/extract/record-locate.js';
 import { MemberReader } from '../../src/extract/record-members.js';
 import { KNOWN_FIELDS } from '../../src/row.js';
+import { fingerprint } from '../../src/unchanged/fingerprint.js';
 
-function hash(bytes: Buffer, start = 0, end = bytes.length): string {
+function hash(bytes: Buffer, start = 0, end = bytes.length, seed = 0x5eed1e55): string {
   const out = new Int32Array(2);
-  hashRecord(bytes, start, end, out);
+  fingerprint(bytes, start, end, out, seed);
   return `${out[0]}:${out[1]}`;
 }
 
@@ -30,6 +30,12 @@ describe('record fingerprint', () => {
     }
     const padded = Buffer.concat([Buffer.from('xyz'), text, Buffer.from('abc')]);
     expect(hash(padded, 3, 3 + text.length)).toBe(base);
+  });
+
+  it('depends on the seed, so a build with another trust key matches no stored fingerprint', () => {
+    const text = Buffer.from('{"id":12,"wpi":"W-12"}');
+    expect(hash(text, 0, text.length, 1)).not.toBe(hash(text, 0, text.length, 2));
+    expect(hash(text, 0, text.length, 1)).toBe(hash(text, 0, text.length, 1));
   });
 });
 

@@ -1,13 +1,14 @@
-/** Named SQL statements from sql/load/*.sql (sections start with `-- name: <name>`). */
+/** Named SQL statements from the files under sql/ (sections start with `-- name: <name>`). */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { QueryResult, QueryResultRow } from 'pg';
-import type { PoolClient } from '../db/pool.js';
+import type { PoolClient } from './pool.js';
 import type { Logger } from '../log.js';
 import { SQL_DIR } from '../paths.js';
 
+/** `file` is relative to sql/, e.g. `load/apply.sql`. */
 export function loadStatements<const N extends string>(file: string, names: readonly N[]): Record<N, string> {
-  const text = readFileSync(join(SQL_DIR, 'load', file), 'utf8');
+  const text = readFileSync(join(SQL_DIR, file), 'utf8');
   const found = new Map<string, string>();
   for (const section of text.split(/^-- name: /m).slice(1)) {
     const newline = section.indexOf('\n');
@@ -17,7 +18,7 @@ export function loadStatements<const N extends string>(file: string, names: read
   const out = {} as Record<N, string>;
   for (const name of names) {
     const sql = found.get(name);
-    if (sql === undefined) throw new Error(`sql/load/${file} has no statement "-- name: ${name}"`);
+    if (sql === undefined) throw new Error(`sql/${file} has no statement "-- name: ${name}"`);
     out[name] = sql;
   }
   return out;

@@ -14,11 +14,8 @@ const C1 = 0x239b961b;
 const C2 = 0xab0e9789 | 0;
 const C3 = 0x38b34ae5;
 const C4 = 0xa1e38b93 | 0;
-/** A fixed seed: fingerprints are stored, so it never changes without a new hash version. */
-const SEED = 0x5eed1e55;
-
-/** Identifies this fingerprint function in what is stored with the fingerprints. */
-export const RECORD_HASH_NAME = 'murmur3-x86-128/64';
+/** Identifies this fingerprint function; part of the trust key (trust-key.ts). */
+export const FINGERPRINT_NAME = 'murmur3-x86-128/64';
 
 function rotl(x: number, r: number): number {
   return (x << r) | (x >>> (32 - r));
@@ -43,13 +40,17 @@ function tailWord(b: Uint8Array, i: number, n: number): number {
   return k;
 }
 
-/** Fingerprint of `b[start, end)` into out[0] (high 32 bits) and out[1] (low 32 bits), as signed int32. */
-export function hashRecord(b: Uint8Array, start: number, end: number, out: Int32Array): void {
+/**
+ * Fingerprint of `b[start, end)` into out[0] (high 32 bits) and out[1] (low 32 bits), as signed
+ * int32. `seed` is derived from the trust key: a build that shapes rows differently computes
+ * other fingerprints, so a stored one never vouches for a row another build made.
+ */
+export function fingerprint(b: Uint8Array, start: number, end: number, out: Int32Array, seed: number): void {
   const len = end - start;
-  let h1 = SEED;
-  let h2 = SEED;
-  let h3 = SEED;
-  let h4 = SEED;
+  let h1 = seed | 0;
+  let h2 = seed | 0;
+  let h3 = seed | 0;
+  let h4 = seed | 0;
   const blocksEnd = start + (len & ~15);
   let i = start;
   for (; i < blocksEnd; i += 16) {

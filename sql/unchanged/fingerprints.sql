@@ -1,0 +1,56 @@
+-- The unchanged-record shortcut's stored fingerprints (src/unchanged/store.ts), inside the run's
+-- transaction. A fingerprint vouches for a row only while the row's xmin is the one stored with it
+-- (sql/migrations/0008_row_trust.sql). The compared rows' fingerprints are stored by the statement
+-- that compares them (sql/load/apply.sql classify_changes), so that the row version stored is the
+-- one compared, whatever commits meanwhile.
+
+-- name: state
+SELECT trust_key, run_id::text FROM bulk_wine_reconciliation_source_hash_state;
+
+-- name: copy_live_out
+-- Every live id, in id order, with its fingerprint when the row is still the version it vouches
+-- for. trust: 0 no fingerprint stored, 1 the row is the stored version, 2 the row was written since.
+COPY (
+  SELECT t.id,
+         CASE WHEN s.row_xmin = t.xmin THEN s.hash END AS hash,
+         (CASE WHEN s.id IS NULL THEN 0 WHEN s.row_xmin = t.xmin THEN 1 ELSE 2 END)::smallint AS trust
+  FROM bulk_wine_reconciliation t
+  LEFT JOIN bulk_wine_reconciliation_source_hash s ON s.id = t.id
+  WHERE t.deleted_at IS NULL
+  ORDER BY t.id
+) TO STDOUT WITH (FORMAT binary)
+
+-- name: count_stored
+SELECT count(*)::bigint AS stored FROM bulk_wine_reconciliation_source_hash;
+
+-- name: save_written
+-- Rows this run inserted, updated or restored are its own versions: the run uses no savepoint, so
+-- their xmin is its transaction id, and its row locks keep them so until it commits.
+INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
+SELECT id, hash, pg_current_xact_id()::xid
+FROM staging_changes
+WHERE action IN ('insert', 'update', 'restore')
+ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin;
+
+-- name: clear
+-- Before an initial load (an empty table): any stored fingerprint belongs to no row.
+TRUNCATE bulk_wine_reconciliation_source_hash;
+
+-- name: save_initial
+INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
+SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (hash_lo::bigint & 4294967295) END, pg_current_xact_id()::xid
+FROM staging_records;
+
+-- name: drop_deleted
+DELETE FROM bulk_wine_reconciliation_source_hash s
+USING staging_changes c
+WHERE c.action = 'delete' AND s.id = c.id;
+
+-- name: drop_orphans
+-- Fingerprints of rows that are no longer live (deleted or soft-deleted outside a sync run).
+DELETE FROM bulk_wine_reconciliation_source_hash s
+WHERE NOT EXISTS (SELECT 1 FROM bulk_wine_reconciliation t WHERE t.id = s.id AND t.deleted_at IS NULL);
+
+-- name: save_state
+INSERT INTO bulk_wine_reconciliation_source_hash_state (trust_key, run_id) VALUES ($1, $2)
+ON CONFLICT (singleton) DO UPDATE SET trust_key = EXCLUDED.trust_key, run_id = EXCLUDED.run_id;

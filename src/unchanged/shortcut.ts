@@ -1,0 +1,186 @@
+/**
+ * The unchanged-record shortcut: work in proportion to what changed. A record is skipped (not
+ * transformed, staged or compared) only when two things hold:
+ *   - its exact bytes have the fingerprint stored for its id (seeded with the program's trust key,
+ *     so only this build's fingerprints can match), and
+ *   - the row is still the version that fingerprint vouches for: its xmin is the one stored with
+ *     it. PostgreSQL gives every new row version a new xmin, whoever writes it (replica role,
+ *     disabled triggers, pg_restore, a concurrent transaction), so no write can go unnoticed.
+ * A skipped record still counts: it is present (not deleted), and a later copy of its id still
+ * makes it a duplicate.
+ *
+ * Run calls it once per phase: `prepare` (read the live rows and what vouches for them), `decide`
+ * per compact record (skip, or hand on with its fingerprint), `staged` per record handed on,
+ * `settle` (duplicates and deletions), `save` (fingerprints of what the run wrote).
+ *
+ * Live rows sit in typed arrays sorted by id (20 bytes per live row, no objects). Deletions come
+ * from this side: a live id the listing never had is one whose slot was not seen.
+ */
+import type { PoolClient } from '../db/pool.js';
+import type { Logger } from '../log.js';
+import { fingerprint } from './fingerprint.js';
+import { readLiveRows, saveFingerprints, type LiveRows } from './store.js';
+import { programTrustKey, type TrustKey } from './trust-key.js';
+
+/** Ids with more digits than this are kept in a Map (exact as text); they are never skipped. */
+const SMALL_ID_DIGITS = 15;
+
+export interface Settled {
+  /** Positions of staged records that a later copy of their id replaced (to remove from staging). */
+  stagedLosers: number[];
+  /** Skipped records that a later copy of their id replaced: duplicate rejects. */
+  skippedLosers: Array<{ position: number; id: string }>;
+  /** Live ids the listing had no valid copy of: the rows to soft-delete. */
+  missing: string[];
+}
+
+export class UnchangedShortcut {
+  /** Records skipped as unchanged. */
+  skipped = 0;
+  /** The fingerprint of the record `decide` last handed on: [high, low] int32. */
+  readonly fingerprint = new Int32Array(2);
+
+  /** Per slot: 0 not seen; p+1 skipped at position p; -(p+1) staged at position p. */
+  private readonly seen: Int32Array;
+  /** Live ids too long for `live.ids`: id text -> seen mark as above. */
+  private readonly bigSeen = new Map<string, number>();
+  private readonly skippedLosers: Array<{ position: number; id: string }> = [];
+  private readonly stagedLosers: number[] = [];
+  private cursor = 0;
+
+  private constructor(
+    private readonly live: LiveRows,
+    private readonly key: TrustKey,
+  ) {
+    this.seen = new Int32Array(live.ids.length);
+    for (const id of live.bigIds) this.bigSeen.set(id, 0);
+  }
+
+  /** Reads every live row and the fingerprints that still vouch for them, in the run's transaction. */
+  static async prepare(client: PoolClient, log?: Logger, key: TrustKey = programTrustKey()): Promise<UnchangedShortcut> {
+    return new UnchangedShortcut(await readLiveRows(client, log), key);
+  }
+
+  /** A shortcut over no rows (nothing is skipped, every record fingerprinted): for a run without a database. */
+  static empty(key: TrustKey = programTrustKey()): UnchangedShortcut {
+    const none = { ids: new Float64Array(0), hi: new Int32Array(0), lo: new Int32Array(0), bigIds: [] };
+    return new UnchangedShortcut({ ...none, vouched: 0, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, key);
+  }
+
+  /** Live rows at the start of the run. */
+  get liveBefore(): number {
+    return this.live.ids.length + this.live.bigIds.length;
+  }
+
+  /**
+   * Why the shortcut was off or trusted only part of the table, in one line; undefined when every
+   * live row was vouched for by this build's fingerprints.
+   */
+  explain(): string | undefined {
+    const { live, key } = this;
+    const since = live.storedBy ? ` since run ${live.storedBy.runId}` : '';
+    if (this.liveBefore === 0) return 'unchanged-record shortcut off: no live rows yet (a first load)';
+    if (live.storedBy === undefined && live.vouched === 0) {
+      return 'unchanged-record shortcut off: no fingerprints stored (first run, or the cache was emptied by crash recovery, TRUNCATE or a restore): every record compared';
+    }
+    if (live.storedBy !== undefined && live.storedBy.trustKey !== key.key) {
+      return `unchanged-record shortcut off: the program changed${since}: every record compared, fingerprints stored again`;
+    }
+    const parts: string[] = [];
+    if (live.stale > 0) parts.push(`${live.stale} row${live.stale === 1 ? ' was' : 's were'} changed outside a sync run${since}: compared`);
+    if (live.unknown > 0) parts.push(`${live.unknown} live row${live.unknown === 1 ? ' has' : 's have'} no fingerprint: compared`);
+    if (live.orphans > 0) parts.push(`${live.orphans} fingerprint${live.orphans === 1 ? '' : 's'} of rows no longer live (deleted outside a sync run): dropped`);
+    return parts.length === 0 ? undefined : `unchanged-record shortcut trusts ${live.vouched} of ${this.liveBefore} live rows: ${parts.join('; ')}`;
+  }
+
+  /**
+   * Every live row is the version this build's fingerprints vouch for, and no fingerprint lost its
+   * row: the table is exactly as runs left it (what the BI count carry needs).
+   */
+  get tableAsRunsLeftIt(): boolean {
+    const { live } = this;
+    return live.storedBy?.trustKey === this.key.key && live.stale === 0 && live.unknown === 0 && live.orphans === 0;
+  }
+
+  /**
+   * A compact record with an id of at most 15 digits (`id`, as a number), whose exact bytes are
+   * `bytes[start, end)`: true when it is unchanged (skipped, and counted as seen); otherwise its
+   * fingerprint is left in `this.fingerprint` for the record's staging line.
+   */
+  decide(id: number, bytes: Uint8Array, start: number, end: number, position: number): boolean {
+    const h = this.fingerprint;
+    fingerprint(bytes, start, end, h, this.key.seed);
+    const slot = this.find(id);
+    if (slot >= 0 && this.live.hi[slot] === h[0] && this.live.lo[slot] === h[1]) {
+      this.see(slot, position, true);
+      this.skipped++;
+      return true;
+    }
+    return false;
+  }
+
+  /** A valid record handed on to staging, with its canonical id: it is present. */
+  staged(id: string, position: number): void {
+    if (id.length <= SMALL_ID_DIGITS) this.stagedId(Number(id), position);
+    else if (this.bigSeen.has(id)) this.bigSeen.set(id, -(position + 1));
+  }
+
+  /** The same for an id of at most 15 digits, as a number. */
+  stagedId(id: number, position: number): void {
+    const slot = this.find(id);
+    if (slot >= 0) this.see(slot, position, false);
+  }
+
+  /** After the whole listing: the duplicate copies it settled, and the live ids the listing lacked. */
+  settle(): Settled {
+    const missing: string[] = [];
+    const { seen } = this;
+    for (let k = 0; k < seen.length; k++) if (seen[k] === 0) missing.push(String(this.live.ids[k]));
+    for (const [id, mark] of this.bigSeen) if (mark === 0) missing.push(id);
+    return { stagedLosers: this.stagedLosers, skippedLosers: this.skippedLosers, missing };
+  }
+
+  /** Before commit: the fingerprints of the rows this run wrote, under this build's trust key. */
+  async save(client: PoolClient, run: { runId: string; initialLoad: boolean }, log?: Logger): Promise<void> {
+    await saveFingerprints(client, { ...run, trustKey: this.key.key, orphans: this.live.orphans }, log);
+  }
+
+  /**
+   * Records a valid copy of the id in `slot`. Skipped copies are seen while a chunk is scanned,
+   * staged ones after it, so copies arrive out of order: of any two, the later position wins and
+   * the other is a duplicate. Every earlier copy of a live id is settled here, so the SQL
+   * duplicate pass never sees a partial set of copies of it.
+   */
+  private see(slot: number, position: number, skipped: boolean): void {
+    const mark = skipped ? position + 1 : -(position + 1);
+    const prev = this.seen[slot]!;
+    if (prev === 0) {
+      this.seen[slot] = mark;
+      return;
+    }
+    const prevPosition = Math.abs(prev) - 1;
+    const loser = position > prevPosition ? prev : mark;
+    if (position > prevPosition) this.seen[slot] = mark;
+    if (loser > 0) this.skippedLosers.push({ position: loser - 1, id: String(this.live.ids[slot]) });
+    else this.stagedLosers.push(-loser - 1);
+  }
+
+  /** The slot of `id`, or -1; listings usually come in id order, so the next slot is tried first. */
+  private find(id: number): number {
+    const ids = this.live.ids;
+    const n = ids.length;
+    if (n === 0) return -1;
+    const next = this.cursor + 1;
+    if (next < n && ids[next] === id) return (this.cursor = next);
+    let lo = 0;
+    let hi = n - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = ids[mid]!;
+      if (v < id) lo = mid + 1;
+      else if (v > id) hi = mid - 1;
+      else return (this.cursor = mid);
+    }
+    return -1;
+  }
+}
