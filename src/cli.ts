@@ -10,7 +10,7 @@ import { HelpRequested, SyncError, UsageError, describeError } from './errors.js
 import { recentRuns, type RunRow } from './load/audit.js';
 import { formatRunsTable, formatSummary } from './report.js';
 import { RunReporter } from './reporting.js';
-import { runSync, type SyncOutcome, type SyncRequest } from './sync.js';
+import { runSync, type SyncOutcome, type SyncRequest } from './run/sync.js';
 import { APP_VERSION } from './version.js';
 
 const RUN = defineCommand({

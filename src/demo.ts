@@ -11,7 +11,7 @@ import { newApi, openContext, type Io } from './context.js';
 import { recentRuns, type RunRow } from './load/audit.js';
 import { formatSummary } from './report.js';
 import { PACKAGE_ROOT } from './paths.js';
-import { runSync } from './sync.js';
+import { runSync } from './run/sync.js';
 import { startSimulator } from './simulator/server.js';
 
 const DEMO_RECORDS = 3000;

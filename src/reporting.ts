@@ -11,7 +11,7 @@ import { agentFor } from './extract/http-agents.js';
 import { latestFinishedBefore, runHistory, type Trigger } from './load/audit.js';
 import { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type RunNotice, type Where } from './notify.js';
-import type { SyncOutcome } from './sync.js';
+import type { SyncOutcome } from './run/sync.js';
 
 export const PUSH_JOB = 'wine_recon_sync';
 const PUSH_TIMEOUT_MS = 10_000;

@@ -12,7 +12,7 @@ import { LockHeldError, SyncError, describeError } from './errors.js';
 import { assessHealth, writeHealth, type Health } from './health.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import { RunReporter } from './reporting.js';
-import { runSync } from './sync.js';
+import { runSync } from './run/sync.js';
 
 const HEARTBEAT_MS = 15_000;
 const SHUTDOWN_MS = 10_000;

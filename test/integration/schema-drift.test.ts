@@ -4,7 +4,7 @@
  * --accept-schema-change; rejects are explained; new fields are announced once.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_STORED_REJECTS } from '../../src/pipeline.js';
+import { MAX_STORED_REJECTS } from '../../src/run/pipeline.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { closeInProcessPools, createTestDb, inProcess, runCli, syncEnv, type TestDb } from '../support/harness.js';
 

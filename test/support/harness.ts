@@ -11,7 +11,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { WineApi } from '../../src/extract/api.js';
 import { createLogger, SecretRegistry, type Logger } from '../../src/log.js';
-import { runSync, type SyncOutcome, type SyncRequest } from '../../src/sync.js';
+import { runSync, type SyncOutcome, type SyncRequest } from '../../src/run/sync.js';
 import type { Simulator } from '../../src/simulator/server.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ListingParser } from '../../src/extract/listing-parser.js';
 import { MemberReader } from '../../src/extract/record-members.js';
 import type { Reject } from '../../src/load/audit.js';
-import { listingCopyLines, newTally, recordFastPaths } from '../../src/pipeline.js';
+import { listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipeline.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
 import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';

@@ -1,5 +1,5 @@
 /** SYNC_RUN_TIMEOUT_MS: a signal that aborts when the caller's does (SIGTERM) or when the run has taken too long. */
-import { RunTimeoutError } from './errors.js';
+import { RunTimeoutError } from '../errors.js';
 
 export interface Deadline {
   signal: AbortSignal;

@@ -4,16 +4,16 @@
  * Memory is bounded by one chunk of records, whatever the size of the listing.
  */
 import { createReadStream } from 'node:fs';
-import { InvalidListingError } from './errors.js';
-import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from './extract/listing-parser.js';
-import { RecordCheckpoints } from './extract/record-locate.js';
-import { MemberReader } from './extract/record-members.js';
-import type { Reject } from './load/audit.js';
-import { copyLine } from './load/staging.js';
-import { FieldCounter, KNOWN_FIELDS } from './transform/field-counts.js';
-import { transformRecord } from './transform/record.js';
-import { CopyWriter } from './transform/record-copy.js';
-import type { UnchangedShortcut } from './unchanged/shortcut.js';
+import { InvalidListingError } from '../errors.js';
+import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from '../extract/listing-parser.js';
+import { RecordCheckpoints } from '../extract/record-locate.js';
+import { MemberReader } from '../extract/record-members.js';
+import type { Reject } from '../load/audit.js';
+import { copyLine } from '../load/staging.js';
+import { FieldCounter, KNOWN_FIELDS } from '../transform/field-counts.js';
+import { transformRecord } from '../transform/record.js';
+import { CopyWriter } from '../transform/record-copy.js';
+import type { UnchangedShortcut } from '../unchanged/shortcut.js';
 
 const READ_CHUNK = 1024 * 1024;
 /**

@@ -3,8 +3,8 @@
  * itself, the reject ratio and the mass-delete ratio stay under their settings. Each throws the
  * error that fails the run, with a sentence a person can act on; none of them touches the database.
  */
-import { GuardError, InvalidListingError } from './errors.js';
-import type { ListingEnvelope } from './extract/listing-types.js';
+import { GuardError, InvalidListingError } from '../errors.js';
+import type { ListingEnvelope } from '../extract/listing-types.js';
 
 export function checkEnvelope(envelope: ListingEnvelope): void {
   if (envelope.recordsType !== 'array') {

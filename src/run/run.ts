@@ -1,0 +1,361 @@
+/**
+ * One run's work, in named phases, all in ONE transaction on the run's connection:
+ *
+ *   extract -> begin -> prepare the shortcut -> stage -> guard -> settle duplicates ->
+ *   classify and apply -> count BI rounding -> archive -> commit
+ *
+ * Each phase is a method of its own name below. runSync (sync.ts) wraps it with the run lock and
+ * the audit row.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Config } from '../config.js';
+import type { PoolClient } from '../db/pool.js';
+import { loadStatements } from '../db/statements.js';
+import { GuardError, SyncError } from '../errors.js';
+import { spoolFault } from '../extract/spool-fault.js';
+import type { Logger } from '../log.js';
+import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
+import { duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type Reject, type RunCounts, type RunStatus } from '../load/audit.js';
+import { carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
+import { LockWaitWatch } from '../load/lock-wait.js';
+import { compressListing, latestPayload, restorePayload, storePayload, type CompressedListing } from '../load/payloads.js';
+import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
+import type { FieldCounts } from '../row.js';
+import {
+  baselineOf,
+  describeDisappeared,
+  explainRejects,
+  findDisappeared,
+  newFields,
+  schemaChangeRefusal,
+  type Baseline,
+} from '../transform/schema-drift.js';
+import { UnchangedShortcut } from '../unchanged/shortcut.js';
+import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
+import { listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
+import type { SyncDeps, SyncRequest } from './sync.js';
+
+const SQL = loadStatements('run/run.sql', ['set_lock_timeout', 'cancel_backend']);
+
+/** The listing as a local file (downloaded, given, or restored from the archive) and its SHA-256. */
+interface Listing {
+  path: string;
+  sha256: string;
+}
+
+/** The archive being compressed alongside the run. */
+interface Archiving {
+  compressed: Promise<CompressedListing>;
+  stop(): Promise<void>;
+}
+
+export class Run {
+  private readonly tally: ListingTally = newTally();
+  private duplicates = 0;
+  private skipped = 0;
+  private applied: ChangeCounts | undefined;
+  bi: BiRounding | undefined;
+  private tmp: string | undefined;
+  private baseline: Baseline | undefined;
+
+  constructor(
+    private readonly config: Config,
+    private readonly deps: SyncDeps & { signal: AbortSignal; log: Logger },
+    private readonly request: SyncRequest,
+    private readonly runId: string,
+    private readonly client: PoolClient,
+  ) {}
+
+  async execute(): Promise<void> {
+    const prefix = join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`);
+    this.tmp = await mkdtemp(prefix).catch((error: unknown) => {
+      throw spoolFault(error, join(prefix, 'listing.json'), 0) ?? error;
+    });
+    const cancel = () => void this.cancelStatement();
+    this.deps.signal.addEventListener('abort', cancel, { once: true });
+    try {
+      const listing = await this.extract();
+      await this.load(listing);
+    } finally {
+      this.deps.signal.removeEventListener('abort', cancel);
+      await rm(this.tmp, { recursive: true, force: true });
+    }
+  }
+
+  /** The listing as a local file (downloaded, given, or restored from the archive) and its SHA-256. */
+  private async extract(): Promise<Listing> {
+    const { source } = this.request;
+    const log = this.deps.log.child({ step: 'extract' });
+    const started = Date.now();
+    let path: string;
+    let sha256: string;
+    if (source.kind === 'api') {
+      if (!this.deps.api) throw new SyncError('CONFIG', 'API runs need WINE_API_BASE_URL and credentials', { exitCode: 2 });
+      path = join(this.tmp!, 'listing.json');
+      sha256 = (await this.deps.api.downloadListing(path, this.deps.signal)).sha256;
+    } else {
+      path = source.kind === 'file' ? resolve(source.path) : join(this.tmp!, 'listing.json');
+      sha256 = source.kind === 'replay' ? await restorePayload(this.deps.pool, source.runId, path) : await sha256File(path, this.deps.signal);
+    }
+    log.info({ bytes: (await stat(path)).size, sha256, ms: Date.now() - started }, 'listing ready');
+    return { path, sha256 };
+  }
+
+  /** Everything after the download, in the run's one transaction; rolled back on any failure. */
+  private async load(listing: Listing): Promise<void> {
+    const log = this.deps.log.child({ step: 'load' });
+    const last = await lastSuccess(this.deps.pool);
+    this.baseline = baselineOf(last);
+    const archive = await this.startArchive(listing, log);
+    const lockWait = new LockWaitWatch(this.deps.pool, backendPid(this.client), this.config.lockTimeoutMs);
+    try {
+      await this.begin(lockWait);
+      const shortcut = await this.prepareShortcut(log);
+      const fast = await this.stage(listing, shortcut, log);
+      this.guard(log);
+      const started = Date.now();
+      const settled = shortcut.settle();
+      await this.settleDuplicates(listing, fast, settled, log);
+      const counts = await this.classifyAndApply(shortcut, settled.missing, log);
+      log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
+      this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
+      await this.archive(listing, archive, log);
+      await this.commit();
+    } catch (error) {
+      this.applied = undefined;
+      await archive?.stop();
+      throw lockWait.explain(error);
+    } finally {
+      lockWait.stop();
+    }
+  }
+
+  /**
+   * The archive is compressed on libuv's thread pool while the listing is parsed and applied;
+   * stopped if the run fails. The same listing as the newest archived one is not stored again:
+   * re-runs write no payload WAL.
+   */
+  private async startArchive({ path, sha256 }: Listing, log: Logger): Promise<Archiving | undefined> {
+    if (this.request.dryRun || this.config.archiveKeep === 0) return undefined;
+    const latest = await latestPayload(this.deps.pool);
+    if (latest?.sha256 === sha256) {
+      log.info({ archivedBy: Number(latest.runId) }, 'listing identical to the newest archived one; not archived again');
+      return undefined;
+    }
+    const stopper = new AbortController();
+    const compressed = compressListing(path, join(this.tmp!, 'listing.json.archive'), stopper.signal);
+    compressed.catch(() => undefined); // awaited in archive(); a failure surfaces there
+    return {
+      compressed,
+      stop: async () => {
+        stopper.abort();
+        await compressed.catch(() => undefined); // let it stop before the temp dir is removed
+      },
+    };
+  }
+
+  private async begin(lockWait: LockWaitWatch): Promise<void> {
+    await this.client.query('BEGIN');
+    await this.client.query(SQL.set_lock_timeout, [String(this.config.lockTimeoutMs)]);
+    lockWait.start();
+  }
+
+  /** Every live row and the fingerprints that still vouch for it; says why when it cannot trust them all. */
+  private async prepareShortcut(log: Logger): Promise<UnchangedShortcut> {
+    const shortcut = await UnchangedShortcut.prepare(this.client, log);
+    const why = shortcut.explain();
+    if (why) log.info({ liveRows: shortcut.liveBefore }, why);
+    return shortcut;
+  }
+
+  /** The listing parsed and checked record by record, the changed records COPYed into staging. */
+  private async stage({ path }: Listing, shortcut: UnchangedShortcut, log: Logger): Promise<FastPaths> {
+    const { deps, runId } = this;
+    const started = Date.now();
+    const fast = recordFastPaths(this.tally, shortcut);
+    const lines = listingCopyLines({
+      path,
+      tally: this.tally,
+      writeRejects: (rejects) => insertRejects(deps.pool, runId, rejects),
+      onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
+      signal: deps.signal,
+      fast,
+    });
+    await stageRows(this.client, lines, deps.signal);
+    log.info(
+      { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, ms: Date.now() - started },
+      'listing parsed and staged',
+    );
+    return fast;
+  }
+
+  /** The whole-listing checks, before anything is written: envelope, reject ratio, schema drift. */
+  private guard(log: Logger): void {
+    checkEnvelope(this.tally.envelope!);
+    this.warnNewFields(log);
+    checkRejectRatio(this.tally, this.config.maxRejectRatio, this.runId, () => explainRejects(topReasons(this.tally, 3), this.newFields()));
+    this.checkSchemaDrift(log);
+  }
+
+  /** What the listing changes, checked against the mass-delete guard, then applied; the fingerprints of what was written stored. */
+  private async classifyAndApply(shortcut: UnchangedShortcut, missing: string[], log: Logger): Promise<ChangeCounts> {
+    const { client, config, runId } = this;
+    const counts = await classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log);
+    checkDeletes(
+      { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
+      config.maxDeleteRatio,
+      this.request.allowMassDelete === true,
+    );
+    await applyChanges(client, runId, counts, log);
+    await shortcut.save(client, { runId, initialLoad: counts.initialLoad }, log);
+    this.applied = counts;
+    this.skipped = shortcut.skipped;
+    return counts;
+  }
+
+  private async archive({ sha256 }: Listing, archive: Archiving | undefined, log: Logger): Promise<void> {
+    if (!archive) return;
+    const { runId, config } = this;
+    await storePayload(this.client, { runId, sha256, bytes: this.tally.bytes, compressed: archive.compressed, keep: config.archiveKeep }, log);
+  }
+
+  /** A dry run rolls everything back: it reports what a run would do. */
+  private async commit(): Promise<void> {
+    await this.client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
+  }
+
+  /**
+   * What the BI views round, after the changes; warned about in the log. A re-sync that changed no
+   * row carries the last successful run's count forward, when the table is provably as that run
+   * left it: every live row is the version a run's fingerprint vouches for, none was removed, and
+   * as many are live.
+   */
+  private async countBiRounding(last: LastSuccess | undefined, counts: ChangeCounts, asRunsLeftIt: boolean, log: Logger): Promise<BiRounding> {
+    const scale = this.config.bi.scale;
+    const noRowChanged = counts.inserted + counts.updated + counts.deleted + counts.restored === 0;
+    const sameRows = asRunsLeftIt && noRowChanged && last?.live_after != null && counts.liveBefore === Number(last.live_after);
+    const carried = sameRows ? carriedBiRounding(last, scale) : undefined;
+    const bi = carried ?? (await countBiRounding(this.client, scale));
+    const warning = describeBiRounding(bi);
+    if (warning) log.warn({ ...bi, countedBy: carried ? Number(last!.id) : Number(this.runId) }, warning);
+    return bi;
+  }
+
+  /**
+   * Duplicate ids: the last valid copy wins. Earlier copies of a live id were settled by the
+   * shortcut (staged ones are removed here; skipped ones are read back from the listing), those
+   * of new ids by the SQL pass; all go to sync_rejects.
+   */
+  private async settleDuplicates(
+    { path }: Listing,
+    fast: FastPaths,
+    settled: { stagedLosers: number[]; skippedLosers: Array<{ position: number; id: string }> },
+    log: Logger,
+  ): Promise<void> {
+    const { client, deps, runId } = this;
+    const duplicates = [...(await removeStagedPositions(client, settled.stagedLosers))];
+    if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client, log)));
+    const skipped: Reject[] = [];
+    for (const { position, id } of settled.skippedLosers) {
+      const found = await fast.checkpoints.read(path, position, MAX_DUPLICATE_RAW_BYTES);
+      skipped.push(duplicateIdReject(position, id, found.bytes.toString('utf8')));
+    }
+    this.duplicates = duplicates.length + skipped.length;
+    if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skipped, ...(await duplicateRejects(path, duplicates))]);
+  }
+
+  private warnNewFields(log: Logger): void {
+    const added = this.newFields();
+    if (added.length > 0) log.warn({ newFields: added }, `new fields in the listing, not loaded: ${added.map((f) => f.name).join(', ')}`);
+  }
+
+  /** Before anything is written: a field the last successful run had must not silently become NULL everywhere. */
+  private checkSchemaDrift(log: Logger): void {
+    const found = findDisappeared(this.baseline, this.tally.fields.toJSON());
+    if (found.length === 0) return;
+    const changes = describeDisappeared(found, this.baseline!.runId, this.tally.fields.records);
+    if (!this.request.acceptSchemaChange) throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes));
+    log.warn({ fields: found.map((d) => d.field) }, `schema change accepted (--accept-schema-change): ${changes}`);
+  }
+
+  /** On abort, stop whatever statement the run's connection is executing. */
+  private async cancelStatement(): Promise<void> {
+    const pid = backendPid(this.client);
+    if (pid) await this.deps.pool.query(SQL.cancel_backend, [pid]).catch(() => undefined);
+  }
+
+  counts(status: RunStatus): RunCounts {
+    const t = this.tally;
+    const e = t.envelope;
+    const applied = status === 'succeeded' ? this.applied : undefined;
+    const changed = applied ? applied.inserted + applied.updated + applied.restored : 0;
+    return {
+      reported_count: integerText(e?.scalars.count) ?? null,
+      reported_record_count: integerText(e?.scalars.recordCount) ?? null,
+      received: t.received,
+      rejected: t.rejected,
+      duplicates: this.duplicates,
+      inserted: applied?.inserted ?? 0,
+      updated: applied?.updated ?? 0,
+      restored: applied?.restored ?? 0,
+      deleted: applied?.deleted ?? 0,
+      unchanged: applied ? this.staged() - changed : 0,
+      skipped_unchanged: applied ? this.skipped : 0,
+      bytes: t.bytes,
+    };
+  }
+
+  /** Records in the staging table: valid, and the last of their id. */
+  private staged(): number {
+    return this.tally.received - this.tally.rejected - this.duplicates;
+  }
+
+  unknownFields(): string[] {
+    return this.tally.fields.unknownNames();
+  }
+
+  /** Null when the listing was not read to its end. */
+  fieldCounts(): FieldCounts | null {
+    return this.tally.envelope ? this.tally.fields.toJSON() : null;
+  }
+
+  newFields(): Array<{ name: string; count: number }> {
+    return this.tally.envelope ? newFields(this.baseline, this.tally.fields.toJSON()) : [];
+  }
+
+  topReasons(): Array<{ reason: string; count: number }> {
+    return topReasons(this.tally, 5);
+  }
+}
+
+/** Earlier copies of duplicate ids, with their raw text read back from the spooled listing. */
+async function duplicateRejects(path: string, rows: Awaited<ReturnType<typeof removeDuplicates>>): Promise<Reject[]> {
+  const file = await open(path, 'r');
+  try {
+    const out: Reject[] = [];
+    for (const row of rows) {
+      const length = Math.min(row.raw_length, MAX_DUPLICATE_RAW_BYTES);
+      const buffer = Buffer.alloc(length);
+      await file.read(buffer, 0, length, Number(row.raw_offset));
+      out.push(duplicateIdReject(row.position, row.record_id, buffer.toString('utf8')));
+    }
+    return out;
+  } finally {
+    await file.close();
+  }
+}
+
+async function sha256File(path: string, signal: AbortSignal): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** The server process of a connection (pg keeps it from the BackendKeyData message). */
+export function backendPid(client: PoolClient): number {
+  return (client as unknown as { processID?: number }).processID ?? 0;
+}

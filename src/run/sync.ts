@@ -1,0 +1,126 @@
+/**
+ * One sync run: the run lock, the audit row written `running` first and finished whatever
+ * happens, the deadline (SYNC_RUN_TIMEOUT_MS), and rollback on failure. The run's own work, in
+ * named phases and in ONE transaction, is in run.ts.
+ */
+import { resolve } from 'node:path';
+import type { Config } from '../config.js';
+import { releaseRunLock, tryRunLock } from '../db/lock.js';
+import type { Pool, PoolClient } from '../db/pool.js';
+import { AbortedError, LockHeldError, SyncError, describeError } from '../errors.js';
+import type { WineApi } from '../extract/api.js';
+import type { Logger } from '../log.js';
+import { finishRun, markAbandoned, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
+import type { BiRounding } from '../load/bi-rounding.js';
+import { findPayload } from '../load/payloads.js';
+import { APP_VERSION } from '../version.js';
+import { runDeadline } from './deadline.js';
+import { Run } from './run.js';
+
+export type SyncSource = { kind: 'api' } | { kind: 'file'; path: string } | { kind: 'replay'; runId: string };
+
+export interface SyncRequest {
+  source: SyncSource;
+  trigger: Trigger;
+  dryRun?: boolean;
+  allowMassDelete?: boolean;
+  /** Load even when a field the last successful run had is gone (the schema-drift guard). */
+  acceptSchemaChange?: boolean;
+}
+
+export interface SyncDeps {
+  pool: Pool;
+  log: Logger;
+  /** Needed for API runs; the daemon keeps one so the token is reused between runs. */
+  api?: WineApi;
+  signal?: AbortSignal;
+  tmpDir?: string;
+  onProgress?: (progress: { received: number; bytes: number }) => void;
+}
+
+export interface SyncOutcome {
+  run: RunRow;
+  /** Most frequent reject reasons, for the human summary. */
+  topReasons: Array<{ reason: string; count: number }>;
+  /** Unknown fields the last successful run did not see (for the summary and notifications). */
+  newFields: Array<{ name: string; count: number }>;
+  /** What the BI views round or leave NULL, after a successful run. */
+  bi?: BiRounding;
+}
+
+export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
+  const { pool } = deps;
+  const lockClient = await pool.connect();
+  let broken = false;
+  try {
+    if (!(await tryRunLock(lockClient, config.schema))) {
+      throw new LockHeldError(`another sync holds the lock for schema "${config.schema}"; this run was skipped`);
+    }
+    try {
+      const abandoned = await markAbandoned(pool);
+      if (abandoned.length > 0) deps.log.warn({ runs: abandoned }, 'marked runs left running by a dead process as abandoned');
+      const source = await describeSource(deps, request.source);
+      const runId = await startRun(pool, { trigger: request.trigger, dryRun: request.dryRun === true, appVersion: APP_VERSION, source });
+      const log = deps.log.child({ runId: Number(runId) });
+      log.info({ trigger: request.trigger, dryRun: request.dryRun === true, source }, 'sync started');
+      const started = Date.now();
+      const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
+      const { signal } = deadline;
+      const run = new Run(config, { ...deps, log, signal }, request, runId, lockClient);
+      let status: RunStatus = 'succeeded';
+      let error: string | null = null;
+      try {
+        await run.execute();
+      } catch (caught) {
+        status = !deadline.expired && (signal.aborted || caught instanceof AbortedError) ? 'aborted' : 'failed';
+        error = deadline.expired ? describeError(signal.reason) : status === 'aborted' ? new AbortedError().message : describeError(caught);
+        broken = !(await rollback(lockClient));
+        log.error({ err: deadline.expired ? signal.reason : caught }, `sync ${status}`);
+      } finally {
+        deadline.clear();
+      }
+      const row = await finishRun(pool, runId, {
+        status,
+        error,
+        counts: run.counts(status),
+        unknownFields: run.unknownFields(),
+        fieldCounts: run.fieldCounts(),
+        bi: status === 'succeeded' ? run.bi : undefined,
+      });
+      log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
+      return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
+    } finally {
+      if (!broken) await releaseRunLock(lockClient, config.schema).catch(() => (broken = true));
+    }
+  } finally {
+    // A connection in an unknown state is closed, not reused; closing also releases the lock.
+    lockClient.release(broken ? new Error('discarding connection after a failed rollback') : undefined);
+  }
+}
+
+async function describeSource(deps: SyncDeps, source: SyncSource): Promise<string> {
+  if (source.kind === 'file') return resolve(source.path);
+  if (source.kind === 'api') return deps.api?.listingUrl ?? 'api';
+  const payload = await findPayload(deps.pool, source.runId);
+  if (!payload) {
+    throw new SyncError('NOT_FOUND', `run ${source.runId} has no archived payload (only the newest SYNC_ARCHIVE_KEEP are kept; see sync_payloads)`, {
+      exitCode: 2,
+    });
+  }
+  return `replay of run ${payload.runId} (sha256 ${payload.sha256})`;
+}
+
+async function rollback(client: PoolClient): Promise<boolean> {
+  try {
+    await client.query('ROLLBACK');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function pickCounts(row: RunRow): Record<string, number | null> {
+  const { received, rejected, duplicates, inserted, updated, unchanged, deleted, restored } = row;
+  return { received, rejected, duplicates, inserted, updated, unchanged, deleted, restored };
+}
+
