@@ -122,12 +122,18 @@ export function redactUrl(text: string): string {
   return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/@\s]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}***@`);
 }
 
-/** The proxy passwords (decoded and as written), for the logger's secret registry. */
+/**
+ * The proxy passwords (decoded and as written), and the base64 of `user:password` that a
+ * Proxy-Authorization header carries, for the logger's secret registry.
+ */
 export function proxySecrets(config: ProxyConfig): string[] {
   const out: string[] = [];
   for (const setting of [config.http, config.https]) {
     if (!setting) continue;
     const url = new URL(setting.url);
+    if (url.username !== '' || url.password !== '') {
+      out.push(Buffer.from(`${safeDecode(url.username)}:${safeDecode(url.password)}`).toString('base64'));
+    }
     for (const part of [url.password, url.username]) {
       if (part === '') continue;
       out.push(part);
@@ -139,4 +145,12 @@ export function proxySecrets(config: ProxyConfig): string[] {
     }
   }
   return out;
+}
+
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }

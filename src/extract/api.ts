@@ -11,7 +11,7 @@ import type { ApiConfig, ProxyConfig } from '../config.js';
 import { AbortedError, SyncError, UpstreamError } from '../errors.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { redactUrl } from '../proxy-env.js';
-import { connectionError } from './connection-errors.js';
+import { connectionError, proxyRefusal } from './connection-errors.js';
 import { proxyRoute } from './http-agents.js';
 import { findToken, jwtExpiryMs } from './token.js';
 import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
@@ -108,6 +108,7 @@ export class WineApi {
     const headers = { 'X-Requested-With': 'XMLHttpRequest', service_app: 'mobile', accept: 'application/json' };
     // At trace level the request is logged whole; `redact` censors the password.
     this.log.trace({ url: loginUrl, headers, body: { email, password } }, 'login request');
+    const route = proxyRoute(this.proxy, loginUrl);
     let response: Response<string>;
     try {
       response = await got.post(loginUrl, {
@@ -117,13 +118,14 @@ export class WineApi {
         throwHttpErrors: false,
         retry: { limit: 0 },
         timeout: { request: Math.min(this.config.timeoutMs, 60_000) },
-        agent: proxyRoute(this.proxy, loginUrl).agent,
+        agent: route.agent,
         signal,
       });
     } catch (error) {
       throw connectionError('login', loginUrl, error);
     }
     const { statusCode } = response;
+    if (statusCode === 407 && route.via) throw proxyRefusal('login', loginUrl, statusCode, route.via.from, 'forward');
     if (LOGIN_REFUSED_STATUS.has(statusCode)) {
       throw new UpstreamError(
         `login refused (${statusCode}): check WINE_API_EMAIL / WINE_API_PASSWORD${serverMessage(response.body)}`,
@@ -153,12 +155,13 @@ export class WineApi {
     // The listener goes on before any await: got emits 'response' as soon as headers arrive.
     const headers = { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json' };
     this.log.trace({ url, headers }, 'listing request');
+    const route = proxyRoute(this.proxy, url);
     const request = got.stream(url, {
       headers,
       throwHttpErrors: false,
       retry: { limit: 0 },
       timeout: { request: this.config.timeoutMs },
-      agent: proxyRoute(this.proxy, url).agent,
+      agent: route.agent,
       signal,
     });
     let response: { statusCode: number; headers: Record<string, string | string[] | undefined> } | undefined;
@@ -168,7 +171,7 @@ export class WineApi {
       let bytes = 0;
       try {
         for await (const chunk of request as AsyncIterable<Buffer>) {
-          if (bytes === 0 && response) await checkResponse(response, chunk, request, this.now());
+          if (bytes === 0 && response) await checkResponse(response, chunk, request, this.now(), url, route.via?.from);
           bytes += chunk.length;
           hash.update(chunk);
           await file.write(chunk).catch((error: unknown) => {
@@ -180,7 +183,7 @@ export class WineApi {
         throw connectionError('listing', url, error, bytes);
       }
       if (!response) throw new UpstreamError(`listing request to ${url} got no response`, { retryable: true });
-      if (bytes === 0) await checkResponse(response, Buffer.alloc(0), request, this.now());
+      if (bytes === 0) await checkResponse(response, Buffer.alloc(0), request, this.now(), url, route.via?.from);
       const declared = Number(response.headers['content-length']);
       if (!response.headers['content-encoding'] && Number.isFinite(declared) && declared !== bytes) {
         throw new UpstreamError(`listing body cut off after ${bytes} of ${declared} bytes`, { retryable: true, status: response.statusCode });
@@ -199,8 +202,11 @@ async function checkResponse(
   first: Buffer,
   rest: AsyncIterable<Buffer>,
   nowMs: number,
+  url: string,
+  proxyVariable: string | undefined,
 ): Promise<void> {
   const { statusCode, headers } = response;
+  if (statusCode === 407 && proxyVariable !== undefined) throw proxyRefusal('listing', url, statusCode, proxyVariable, 'forward');
   const type = String(headers['content-type'] ?? '(none)');
   if (statusCode === 200) {
     // A JSON body under a missing or odd content type is still JSON; an HTML page is not.

@@ -28,16 +28,7 @@ export function connectionError(what: string, url: string, error: unknown, bytes
   const reason = root instanceof Error ? root.message : String(root);
   const { host, origin } = new URL(url);
 
-  if (root instanceof ProxyRefusedError) {
-    // 407 is the standard answer; some proxies (tinyproxy) answer a CONNECT without credentials with 401.
-    const hint = root.status === 407 || root.status === 401
-      ? `the proxy wants credentials: put them in ${root.proxyVariable} as http://user:password@proxy:port (percent-encoded)`
-      : `the proxy does not allow a tunnel to ${host}; ask its operator, or list the host in NO_PROXY if it is reachable directly`;
-    return new UpstreamError(`${what} request to ${origin} failed: the proxy from ${root.proxyVariable} refused to connect to ${host} (HTTP ${root.status}); ${hint}`, {
-      retryable: root.status === 502 || root.status === 503 || root.status === 504,
-      code: 'PROXY',
-    });
-  }
+  if (root instanceof ProxyRefusedError) return proxyRefusal(what, url, root.status, root.proxyVariable, 'tunnel');
   if (typeof code === 'string') {
     if (UNTRUSTED.has(code)) {
       return tls(`TLS: the certificate of ${host} is not trusted (${reason}); if the server uses a private certificate authority, start the job with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (the CA certificate in PEM)`);
@@ -56,6 +47,23 @@ export function connectionError(what: string, url: string, error: unknown, bytes
   // The got error is not kept as `cause`: it carries the request options (headers, body).
   return new UpstreamError(`${what} request to ${origin} failed${where}: ${typeof code === 'string' ? code : 'error'} ${error instanceof Error ? error.message : String(error)}`, {
     retryable: true,
+  });
+}
+
+/**
+ * The proxy said no: to a CONNECT tunnel (https:// targets), or with its own 407 to a forwarded
+ * http:// request (a 407 can only come from a proxy; its other refusals look like the upstream's).
+ */
+export function proxyRefusal(what: string, url: string, status: number, proxyVariable: string, how: 'tunnel' | 'forward'): UpstreamError {
+  const { host, origin } = new URL(url);
+  // 407 is the standard answer; some proxies (tinyproxy) answer a CONNECT without credentials with 401.
+  const hint = status === 407 || status === 401
+    ? `the proxy wants credentials: put them in ${proxyVariable} as http://user:password@proxy:port (percent-encoded)`
+    : `the proxy does not allow a tunnel to ${host}; ask its operator, or list the host in NO_PROXY if it is reachable directly`;
+  const refused = how === 'tunnel' ? `refused to connect to ${host}` : `refused to forward the request to ${host}`;
+  return new UpstreamError(`${what} request to ${origin} failed: the proxy from ${proxyVariable} ${refused} (HTTP ${status}); ${hint}`, {
+    retryable: status === 502 || status === 503 || status === 504,
+    code: 'PROXY',
   });
 }
 

@@ -1,14 +1,17 @@
 /**
- * got's `agent` option for one request: a proxy agent (hpagent) when HTTPS_PROXY/HTTP_PROXY apply
- * to the target and NO_PROXY does not exempt it, nothing (got's default agents) otherwise. Both
- * http:// and https:// targets go through the proxy with CONNECT: for https the proxy sees only
- * host and port, and TLS stays end to end. Every call to the outside
- * (login, listing, the notification webhook, the Pushgateway push) takes its agent from here.
+ * got's `agent` option for one request: a proxy agent when HTTPS_PROXY/HTTP_PROXY apply to the
+ * target and NO_PROXY does not exempt it, nothing (got's default agents) otherwise. As curl does:
+ * an https:// target goes through a CONNECT tunnel (hpagent), so the proxy sees only host and port
+ * and TLS stays end to end; an http:// target is a plain request forwarded in absolute form
+ * (forwarding-agent.ts), which stock proxies allow where they refuse a tunnel to port 80 or 8080.
+ * Every call to the outside (login, listing, the notification webhook, the Pushgateway push)
+ * takes its agent from here.
  */
 import type { Socket } from 'node:net';
 import type { Agents } from 'got';
-import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
+import { HttpsProxyAgent } from 'hpagent';
 import { proxyFor, type ProxyConfig, type ProxySetting } from '../proxy-env.js';
+import { ForwardingProxyAgent } from './forwarding-agent.js';
 
 export interface ProxyRoute {
   agent: Agents | undefined;
@@ -26,10 +29,9 @@ export function proxyRoute(proxy: ProxyConfig | undefined, targetUrl: string): P
   if (via === undefined) return { agent: undefined, via: undefined };
   // One agent per request and no keep-alive: a run makes two requests, and an idle pooled socket
   // to the proxy would only hold the process open.
-  const options = { proxy: via.url, keepAlive: false };
   const agent: Agents = new URL(targetUrl).protocol === 'https:'
-    ? { https: withProxyStatus(new HttpsProxyAgent(options), via) }
-    : { http: withProxyStatus(new HttpProxyAgent(options), via) };
+    ? { https: withProxyStatus(new HttpsProxyAgent({ proxy: via.url, keepAlive: false }), via) }
+    : { http: new ForwardingProxyAgent(via.url, { keepAlive: false }) };
   return { agent, via };
 }
 
@@ -51,7 +53,7 @@ type CreateConnection = (options: object, callback: (error: Error | null, socket
  * hpagent reports a refused CONNECT as a plain Error("Bad response: 407"); give it a class and the
  * status, so that callers can say what to fix (407: credentials) without reading message text later.
  */
-function withProxyStatus<A extends HttpProxyAgent | HttpsProxyAgent>(agent: A, via: ProxySetting): A {
+function withProxyStatus(agent: HttpsProxyAgent, via: ProxySetting): HttpsProxyAgent {
   const target = agent as unknown as { createConnection: CreateConnection };
   const original = target.createConnection.bind(agent);
   target.createConnection = (options, callback) =>

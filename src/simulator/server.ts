@@ -32,6 +32,12 @@ export interface SimulatorOptions {
   tokenShape?: TokenShape;
   /** Serve HTTPS with this key and certificate (PEM); default plain HTTP. */
   tls?: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * With `tls`: also serve the same API (same tokens, same data) over plain HTTP on this port of
+   * `plainHttp.host` (default: the same host; port 0: a free one), as the spec's upstream does
+   * (login over http://, listing over https://). Its address is `plainUrl`.
+   */
+  plainHttp?: { host?: string; port?: number };
 }
 
 export type FaultName =
@@ -91,6 +97,8 @@ export interface SimulatorStats {
 export interface Simulator {
   /** e.g. http://127.0.0.1:41234 */
   readonly url: string;
+  /** The plain-HTTP address of a TLS simulator started with `plainHttp`; otherwise undefined. */
+  readonly plainUrl: string | undefined;
   readonly email: string;
   readonly password: string;
   readonly stats: SimulatorStats;
@@ -155,6 +163,9 @@ interface ListingPlan {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const sim = new SimulatorServer(options);
   await sim.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  if (options.tls && options.plainHttp) {
+    await sim.listenPlain(options.plainHttp.port ?? 0, options.plainHttp.host ?? options.host ?? '127.0.0.1');
+  }
   return sim;
 }
 
@@ -169,6 +180,9 @@ class SimulatorServer implements Simulator {
   private readonly dataset: Dataset;
   private readonly jwt = new JwtIssuer();
   private readonly server: Server | HttpsServer;
+  private readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  private plainServer: Server | undefined;
+  private plainBaseUrl: string | undefined;
   private readonly scheme: 'http' | 'https';
   private readonly sockets = new Set<Socket>();
   private readonly closing = new AbortController();
@@ -191,11 +205,16 @@ class SimulatorServer implements Simulator {
         else res.destroy();
       });
     };
+    this.handler = handler;
     this.scheme = options.tls ? 'https' : 'http';
     this.server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler) : createServer(handler);
     // A failed handshake is the client's business (the test asserts it there); keep serving.
     this.server.on('tlsClientError', () => {});
-    this.server.on('connection', (socket) => {
+    this.track(this.server);
+  }
+
+  private track(server: Server | HttpsServer): void {
+    server.on('connection', (socket) => {
       this.stats.connections++;
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
@@ -206,17 +225,19 @@ class SimulatorServer implements Simulator {
     return this.baseUrl;
   }
 
-  listen(port: number, host: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        const address = this.server.address() as AddressInfo;
-        const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : address.address;
-        this.baseUrl = `${this.scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`;
-        resolve();
-      });
-    });
+  get plainUrl(): string | undefined {
+    return this.plainBaseUrl;
+  }
+
+  async listen(port: number, host: string): Promise<void> {
+    this.baseUrl = await listenOn(this.server, this.scheme, port, host);
+  }
+
+  /** The second, plain-HTTP listener of a TLS simulator (`plainHttp`). */
+  async listenPlain(port: number, host: string): Promise<void> {
+    this.plainServer = createServer(this.handler);
+    this.track(this.plainServer);
+    this.plainBaseUrl = await listenOn(this.plainServer, 'http', port, host);
   }
 
   setFault(name: FaultName | null, options: FaultOptions = {}): void {
@@ -254,13 +275,19 @@ class SimulatorServer implements Simulator {
     return this.recordsJson ? this.recordsJson.length : this.dataset.count;
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.closing.abort();
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      for (const socket of this.sockets) socket.destroy();
-      this.server.closeAllConnections();
-    });
+    const servers = this.plainServer ? [this.server, this.plainServer] : [this.server];
+    await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            for (const socket of this.sockets) socket.destroy();
+            server.closeAllConnections();
+          }),
+      ),
+    );
   }
 
   /** The current fault if it is `name`, counting one application against `times`. */
@@ -657,4 +684,17 @@ function spoil(text: string, kind: Invalid): string {
     default:
       return text.replace(/("id"\s*:\s*)"?(\d+)"?/, '$1-$2');
   }
+}
+
+/** Listens and returns the base URL (a wildcard host is shown as loopback). */
+function listenOn(server: Server | HttpsServer, scheme: 'http' | 'https', port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : address.address;
+      resolve(`${scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${address.port}`);
+    });
+  });
 }

@@ -23,6 +23,8 @@ const PROXY_PASSWORD = 'proxy-Pa55word-xyz';
 const portOf = (sim: Simulator) => new URL(sim.url).port;
 /** tinyproxy logs each request line; a tunnel shows as `CONNECT host:port`. */
 const tunnelsTo = (log: string, sim: Simulator) => log.split('\n').filter((l) => l.includes(`CONNECT 127.0.0.1:${portOf(sim)} `)).length;
+/** …and a forwarded request (what http:// targets get, as with curl) as `GET http://host:port/path`. */
+const forwardedTo = (log: string, url: string) => log.split('\n').filter((l) => new RegExp(`: (GET|POST|PUT) ${url.replace(/[.?]/g, '\\$&')}`).test(l)).length;
 
 let dir: string;
 let pki: TestPki;
@@ -147,7 +149,8 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
   beforeAll(async () => {
     httpsSim = await sim(pki.valid);
     httpSim = await sim();
-    const connectPorts = [Number(portOf(httpsSim)), Number(portOf(httpSim))];
+    // CONNECT only to the https upstream: http:// requests are forwarded, they need no tunnel.
+    const connectPorts = [Number(portOf(httpsSim))];
     proxy = await startTinyproxy('tinyproxy', dir, { connectPorts });
     authProxy = await startTinyproxy('tinyproxy', dir, { connectPorts, basicAuth: { user: PROXY_USER, password: PROXY_PASSWORD } });
     proxies.push(proxy, authProxy);
@@ -165,23 +168,27 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
     expect(r.stderr).toContain(`"proxy":"${proxy.url}/","from":"HTTPS_PROXY"`);
   });
 
-  it('prefers lower-case http_proxy over HTTP_PROXY for an http upstream', async () => {
-    const before = tunnelsTo(await proxy.log(), httpSim);
+  it('prefers lower-case http_proxy over HTTP_PROXY for an http upstream, and forwards its requests in absolute form', async () => {
+    const before = forwardedTo(await proxy.log(), `${httpSim.url}/api/`);
     const ctx = inProcess(syncEnv(db, httpSim, { http_proxy: proxy.url, HTTP_PROXY: deadProxy }));
     const outcome = await ctx.run();
     expect(outcome.run.status, outcome.run.error ?? '').toBe('succeeded');
-    expect(tunnelsTo(await proxy.log(), httpSim) - before).toBe(2);
+    const log = await proxy.log();
+    expect(forwardedTo(log, `${httpSim.url}/api/login`)).toBeGreaterThan(0);
+    expect(forwardedTo(log, `${httpSim.url}/api/bulk-wine-reconciliation-data?for_reporting=1`)).toBeGreaterThan(0);
+    expect(forwardedTo(log, `${httpSim.url}/api/`) - before).toBe(2);
+    expect(tunnelsTo(log, httpSim)).toBe(0);
   });
 
   it('connects directly to a host listed in NO_PROXY, and only on the listed port', async () => {
-    const before = tunnelsTo(await proxy.log(), httpSim);
+    const before = forwardedTo(await proxy.log(), `${httpSim.url}/api/`);
     const bypassed = await inProcess(syncEnv(db, httpSim, { HTTP_PROXY: deadProxy, NO_PROXY: `intranet.example, 127.0.0.1:${portOf(httpSim)}` })).run();
     expect(bypassed.run.status, bypassed.run.error ?? '').toBe('succeeded');
 
     const otherPort = await inProcess(syncEnv(db, httpSim, { HTTP_PROXY: proxy.url, no_proxy: `127.0.0.1:${Number(portOf(httpSim)) + 1}` })).run();
     expect(otherPort.run.status).toBe('succeeded');
     // Only the second run passed through the proxy.
-    expect(tunnelsTo(await proxy.log(), httpSim) - before).toBe(2);
+    expect(forwardedTo(await proxy.log(), `${httpSim.url}/api/`) - before).toBe(2);
   });
 
   it('sends the credentials in the proxy URL (Proxy-Authorization) and never shows them', async () => {
@@ -212,7 +219,8 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
 
   it('sends the SYNC_NOTIFY_URL webhook through the proxy too', async () => {
     const hook = await startReceiver();
-    const hookProxy = await startTinyproxy('tinyproxy', dir, { connectPorts: [Number(new URL(hook.url).port)] });
+    // CONNECT to 443 only, like a stock proxy: the http:// webhook is forwarded, not tunnelled.
+    const hookProxy = await startTinyproxy('tinyproxy', dir, { connectPorts: [443] });
     proxies.push(hookProxy);
     try {
       // The upstream is exempt (NO_PROXY); the webhook is not.
@@ -220,17 +228,17 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
       const r = await runCli(['run'], env);
       expect(r.code, r.stderr).toBe(0);
       expect(hook.posts).toHaveLength(1);
-      expect((await hookProxy.log()).match(new RegExp(`CONNECT 127\\.0\\.0\\.1:${new URL(hook.url).port} `, 'g'))).toHaveLength(1);
+      expect(forwardedTo(await hookProxy.log(), hook.url)).toBe(1);
     } finally {
       await hook.close();
     }
   });
 
-  it('says so when the proxy does not allow a tunnel to the upstream port (403)', async () => {
-    const other = await sim();
-    const outcome = await inProcess(syncEnv(db, other, { HTTP_PROXY: proxy.url, WINE_API_RETRIES: '5' })).run();
+  it('says so when the proxy does not allow a tunnel to the https upstream port (403)', async () => {
+    const other = await sim(pki.valid);
+    const outcome = await inProcess(syncEnv(db, other, { HTTPS_PROXY: proxy.url, WINE_API_RETRIES: '5' })).run();
     expect(outcome.run.status).toBe('failed');
-    expect(outcome.run.error).toMatch(/the proxy from HTTP_PROXY refused to connect to 127\.0\.0\.1:\d+ \(HTTP 403\); the proxy does not allow a tunnel/);
+    expect(outcome.run.error).toMatch(/the proxy from HTTPS_PROXY refused to connect to 127\.0\.0\.1:\d+ \(HTTP 403\); the proxy does not allow a tunnel/);
     expect(other.stats.connections).toBe(0);
   });
 });

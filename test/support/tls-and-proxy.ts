@@ -47,19 +47,7 @@ export async function makeTestPki(openssl: string, dir: string): Promise<TestPki
     '-subj', '/CN=wine-recon-sync test CA', '-keyout', file('ca.key'), '-out', file('ca.pem'),
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
   ]);
-  const server = async (name: string, cn: string, san: string, dates: string[]) => {
-    await run(openssl, [
-      'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${cn}`,
-      '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`),
-      '-addext', `subjectAltName=${san}`, '-addext', 'basicConstraints=critical,CA:FALSE',
-      '-addext', 'keyUsage=critical,digitalSignature', '-addext', 'extendedKeyUsage=serverAuth',
-    ]);
-    await run(openssl, [
-      'ca', '-batch', '-notext', '-config', file('ca.cnf'), '-cert', file('ca.pem'), '-keyfile', file('ca.key'),
-      '-in', file(`${name}.csr`), '-out', file(`${name}.pem`), ...dates,
-    ]);
-    return { key: await readFile(file(`${name}.key`)), cert: await readFile(file(`${name}.pem`)) };
-  };
+  const server = (name: string, cn: string, san: string, dates: string[]) => issueServerCertificate(openssl, dir, name, cn, san, dates);
   const local = 'IP:127.0.0.1,DNS:localhost';
   return {
     caFile: file('ca.pem'),
@@ -67,6 +55,29 @@ export async function makeTestPki(openssl: string, dir: string): Promise<TestPki
     expired: await server('expired', 'localhost', local, ['-startdate', '20200101000000Z', '-enddate', '20210101000000Z']),
     wrongHost: await server('wrong-host', 'wrong.example.com', 'DNS:wrong.example.com', ['-days', '30']),
   };
+}
+
+/** A server key and certificate signed by the CA that makeTestPki made in `dir`. */
+export async function issueServerCertificate(
+  openssl: string,
+  dir: string,
+  name: string,
+  cn: string,
+  san: string,
+  dates: string[] = ['-days', '30'],
+): Promise<{ key: Buffer; cert: Buffer }> {
+  const file = (f: string) => join(dir, f);
+  await run(openssl, [
+    'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${cn}`,
+    '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`),
+    '-addext', `subjectAltName=${san}`, '-addext', 'basicConstraints=critical,CA:FALSE',
+    '-addext', 'keyUsage=critical,digitalSignature', '-addext', 'extendedKeyUsage=serverAuth',
+  ]);
+  await run(openssl, [
+    'ca', '-batch', '-notext', '-config', file('ca.cnf'), '-cert', file('ca.pem'), '-keyfile', file('ca.key'),
+    '-in', file(`${name}.csr`), '-out', file(`${name}.pem`), ...dates,
+  ]);
+  return { key: await readFile(file(`${name}.key`)), cert: await readFile(file(`${name}.pem`)) };
 }
 
 export interface Tinyproxy {
@@ -102,7 +113,7 @@ export async function startTinyproxy(
   const child: ChildProcess = spawn(binary, ['-d', '-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  await waitForPort(port, child, () => stderr);
+  await waitForPort('tinyproxy', port, child, () => stderr);
   return {
     url: `http://127.0.0.1:${port}`,
     log: async () => (existsSync(logFile) ? readFile(logFile, 'utf8') : ''),
@@ -116,11 +127,12 @@ export async function startTinyproxy(
   };
 }
 
-async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+/** Resolves once `port` on 127.0.0.1 accepts connections; fails if `child` exits first. */
+export async function waitForPort(name: string, port: number, child: ChildProcess, stderr: () => string): Promise<void> {
   const { connect } = await import('node:net');
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`tinyproxy exited with ${child.exitCode}: ${stderr()}`);
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${stderr()}`);
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
         socket.destroy();
@@ -129,7 +141,7 @@ async function waitForPort(port: number, child: ChildProcess, stderr: () => stri
       socket.once('error', () => resolve(false));
     });
     if (open) return;
-    if (Date.now() > deadline) throw new Error(`tinyproxy did not listen on ${port} within 30 s: ${stderr()}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not listen on ${port} within 30 s: ${stderr()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -1,0 +1,216 @@
+/**
+ * Through Debian's Squid with its packaged rules (test/support/squid.ts says what the fixture
+ * changes: port, pid and log paths, nothing in the rules), as a corporate proxy would be:
+ * `http://` requests are forwarded in absolute form (the packaged rules deny CONNECT to any port
+ * but 443, so a tunnel for http:// fails with 403), `https://` goes through CONNECT to 443.
+ *
+ * The https:// upstream must therefore listen on port 443. The test binds the simulator on port
+ * 443 of a random 127.x.y.z address (Linux routes all of 127/8 to loopback; a random one keeps
+ * clear of anything else on the machine), which needs root or CAP_NET_BIND_SERVICE, as CI has.
+ * Where binding 443 is refused, the smallest honest deviation is taken and printed: one line adds
+ * the simulator's port to `SSL_ports`.
+ */
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { freePort } from '../support/global-setup.js';
+import { closeInProcessPools, createTestDb, runCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { describeWith, runs } from '../support/programs.js';
+import { startReceiver } from '../support/receiver.js';
+import { PACKAGED_CONFIG, SQUID, startSquid, type Squid } from '../support/squid.js';
+import { issueServerCertificate, makeTestPki, type TestPki } from '../support/tls-and-proxy.js';
+
+const hasOpenssl = runs('openssl', ['version']);
+const hasSquid = runs(SQUID, ['-v']) && existsSync(PACKAGED_CONFIG);
+const hasPushgateway = runs('prometheus-pushgateway');
+const RECORDS = 90;
+const PROXY_USER = 'sync-user';
+// '@' and ':' must be percent-encoded in the URL: the test proves they are decoded for the header.
+const PROXY_PASSWORD = 'sq@id:Pa55-word';
+const PROXY_PASSWORD_IN_URL = encodeURIComponent(PROXY_PASSWORD);
+
+let dir: string;
+let pki: TestPki;
+let db: TestDb;
+/** The upstream as the spec has it: login over http:// (on 127.0.0.1), listing over https:// on 443. */
+let upstream: Simulator;
+/** A second upstream over plain HTTP only. */
+let plainUpstream: Simulator;
+let sslPortAdded: number | undefined;
+let squid: Squid;
+let authSquid: Squid;
+const cleanups: Array<() => Promise<unknown>> = [];
+
+const hostOf = (url: string) => new URL(url).host;
+const random = (low: number, high: number) => low + Math.floor(Math.random() * (high - low + 1));
+
+/** The TLS simulator on port 443 of a random loopback address, its certificate issued for that address. */
+async function upstreamOn443(): Promise<{ sim: Simulator; sslPortAdded?: number }> {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const host = `127.${random(1, 254)}.${random(0, 255)}.${random(1, 254)}`;
+    const tls = await issueServerCertificate('openssl', dir, `squid-upstream-${attempt}`, host, `IP:${host}`);
+    try {
+      return { sim: await startSimulator({ records: RECORDS, seed: 31, tls, host, port: 443, plainHttp: { host: '127.0.0.1' } }) };
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === 'EADDRINUSE') continue;
+      if (code !== 'EACCES') throw error;
+      const sim = await startSimulator({ records: RECORDS, seed: 31, tls: pki.valid, plainHttp: {} });
+      const port = Number(new URL(sim.url).port);
+      console.warn(`\n*** proxy-squid: cannot listen on port 443 (not root); Squid's SSL_ports gets port ${port} added (the one deviation from its packaged rules) ***\n`);
+      return { sim, sslPortAdded: port };
+    }
+  }
+  throw new Error('no free port 443 on eight random loopback addresses');
+}
+
+/** Access-log lines with this method and URL (forwarded: http://host:port/path; CONNECT: host:port). */
+function logged(log: string, method: string, target: string): string[] {
+  return log.split('\n').filter((line) => line.split(/\s+/)[5] === method && (line.split(/\s+/)[6] ?? '').startsWith(target));
+}
+
+async function lastRun(): Promise<{ status: string; inserted: number; error: string | null }> {
+  const [row] = await db.rows<{ status: string; inserted: number; error: string | null }>(
+    'SELECT status, inserted::int, error FROM sync_runs ORDER BY id DESC LIMIT 1',
+  );
+  return row!;
+}
+
+describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'through a stock Squid (Debian packaged rules)', () => {
+  beforeAll(async () => {
+    dir = await tempDir();
+    pki = await makeTestPki('openssl', dir);
+    db = await createTestDb('proxy_squid');
+    ({ sim: upstream, sslPortAdded } = await upstreamOn443());
+    plainUpstream = await startSimulator({ records: RECORDS, seed: 31 });
+    squid = await startSquid('openssl', { extraSslPort: sslPortAdded });
+    authSquid = await startSquid('openssl', { extraSslPort: sslPortAdded, basicAuth: { user: PROXY_USER, password: PROXY_PASSWORD } });
+  });
+
+  afterAll(async () => {
+    await Promise.all(cleanups.map((c) => c()));
+    await Promise.all([squid?.stop(), authSquid?.stop()]);
+    await Promise.all([upstream?.close(), plainUpstream?.close()]);
+    await closeInProcessPools();
+    await db?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The spec's addresses: login over http://, listing over https://. */
+  const specEnv = (extra: Record<string, string>) => ({
+    ...syncEnv(db, upstream, { WINE_API_LOGIN_URL: `${upstream.plainUrl!}/api/login`, ...extra }),
+    NODE_EXTRA_CA_CERTS: pki.caFile,
+  });
+
+  it('runs an http:// login (forwarded POST) and an https:// listing (CONNECT to 443) through it', async () => {
+    expect(new URL(upstream.url).port === '' || sslPortAdded !== undefined).toBe(true);
+    const r = await runCli(['run'], specEnv({ HTTP_PROXY: squid.url, HTTPS_PROXY: squid.url }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(await lastRun()).toMatchObject({ status: 'succeeded', inserted: RECORDS, error: null });
+    const log = await squid.accessLog();
+    const [login] = logged(log, 'POST', `${upstream.plainUrl!}/api/login`);
+    expect(login).toMatch(/ TCP_MISS\/200 /);
+    const [tunnel] = logged(log, 'CONNECT', hostOf(upstream.url).includes(':') ? hostOf(upstream.url) : `${hostOf(upstream.url)}:443`);
+    expect(tunnel).toMatch(/ TCP_TUNNEL\/200 /);
+    // Nothing was tunnelled to the http:// port.
+    expect(logged(log, 'CONNECT', hostOf(upstream.plainUrl!))).toEqual([]);
+    expect(r.stderr).toContain('"msg":"login requests go through a proxy"');
+    expect(r.stderr).toContain(`"proxy":"${squid.url}/","from":"HTTP_PROXY"`);
+  });
+
+  it('runs an http://-only upstream through it: the login POST and the listing GET are forwarded, never tunnelled', async () => {
+    const before = (await squid.accessLog()).length;
+    const { logins, listings } = plainUpstream.stats;
+    const r = await runCli(['run', '--dry-run'], syncEnv(db, plainUpstream, { HTTP_PROXY: squid.url }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(await lastRun()).toMatchObject({ status: 'succeeded', error: null });
+    expect(plainUpstream.stats).toMatchObject({ logins: logins + 1, listings: listings + 1 });
+    const log = (await squid.accessLog()).slice(before);
+    expect(logged(log, 'POST', `${plainUpstream.url}/api/login`)).toEqual([expect.stringMatching(/ TCP_MISS\/200 /)]);
+    // Squid logs the URL without its query (strip_query_terms).
+    expect(logged(log, 'GET', `${plainUpstream.url}/api/bulk-wine-reconciliation-data`)).toEqual([expect.stringMatching(/ TCP_MISS\/200 /)]);
+    expect(log).not.toContain('CONNECT');
+    expect(log).not.toContain('TCP_DENIED');
+  });
+
+  it('sends the SYNC_NOTIFY_URL webhook through it as a forwarded POST', async () => {
+    const hook = await startReceiver();
+    cleanups.push(() => hook.close());
+    const before = (await squid.accessLog()).length;
+    const env = syncEnv(db, plainUpstream, { HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
+    const r = await runCli(['run', '--dry-run'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(hook.posts).toHaveLength(1);
+    const log = (await squid.accessLog()).slice(before);
+    expect(logged(log, 'POST', `http://${hostOf(hook.url)}/`)).toHaveLength(1);
+    // The upstream was exempt (NO_PROXY).
+    expect(log).not.toContain(hostOf(plainUpstream.url));
+  });
+
+  describeWith('prometheus-pushgateway (Debian package)', hasPushgateway, 'and the Pushgateway', () => {
+    let gateway: ChildProcess;
+    let gatewayUrl: string;
+
+    beforeAll(async () => {
+      const port = await freePort();
+      gatewayUrl = `http://127.0.0.1:${port}`;
+      gateway = spawn('prometheus-pushgateway', [`--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+      cleanups.push(async () => gateway.kill('SIGKILL'));
+      for (const deadline = Date.now() + 30_000; ; ) {
+        const ready = await fetch(`${gatewayUrl}/-/ready`).then((r) => r.ok, () => false);
+        if (ready) break;
+        if (Date.now() > deadline) throw new Error('the Pushgateway did not become ready');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    });
+
+    it('pushes the metrics through it as a forwarded PUT', async () => {
+      const before = (await squid.accessLog()).length;
+      const env = syncEnv(db, plainUpstream, { HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_PUSHGATEWAY_URL: gatewayUrl });
+      const r = await runCli(['run', '--dry-run'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('metrics pushed');
+      const log = (await squid.accessLog()).slice(before);
+      expect(logged(log, 'PUT', `${gatewayUrl}/metrics/job/wine_recon_sync`)).toEqual([expect.stringMatching(/ TCP_MISS\/200 /)]);
+      expect(await (await fetch(`${gatewayUrl}/metrics`)).text()).toContain('job="wine_recon_sync"');
+    });
+  });
+
+  it('uses the credentials in the proxy URLs with a Squid that requires a login, and never shows them', async () => {
+    const auth = `http://${PROXY_USER}:${PROXY_PASSWORD_IN_URL}@${hostOf(authSquid.url)}`;
+    const r = await runCli(['run'], specEnv({ HTTP_PROXY: auth, HTTPS_PROXY: auth, LOG_LEVEL: 'trace' }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(await lastRun()).toMatchObject({ status: 'succeeded', error: null });
+    const log = await authSquid.accessLog();
+    // Squid logs the authenticated user name in its 8th field: both requests carried the login.
+    const [login] = logged(log, 'POST', `${upstream.plainUrl!}/api/login`);
+    expect(login?.split(/\s+/)[7]).toBe(PROXY_USER);
+    const [tunnel] = logged(log, 'CONNECT', hostOf(upstream.url).includes(':') ? hostOf(upstream.url) : `${hostOf(upstream.url)}:443`);
+    expect(tunnel?.split(/\s+/)[7]).toBe(PROXY_USER);
+    expect(r.stderr).toContain(`"proxy":"http://***@${hostOf(authSquid.url)}/","from":"HTTP_PROXY"`);
+    const basic = Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString('base64');
+    for (const secret of [PROXY_PASSWORD, PROXY_PASSWORD_IN_URL, basic]) {
+      expect(r.stderr + r.stdout).not.toContain(secret);
+      expect(log).not.toContain(secret);
+    }
+  });
+
+  it('fails at once, naming HTTP_PROXY and what to fix, when the login through it has no or wrong credentials (407)', async () => {
+    const logins = upstream.stats.logins;
+    const wrong = `http://${PROXY_USER}:wrong-${PROXY_PASSWORD_IN_URL}@${hostOf(authSquid.url)}`;
+    for (const HTTP_PROXY of [authSquid.url, wrong]) {
+      const before = (await authSquid.accessLog()).length;
+      const r = await runCli(['run'], specEnv({ HTTP_PROXY, HTTPS_PROXY: squid.url, WINE_API_RETRIES: '5' }));
+      expect(r.code).toBe(1);
+      const { error } = await lastRun();
+      expect(error).toMatch(/^login request to http:\/\/127\.0\.0\.1:\d+ failed: the proxy from HTTP_PROXY refused to forward the request to 127\.0\.0\.1:\d+ \(HTTP 407\); the proxy wants credentials: put them in HTTP_PROXY/);
+      expect(r.stderr + error).not.toContain(PROXY_PASSWORD_IN_URL);
+      // One request: the refusal is not retried.
+      const log = (await authSquid.accessLog()).slice(before);
+      expect(logged(log, 'POST', `${upstream.plainUrl!}/api/login`)).toEqual([expect.stringMatching(/ TCP_DENIED\/407 /)]);
+    }
+    expect(upstream.stats.logins).toBe(logins);
+  });
+});
