@@ -40,7 +40,8 @@ import {
   type Trigger,
 } from './load/audit.js';
 import { LockWaitWatch } from './load/lock-wait.js';
-import { compressListing, findPayload, latestPayload, restorePayload, storePayload } from './load/payloads.js';
+import { compressListing, latestPayload, restorePayload, storePayload } from './load/payloads.js';
+import { checkListingFile, checkReplaySource } from './load/sources.js';
 import { classifyWithHashes, markRun, readSourceHashes, removeStagedPositions, saveSourceHashes } from './load/source-hash.js';
 import { removeDuplicates, stageRows } from './load/staging.js';
 import { listingCopyLines, newTally, recordFastPaths, topReasons, type ListingTally } from './pipeline.js';
@@ -336,15 +337,11 @@ class Run {
   }
 }
 
+/** Checked before the run row is written: an unreadable file or a run without a payload records no run (exit 2). */
 async function describeSource(deps: SyncDeps, source: SyncSource): Promise<string> {
-  if (source.kind === 'file') return resolve(source.path);
+  if (source.kind === 'file') return checkListingFile(source.path);
   if (source.kind === 'api') return deps.api?.listingUrl ?? 'api';
-  const payload = await findPayload(deps.pool, source.runId);
-  if (!payload) {
-    throw new SyncError('NOT_FOUND', `run ${source.runId} has no archived payload (only the newest SYNC_ARCHIVE_KEEP are kept; see sync_payloads)`, {
-      exitCode: 2,
-    });
-  }
+  const payload = await checkReplaySource(deps.pool, source.runId);
   return `replay of run ${payload.runId} (sha256 ${payload.sha256})`;
 }
 

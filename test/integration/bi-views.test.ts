@@ -126,7 +126,9 @@ describe('BI views over the hard values', () => {
     const [ok] = await db.rows<Record<string, unknown>>(`SELECT last_success_run_id::text, last_success_age_seconds, last_run_id::text, last_run_status, last_run_error FROM "${bi}".sync_freshness`);
     expect(ok).toMatchObject({ last_success_run_id: '4', last_run_id: '4', last_run_status: 'succeeded', last_run_error: null });
     expect(Number(ok!.last_success_age_seconds)).toBeGreaterThanOrEqual(0);
-    const failed = await runCli(['run', '--from-file', '/nonexistent/listing.json'], syncEnv(db));
+    const truncated = join(await tempDir(), 'truncated.json');
+    await writeFile(truncated, '{"count": 1, "bulk_wine_reconciliation": [{"id": 1');
+    const failed = await runCli(['run', '--from-file', truncated], syncEnv(db));
     expect(failed.code).toBe(1);
     const rows = await db.rows(`SELECT last_success_run_id::text, last_run_id::text, last_run_status, last_run_error IS NOT NULL AS has_error FROM "${bi}".sync_freshness`);
     expect(rows).toEqual([{ last_success_run_id: '4', last_run_id: '5', last_run_status: 'failed', has_error: true }]);
