@@ -24,7 +24,7 @@ import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './gu
 import { spoolFault } from './extract/spool-fault.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyStaged, type ChangeCounts } from './load/apply.js';
-import { carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
+import { biRoundingLevel, carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';
 import {
   duplicateIdReject,
   finishRun,
@@ -249,8 +249,8 @@ class Run {
       const noRowChanged = counts.inserted + counts.updated + counts.deleted + counts.restored === 0;
       const carried = hashes && noRowChanged ? carriedBiRounding(last, config.bi.scale) : undefined;
       this.bi = carried ?? (await countBiRounding(client, config.bi.scale));
-      const biWarning = describeBiRounding(this.bi);
-      if (biWarning) log.warn({ ...this.bi, countedBy: carried ? Number(last!.id) : Number(runId) }, biWarning);
+      const biNote = describeBiRounding(this.bi);
+      if (biNote) log[biRoundingLevel(this.bi, last)]({ ...this.bi, countedBy: carried ? Number(last!.id) : Number(runId) }, biNote);
 
       if (compressed) {
         await storePayload(client, { runId, sha256, bytes: this.tally.bytes, compressed, keep: config.archiveKeep }, log);
