@@ -5,7 +5,7 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import cron from 'node-cron';
-import { defineCommand, parseCommand } from './command-line.js';
+import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
 import { migrate } from './db/migrate.js';
 import { LockHeldError, SyncError, describeError } from './errors.js';
@@ -23,12 +23,26 @@ export const SCHEDULE = defineCommand({
   flags: {
     'run-now': { type: 'boolean', help: 'also run one sync at start' },
   },
+  env: {
+    needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
+    reads: [
+      'SYNC_SCHEDULE',
+      'SYNC_TIMEZONE',
+      'SYNC_HEALTH_FILE',
+      'SYNC_METRICS_PORT',
+      'SYNC_METRICS_HOST',
+      ...SETTINGS.API_SETTINGS,
+      ...SETTINGS.LOAD_SETTINGS,
+      ...SETTINGS.REPORTING,
+    ],
+  },
 });
 
 export const HEALTHCHECK = defineCommand({
   name: 'healthcheck',
   summary: "exit 0 when the daemon's heartbeat (SYNC_HEALTH_FILE) is fresh",
   flags: {},
+  env: { needs: [], reads: ['SYNC_HEALTH_FILE (the same as the daemon\'s)'] },
 });
 
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {

@@ -101,6 +101,14 @@ export async function finishRun(
   return toRunRow(rows[0]);
 }
 
+const STATUS_SQL = loadStatements('status.sql', ['run_by_id']);
+
+/** One run, every column (for `status --run ID`); undefined when there is no such run. */
+export async function findRun(pool: Pool, id: string): Promise<RunRow | undefined> {
+  const { rows } = await pool.query(STATUS_SQL.run_by_id, [id]);
+  return rows[0] === undefined ? undefined : toRunRow(rows[0]);
+}
+
 export async function recentRuns(pool: Pool, limit: number): Promise<RunRow[]> {
   const { rows } = await pool.query(SQL.recent_runs, [limit]);
   return rows.map(toRunRow);
