@@ -25,7 +25,7 @@ export class SyncMetrics {
     const registers = [this.registry];
     this.lastSuccess = new Gauge({
       name: 'wine_recon_sync_last_success_timestamp_seconds',
-      help: 'Unix time the last successful (non-dry) run finished; 0 if there never was one. Read from sync_runs at start.',
+      help: 'Unix time the last successful load (a succeeded, non-dry run; view sync_last_load) finished; 0 if there never was one. Read at start and after each run.',
       registers,
     });
     this.lastRun = new Gauge({
