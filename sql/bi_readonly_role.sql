@@ -45,6 +45,7 @@ GRANT SELECT ON
   :"schema".bulk_wine_reconciliation_closed_versions,
   :"schema".sync_runs,
   :"schema".sync_runs_latest,
+  :"schema".sync_last_load,
   :"schema".sync_rejects
 TO :"role";
 \else

@@ -3,15 +3,17 @@
  * outcomes to exit codes: 0 succeeded, 1 run failed, 2 usage/configuration, 3 lock held.
  */
 import type { ConfigNeeds } from './config.js';
-import { PROGRAM, defineCommand, parseCommand, programUsage, usageOf, type CommandSpec } from './command-line.js';
+import { PROGRAM, SETTINGS, defineCommand, parseCommand, programUsage, type CommandSpec } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Io } from './context.js';
 import { migrate } from './db/migrate.js';
 import { HelpRequested, SyncError, UsageError, describeError } from './errors.js';
-import { recentRuns, type RunRow } from './load/audit.js';
-import { formatRunsTable, formatSummary } from './report.js';
+import { findRun, recentRuns, type RunRow } from './load/audit.js';
+import { formatRun, formatRunsTable, formatSummary } from './report.js';
 import { RunReporter } from './reporting.js';
 import { runSync, type SyncOutcome, type SyncRequest } from './run/sync.js';
 import { APP_VERSION } from './version.js';
+
+const { SCHEMA_SETTINGS, LOAD_SETTINGS, API_SETTINGS, REPORTING } = SETTINGS;
 
 const RUN = defineCommand({
   name: 'run',
@@ -23,30 +25,42 @@ const RUN = defineCommand({
     'from-file': { type: 'string', value: 'F', help: 'load a saved listing document instead of calling the API' },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
-  notes: 'environment: DATABASE_URL, WINE_API_BASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD (see README "Configuration")',
+  env: {
+    needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
+    reads: [...API_SETTINGS, ...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING],
+  },
+  notes: 'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*). DATABASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD and SYNC_NOTIFY_URL can also be read from a file named by *_FILE',
 });
 
 const REPLAY = defineCommand({
   name: 'replay',
   summary: 'load the archived payload of an earlier run again (backfill, rebuild after a fix)',
   flags: {
-    run: { type: 'string', value: 'ID', required: true, help: 'the sync_runs id whose payload to load' },
+    run: { type: 'string', value: 'ID', required: true, integer: { min: 1, max: Number.MAX_SAFE_INTEGER }, help: 'the sync_runs id whose payload to load' },
     'dry-run': { type: 'boolean', help: 'do everything and report the counts, but commit nothing to the data tables' },
     'allow-mass-delete': { type: 'boolean', help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows' },
     'accept-schema-change': { type: 'boolean', help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)' },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
+  env: { needs: ['DATABASE_URL'], reads: [...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING] },
 });
 
-const MIGRATE = defineCommand({ name: 'migrate', summary: 'apply pending migrations and exit', flags: {} });
+const MIGRATE = defineCommand({
+  name: 'migrate',
+  summary: 'apply pending migrations and exit',
+  flags: {},
+  env: { needs: ['DATABASE_URL'], reads: [...SCHEMA_SETTINGS, 'LOG_LEVEL'] },
+});
 
 const STATUS = defineCommand({
   name: 'status',
   summary: 'recent runs from sync_runs, newest first',
   flags: {
-    limit: { type: 'string', value: 'N', default: '10', help: 'how many runs to show' },
-    json: { type: 'boolean', help: 'print the rows as JSON instead of a table' },
+    limit: { type: 'string', value: 'N', default: '10', integer: { min: 1, max: 999_999 }, help: 'how many runs to show' },
+    run: { type: 'string', value: 'ID', integer: { min: 1, max: Number.MAX_SAFE_INTEGER }, help: 'show this one run in full, error text included' },
+    json: { type: 'boolean', help: 'print the rows as JSON instead of a table (errors in full)' },
   },
+  env: { needs: ['DATABASE_URL'], reads: [...SCHEMA_SETTINGS, 'LOG_LEVEL'] },
 });
 
 /** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
@@ -121,7 +135,6 @@ async function runCommand(args: string[], io: Io): Promise<number> {
 
 async function replayCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(REPLAY, args);
-  if (!/^[1-9]\d{0,17}$/.test(flags.run)) throw new UsageError(`--run takes a sync_runs id (a whole number), got "${flags.run}"\n\n${usageOf(REPLAY)}`);
   const request: SyncRequest = {
     source: { kind: 'replay', runId: flags.run },
     trigger: 'replay',
@@ -206,12 +219,16 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
 
 async function statusCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(STATUS, args);
-  const limit = flags.limit;
-  if (!/^[1-9]\d{0,5}$/.test(limit)) throw new UsageError(`--limit takes a whole number from 1 to 999999\n\n${usageOf(STATUS)}`);
   const ctx = openContext(io, { api: false, database: true });
   try {
     await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
-    const runs: RunRow[] = await recentRuns(ctx.pool, Number(limit));
+    if (flags.run !== undefined) {
+      const run = await findRun(ctx.pool, flags.run);
+      if (!run) throw new UsageError(`there is no run ${flags.run} in sync_runs`);
+      io.stdout.write(flags.json ? `${JSON.stringify(run)}\n` : `${formatRun(run)}\n`);
+      return 0;
+    }
+    const runs: RunRow[] = await recentRuns(ctx.pool, Number(flags.limit));
     io.stdout.write(flags.json ? `${JSON.stringify(runs)}\n` : `${formatRunsTable(runs)}\n`);
     return 0;
   } finally {

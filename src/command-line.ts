@@ -17,6 +17,14 @@ export interface Flag {
   default?: string;
   /** The command refuses to run without it. */
   required?: boolean;
+  /** A whole number in this range: checked here, with a message of its own. */
+  integer?: { min: number; max: number };
+}
+
+/** The environment a command reads, shown in its --help: what it cannot run without, and what else it reads. */
+export interface CommandEnv {
+  needs: readonly string[];
+  reads?: readonly string[];
 }
 
 export interface CommandSpec<F extends Record<string, Flag> = Record<string, Flag>> {
@@ -24,13 +32,24 @@ export interface CommandSpec<F extends Record<string, Flag> = Record<string, Fla
   /** One line, shown in the command list and under the usage line. */
   summary: string;
   flags: F;
-  /** Optional paragraph after the options (environment, examples). */
+  /** Required, so that no command's help can leave out what it needs from the environment. */
+  env: CommandEnv;
+  /** Optional paragraph after the environment (examples, remarks). */
   notes?: string;
 }
 
 export type FlagValues<F extends Record<string, Flag>> = {
   [K in keyof F]: F[K] extends { default: string } | { required: true } ? string : F[K] extends { type: 'boolean' } ? boolean | undefined : string | undefined;
 };
+
+/** Groups of settings for the commands' help (each command also names what it cannot run without). */
+const SCHEMA_SETTINGS = ['SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'];
+export const SETTINGS = {
+  SCHEMA_SETTINGS,
+  LOAD_SETTINGS: [...SCHEMA_SETTINGS, 'SYNC_MAX_REJECT_RATIO', 'SYNC_MAX_DELETE_RATIO', 'SYNC_ARCHIVE_KEEP', 'SYNC_LOCK_TIMEOUT_MS', 'SYNC_RUN_TIMEOUT_MS'],
+  API_SETTINGS: ['WINE_API_LOGIN_URL', 'WINE_API_TOKEN_FIELD', 'WINE_API_TIMEOUT_MS', 'WINE_API_RETRIES', 'WINE_API_ALLOW_INSECURE_HTTP', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY'],
+  REPORTING: ['SYNC_NOTIFY_URL', 'SYNC_NOTIFY_ON', 'LOG_LEVEL'],
+} as const;
 
 /** Keeps the literal flag types of a spec written as a constant. */
 export function defineCommand<F extends Record<string, Flag>>(spec: CommandSpec<F>): CommandSpec<F> {
@@ -48,6 +67,7 @@ export function usageOf(spec: CommandSpec): string {
   ]);
   rows.push(['-h, --help', 'show this help and exit']);
   const width = Math.max(...rows.map(([left]) => left.length));
+  const { needs, reads = [] } = spec.env;
   return [
     `usage: ${PROGRAM} ${[spec.name, ...synopsis].join(' ')}`,
     '',
@@ -55,31 +75,67 @@ export function usageOf(spec: CommandSpec): string {
     '',
     'options:',
     ...rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`),
+    '',
+    'environment (see README "Configuration"):',
+    ...wrapList('  needs  ', needs.length > 0 ? needs : ['nothing']),
+    ...(reads.length > 0 ? wrapList('  reads  ', reads) : []),
     ...(spec.notes ? ['', spec.notes] : []),
   ].join('\n');
 }
 
+/** `items` comma-separated after `label`, wrapped under it at about 100 columns. */
+function wrapList(label: string, items: readonly string[]): string[] {
+  const lines: string[] = [];
+  let line = '';
+  items.forEach((item, i) => {
+    const word = `${item}${i < items.length - 1 ? ',' : ''}`;
+    if (line !== '' && label.length + line.length + 1 + word.length > 100) {
+      lines.push(line);
+      line = '';
+    }
+    line = line === '' ? word : `${line} ${word}`;
+  });
+  lines.push(line);
+  return lines.map((l, i) => (i === 0 ? label : ' '.repeat(label.length)) + l);
+}
+
 /** The flags of one command; throws HelpRequested for -h/--help and UsageError (with the usage) otherwise. */
 export function parseCommand<F extends Record<string, Flag>>(spec: CommandSpec<F>, args: string[]): FlagValues<F> {
-  const options: Record<string, { type: 'boolean' | 'string'; default?: string; short?: string }> = { ...HELP_FLAG };
-  for (const [name, flag] of Object.entries(spec.flags)) {
-    options[name] = flag.default === undefined ? { type: flag.type } : { type: flag.type, default: flag.default };
+  // -h wins over a bad flag beside it: the user asked how to use the command.
+  if (args.includes('-h') || args.includes('--help')) throw new HelpRequested(usageOf(spec));
+  const options: Record<string, { type: 'boolean' | 'string'; short?: string }> = { ...HELP_FLAG };
+  for (const [name, flag] of Object.entries(spec.flags)) options[name] = { type: flag.type };
+  // Not strict: node's own messages ("Unknown option", "argument is ambiguous") are replaced by ours.
+  const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
+  const refuse = (message: string) => new UsageError(`${message}\n\n${usageOf(spec)}`);
+  const values: Record<string, string | boolean | undefined> = {};
+  for (const token of tokens) {
+    if (token.kind === 'positional') throw refuse(`unexpected argument "${token.value}": ${spec.name} takes only options`);
+    if (token.kind !== 'option') continue;
+    const flag = spec.flags[token.name];
+    if (flag === undefined) throw refuse(`unknown option ${token.rawName} for ${spec.name}`);
+    if (flag.type === 'boolean') {
+      if (token.value !== undefined) throw refuse(`${token.rawName} takes no value`);
+      values[token.name] = true;
+      continue;
+    }
+    // `--limit --json`: a missing value, not a value "--json"; `--limit -3` is a value (checked below).
+    if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-') && !/^-\d/.test(token.value))) {
+      throw refuse(`${token.rawName} needs a value (${flag.value ?? 'VALUE'})`);
+    }
+    values[token.name] = token.value;
   }
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({ args, options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
-  } catch (error) {
-    // -h wins over a bad flag beside it: the user asked how to use the command.
-    if (args.includes('-h') || args.includes('--help')) throw new HelpRequested(usageOf(spec));
-    throw new UsageError(`${(error as Error).message}\n\n${usageOf(spec)}`);
-  }
-  if (values.help === true) throw new HelpRequested(usageOf(spec));
   for (const [name, flag] of Object.entries(spec.flags)) {
-    if (flag.required && values[name] === undefined) {
-      throw new UsageError(`${spec.name} needs --${name} ${flag.value ?? 'VALUE'}\n\n${usageOf(spec)}`);
+    if (values[name] === undefined && flag.default !== undefined) values[name] = flag.default;
+    const value = values[name];
+    if (flag.required && value === undefined) throw refuse(`${spec.name} needs --${name} ${flag.value ?? 'VALUE'}`);
+    if (flag.integer && typeof value === 'string') {
+      const { min, max } = flag.integer;
+      if (!/^\d{1,16}$/.test(value) || Number(value) < min || Number(value) > max) {
+        throw refuse(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+      }
     }
   }
-  delete values.help;
   return values as FlagValues<F>;
 }
 

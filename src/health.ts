@@ -17,6 +17,8 @@ export interface Health {
   heartbeatAt: string;
   nextRunAt: string | null;
   lastRun: { id: number; status: string; finishedAt: string | null } | null;
+  /** The last successful load (sync_last_load: dry runs excluded), read from the database at start and after each run. */
+  lastSuccess?: { id: number; finishedAt: string } | null;
   /** When the current run started; null while idle. */
   runStartedAt: string | null;
   runTimeoutMs: number;
@@ -43,7 +45,8 @@ export function assessHealth(health: Health, nowMs: number, heartbeat: boolean):
     }
   }
   const last = health.lastRun ? `${health.lastRun.id} ${health.lastRun.status}` : 'none';
-  return { healthy: true, reason: `${health.state}, next run ${health.nextRunAt ?? 'none'}, last run ${last}` };
+  const load = health.lastSuccess ? `run ${health.lastSuccess.id} at ${health.lastSuccess.finishedAt}` : health.lastSuccess === null ? 'none' : 'unknown';
+  return { healthy: true, reason: `${health.state}, next run ${health.nextRunAt ?? 'none'}, last run ${last}, last successful load ${load}` };
 }
 
 export async function writeHealth(path: string, health: Health): Promise<void> {

@@ -25,7 +25,7 @@ export class SyncMetrics {
     const registers = [this.registry];
     this.lastSuccess = new Gauge({
       name: 'wine_recon_sync_last_success_timestamp_seconds',
-      help: 'Unix time the last successful (non-dry) run finished; 0 if there never was one. Read from sync_runs at start.',
+      help: 'Unix time the last successful load (a succeeded, non-dry run; view sync_last_load) finished; 0 if there never was one. Read at start and after each run.',
       registers,
     });
     this.lastRun = new Gauge({
@@ -67,7 +67,7 @@ export class SyncMetrics {
 
   /** Starting values from the audit trail, so a restarted daemon (or a batch push) does not report zeros. */
   seed(history: RunHistory): void {
-    this.lastSuccess.set(history.lastSuccess ?? 0);
+    this.setLastSuccess(history.lastSuccess);
     const lastByStatus = new Map<RunStatus, number>();
     for (const t of history.totals) {
       this.runs.inc({ status: t.status, trigger: t.trigger }, t.runs);
@@ -87,9 +87,13 @@ export class SyncMetrics {
     const finished = Date.parse(run.finished_at ?? run.started_at) / 1000;
     this.runs.inc({ status: run.status, trigger: run.trigger });
     this.lastRun.set({ status: run.status }, finished);
-    if (run.status === 'succeeded' && !run.dry_run) this.lastSuccess.set(finished);
     this.duration.observe(Math.max(0, finished - Date.parse(run.started_at) / 1000));
     this.setRecords(run);
+  }
+
+  /** Unix seconds of the last successful load (sync_last_load, read by the reporter after each run); 0: never. */
+  setLastSuccess(seconds: number | null): void {
+    this.lastSuccess.set(seconds ?? 0);
   }
 
   text(): Promise<string> {

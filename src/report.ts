@@ -39,8 +39,26 @@ const COLUMNS: Array<[string, (r: RunRow) => string]> = [
   ['unchanged', (r) => n(r.unchanged)],
   ['deleted', (r) => n(r.deleted)],
   ['restored', (r) => n(r.restored)],
-  ['error', (r) => (r.error ?? '').replace(/\s+/g, ' ').slice(0, 80)],
+  ['error', (r) => shortError(r.error)],
 ];
+
+const ERROR_WIDTH = 80;
+
+/** The table keeps one line per run: a long error is cut there, and `status --run ID` shows it whole. */
+function shortError(error: string | null): string {
+  const text = (error ?? '').replace(/\s+/g, ' ');
+  return text.length <= ERROR_WIDTH ? text : `${text.slice(0, ERROR_WIDTH - 1)}… (status --run ID shows it all)`;
+}
+
+/** `status --run ID`: every column of one run, one per line; the error whole, as stored. */
+export function formatRun(run: RunRow): string {
+  const entries = Object.entries(run).filter(([key]) => key !== 'error');
+  const width = Math.max(...entries.map(([key]) => key.length), 'error'.length);
+  const show = (value: unknown) => (value === null || value === undefined ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+  const lines = entries.map(([key, value]) => `${key.padEnd(width)}  ${show(value)}`);
+  lines.push(`${'error'.padEnd(width)}  ${run.error === null ? '-' : run.error.replaceAll('\n', `\n${' '.repeat(width + 2)}`)}`);
+  return lines.join('\n');
+}
 
 export function formatRunsTable(runs: RunRow[]): string {
   if (runs.length === 0) return 'no runs yet';

@@ -6,9 +6,9 @@
 import { hostname } from 'node:os';
 import { Pushgateway } from 'prom-client';
 import type { Context } from './context.js';
-import { LockHeldError, describeError } from './errors.js';
+import { LockHeldError, describeError, isUsageMistake } from './errors.js';
 import { agentFor } from './extract/http-agents.js';
-import { latestFinishedBefore, runHistory, type Trigger } from './load/audit.js';
+import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type Trigger } from './load/audit.js';
 import { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type RunNotice, type Where } from './notify.js';
 import type { SyncOutcome } from './run/sync.js';
@@ -18,6 +18,8 @@ const PUSH_TIMEOUT_MS = 10_000;
 
 export class RunReporter {
   readonly metrics: SyncMetrics;
+  /** What the last read of sync_last_load found (null: no successful load yet; undefined: not read). */
+  latestLoad: LastLoad | null | undefined;
   private readonly where: Where;
 
   constructor(
@@ -40,7 +42,9 @@ export class RunReporter {
   /** Seeds the metrics from sync_runs (last success, totals, last counts). */
   async start(): Promise<void> {
     try {
-      this.metrics.seed(await runHistory(this.ctx.pool));
+      const history = await runHistory(this.ctx.pool);
+      this.metrics.seed(history);
+      this.latestLoad = history.lastLoad;
     } catch (error) {
       this.ctx.log.warn({ err: error }, 'cannot read the run history for the metrics; they start from zero');
     }
@@ -50,10 +54,29 @@ export class RunReporter {
     this.metrics.runStarted();
   }
 
+  /**
+   * The last successful load as sync_last_load defines it (dry runs excluded): for the metric and
+   * the daemon's health. Undefined when the database cannot answer (the caller keeps what it had).
+   */
+  async lastLoad(): Promise<LastLoad | null | undefined> {
+    try {
+      const load = (await lastLoad(this.ctx.pool)) ?? null;
+      this.metrics.setLastSuccess(load ? Date.parse(load.finishedAt) / 1000 : null);
+      this.latestLoad = load;
+      return load;
+    } catch (error) {
+      this.ctx.log.warn({ err: error }, 'cannot read the last successful load from sync_last_load');
+      return undefined;
+    }
+  }
+
   /** After runSync: the outcome, or the error it threw (no run row then). */
   async finished(result: { outcome: SyncOutcome } | { error: unknown }): Promise<void> {
     const run = 'outcome' in result ? result.outcome.run : undefined;
     this.metrics.runFinished(run);
+    if (run) await this.lastLoad();
+    // A usage mistake (a missing --from-file, a --run that does not exist) recorded no run: nobody is paged for a typo.
+    if (!run && isUsageMistake((result as { error: unknown }).error)) return;
     const notify = this.ctx.config.notify;
     if (!notify) return;
     try {

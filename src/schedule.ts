@@ -5,7 +5,7 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import cron from 'node-cron';
-import { defineCommand, parseCommand } from './command-line.js';
+import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
 import { migrate } from './db/migrate.js';
 import { LockHeldError, SyncError, describeError } from './errors.js';
@@ -23,12 +23,26 @@ export const SCHEDULE = defineCommand({
   flags: {
     'run-now': { type: 'boolean', help: 'also run one sync at start' },
   },
+  env: {
+    needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
+    reads: [
+      'SYNC_SCHEDULE',
+      'SYNC_TIMEZONE',
+      'SYNC_HEALTH_FILE',
+      'SYNC_METRICS_PORT',
+      'SYNC_METRICS_HOST',
+      ...SETTINGS.API_SETTINGS,
+      ...SETTINGS.LOAD_SETTINGS,
+      ...SETTINGS.REPORTING,
+    ],
+  },
 });
 
 export const HEALTHCHECK = defineCommand({
   name: 'healthcheck',
   summary: "exit 0 when the daemon's heartbeat (SYNC_HEALTH_FILE) is fresh",
   flags: {},
+  env: { needs: [], reads: ['SYNC_HEALTH_FILE (the same as the daemon\'s)'] },
 });
 
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {
@@ -44,7 +58,18 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const health: Health = { pid: process.pid, state: 'idle', heartbeatAt: '', nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
   const reporter = new RunReporter(ctx, { processMetrics: true, trigger: 'schedule' });
   await reporter.start();
+  if (reporter.latestLoad !== undefined) health.lastSuccess = reporter.latestLoad;
   const server = config.metrics && (await serveMetrics(ctx, reporter, health));
+
+  // The heartbeat file is what `healthcheck` reads: rewritten every HEARTBEAT_MS and whenever a run
+  // starts or ends, so that it agrees with /healthz right after a run instead of up to 15 s later.
+  // One write at a time (they share the temporary file), each with the state at its turn.
+  let writing = Promise.resolve();
+  const beat = (): Promise<void> =>
+    (writing = writing.then(async () => {
+      health.heartbeatAt = new Date().toISOString();
+      await writeHealth(config.healthFile, health).catch((err) => log.warn({ err }, 'cannot write the health file'));
+    }));
 
   const tick = (trigger: 'schedule' | 'manual'): Promise<void> | undefined => {
     if (stopping) return undefined;
@@ -56,6 +81,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     health.state = 'running';
     health.runStartedAt = new Date().toISOString();
     reporter.runStarted();
+    void beat();
     running = runSync(config, { pool, log, api, signal: controller.signal }, { source: { kind: 'api' }, trigger: 'schedule' })
       .then(async (outcome) => {
         const { run } = outcome;
@@ -67,11 +93,13 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
         else log.error({ err: error }, 'sync could not run');
         await reporter.finished({ error });
       })
-      .finally(() => {
+      .finally(async () => {
         running = undefined;
         health.runStartedAt = null;
         health.state = stopping ? 'stopping' : 'idle';
         health.nextRunAt = task.getNextRun()?.toISOString() ?? null;
+        if (reporter.latestLoad !== undefined) health.lastSuccess = reporter.latestLoad;
+        if (!stopping) await beat();
         log.info({ nextRunAt: health.nextRunAt }, 'next sync scheduled');
       });
     return running;
@@ -81,10 +109,6 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   health.nextRunAt = task.getNextRun()?.toISOString() ?? null;
   log.info({ schedule: config.schedule, timezone: config.timezone, nextRunAt: health.nextRunAt }, 'daemon started');
 
-  const beat = async () => {
-    health.heartbeatAt = new Date().toISOString();
-    await writeHealth(config.healthFile, health).catch((err) => log.warn({ err }, 'cannot write the health file'));
-  };
   await beat();
   const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
   if (flags['run-now']) void tick('manual');
@@ -104,6 +128,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     controller?.abort(new Error(signal));
     await running;
   }
+  await writing;
   await server?.close();
   await rm(config.healthFile, { force: true });
   await ctx.close();

@@ -74,9 +74,9 @@ SELECT s.id AS last_success_run_id,
        l.finished_at AS last_run_finished_at,
        l.error AS last_run_error
 FROM (VALUES (1)) AS one (x)
+-- The last successful load is defined once, by {{data}}.sync_last_load (dry runs excluded).
 LEFT JOIN LATERAL (
-  SELECT id, finished_at FROM {{data}}.sync_runs
-  WHERE status = 'succeeded' AND NOT dry_run ORDER BY started_at DESC LIMIT 1
+  SELECT run_id AS id, finished_at FROM {{data}}.sync_last_load
 ) s ON true
 LEFT JOIN LATERAL (
   SELECT id, status, started_at, finished_at, error FROM {{data}}.sync_runs ORDER BY started_at DESC, id DESC LIMIT 1
@@ -128,7 +128,7 @@ COMMENT ON COLUMN {{bi}}.reconciliation_history.run_id IS 'sync_runs.id of the r
 COMMENT ON COLUMN {{bi}}.reconciliation_history.overflow_columns IS 'Only in the BI views: comma-separated names of the quantities left NULL here because they do not fit numeric(28,{{scale}}); NULL when every quantity fits. Their exact values are in {{data_name}}.bulk_wine_reconciliation_history.';
 
 COMMENT ON VIEW {{bi}}.sync_freshness IS 'How fresh the data is, for dashboard tiles and alerts: always one row with the last successful sync (dry runs excluded) and its age, and the last sync of any outcome with its status and error. Built from {{data_name}}.sync_runs.';
-COMMENT ON COLUMN {{bi}}.sync_freshness.last_success_run_id IS 'sync_runs.id of the last successful sync that committed data (not a dry run); null before the first one.';
+COMMENT ON COLUMN {{bi}}.sync_freshness.last_success_run_id IS 'sync_runs.id of the last successful sync that committed data (not a dry run; as {{data_name}}.sync_last_load); null before the first one.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_success_finished_at IS 'When that sync finished: the data is as of this time.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_success_age_seconds IS 'Seconds since that sync finished, at query time (a whole number, so every driver reads it; sync_runs_latest.age is the interval).';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_id IS 'sync_runs.id of the most recently started sync, whatever its outcome.';

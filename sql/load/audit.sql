@@ -53,11 +53,9 @@ COPY (SELECT data FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq) TO ST
 -- What the schema-drift guard compares a listing with: the last successful run that committed.
 -- Its BI counts are still right for a run that changed no row (see src/load/bi-rounding.ts), while
 -- the table is as it left it: live_after rows, each the version a run's fingerprint vouches for.
-SELECT id, field_counts, unknown_fields, bi_scale, bi_rounded, bi_overflow,
-       (received - rejected - duplicates)::bigint AS live_after
-FROM sync_runs
-WHERE status = 'succeeded' AND NOT dry_run
-ORDER BY id DESC LIMIT 1;
+SELECT r.id, r.field_counts, r.unknown_fields, r.bi_scale, r.bi_rounded, r.bi_overflow,
+       (r.received - r.rejected - r.duplicates)::bigint AS live_after
+FROM sync_last_load l JOIN sync_runs r ON r.id = l.run_id;
 
 -- name: recent_runs
 SELECT * FROM sync_runs ORDER BY id DESC LIMIT $1;
@@ -68,7 +66,8 @@ SELECT status, trigger, count(*)::int AS runs, extract(epoch FROM max(finished_a
 FROM sync_runs WHERE status <> 'running' GROUP BY status, trigger;
 
 -- name: last_success
-SELECT extract(epoch FROM max(finished_at))::float8 AS seconds FROM sync_runs WHERE status = 'succeeded' AND NOT dry_run;
+-- The metrics, the daemon's health and sync_freshness share this definition: sync_last_load.
+SELECT run_id AS id, finished_at FROM sync_last_load;
 
 -- name: latest_finished
 SELECT * FROM sync_runs WHERE status <> 'running' AND id < $1 ORDER BY id DESC LIMIT 1;

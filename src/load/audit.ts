@@ -102,6 +102,14 @@ export async function finishRun(
   return toRunRow(rows[0]);
 }
 
+const STATUS_SQL = loadStatements('load/status.sql', ['run_by_id']);
+
+/** One run, every column (for `status --run ID`); undefined when there is no such run. */
+export async function findRun(pool: Pool, id: string): Promise<RunRow | undefined> {
+  const { rows } = await pool.query(STATUS_SQL.run_by_id, [id]);
+  return rows[0] === undefined ? undefined : toRunRow(rows[0]);
+}
+
 export async function recentRuns(pool: Pool, limit: number): Promise<RunRow[]> {
   const { rows } = await pool.query(SQL.recent_runs, [limit]);
   return rows.map(toRunRow);
@@ -168,17 +176,33 @@ export interface RunHistory {
   totals: Array<{ status: RunStatus; trigger: Trigger; runs: number; lastFinished: number | null }>;
   /** Unix seconds of the newest successful non-dry run; null when there is none. */
   lastSuccess: number | null;
+  /** That run (sync_last_load); null when there is none. */
+  lastLoad: LastLoad | null;
   latest: RunRow | undefined;
 }
 
 export async function runHistory(pool: Pool): Promise<RunHistory> {
   const totals = await pool.query<{ status: RunStatus; trigger: Trigger; runs: number; last_finished: number | null }>(SQL.run_totals);
-  const success = await pool.query<{ seconds: number | null }>(SQL.last_success);
+  const load = await lastLoad(pool);
   return {
     totals: totals.rows.map((r) => ({ status: r.status, trigger: r.trigger, runs: r.runs, lastFinished: r.last_finished })),
-    lastSuccess: success.rows[0]?.seconds ?? null,
+    lastSuccess: load ? Date.parse(load.finishedAt) / 1000 : null,
+    lastLoad: load ?? null,
     latest: await latestFinishedBefore(pool, Number.MAX_SAFE_INTEGER),
   };
+}
+
+/** The last successful load: a succeeded run that committed data (view sync_last_load, dry runs excluded). */
+export interface LastLoad {
+  id: number;
+  finishedAt: string;
+}
+
+/** The one reader of sync_last_load in the program: metrics, the daemon's health and its healthcheck use it. */
+export async function lastLoad(pool: Pool): Promise<LastLoad | undefined> {
+  const { rows } = await pool.query<{ id: string; finished_at: Date }>(SQL.last_success);
+  const row = rows[0];
+  return row === undefined ? undefined : { id: Number(row.id), finishedAt: row.finished_at.toISOString() };
 }
 
 /** The newest finished run before run `id` (for "recovered": the run before a success failed). */

@@ -1,4 +1,4 @@
-/** How many live values the BI views round or leave NULL: the run warns, since the views lose those digits. */
+/** How many live values the BI views round or leave NULL: the run says so, and warns when it gets worse. */
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
 
@@ -38,6 +38,19 @@ export function carriedBiRounding(
 export function overflowThreshold(scale: number): string {
   if (!Number.isInteger(scale) || scale < 0 || scale > 20) throw new RangeError(`BI scale must be 0..20, got ${scale}`);
   return `${'9'.repeat(28 - scale)}.${'9'.repeat(scale)}5`;
+}
+
+/**
+ * A warning is for a change, not a state: the count grew since the last successful load (its
+ * stored bi_rounded/bi_overflow) or the scale changed; the same values rounded night after night
+ * are logged at info, so that alerting on warnings stays quiet on unchanged re-syncs.
+ */
+export function biRoundingLevel(
+  now: BiRounding,
+  last: { bi_scale: number | null; bi_rounded: string | null; bi_overflow: string | null } | undefined,
+): 'warn' | 'info' {
+  if (last?.bi_scale !== now.scale || last.bi_rounded === null || last.bi_overflow === null) return 'warn';
+  return now.rounded > Number(last.bi_rounded) || now.overflow > Number(last.bi_overflow) ? 'warn' : 'info';
 }
 
 /** The warning for the log and the run summary; undefined when the BI views show every value exactly. */

@@ -20,7 +20,7 @@ import { spoolFault } from '../extract/spool-fault.js';
 import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
 import { duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type Reject, type RunCounts, type RunStatus } from '../load/audit.js';
-import { carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
+import { biRoundingLevel, carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
 import { compressListing, latestPayload, restorePayload, storePayload, type CompressedListing } from '../load/payloads.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
@@ -229,7 +229,7 @@ export class Run {
   }
 
   /**
-   * What the BI views round, after the changes; warned about in the log. A re-sync that changed no
+   * What the BI views round, after the changes, in the log. A re-sync that changed no
    * row carries the last successful run's count forward, when the table is provably as that run
    * left it: every live row is the version a run's fingerprint vouches for, none was removed, and
    * as many are live.
@@ -240,8 +240,9 @@ export class Run {
     const sameRows = asRunsLeftIt && noRowChanged && last?.live_after != null && counts.liveBefore === Number(last.live_after);
     const carried = sameRows ? carriedBiRounding(last, scale) : undefined;
     const bi = carried ?? (await countBiRounding(this.client, scale));
-    const warning = describeBiRounding(bi);
-    if (warning) log.warn({ ...bi, countedBy: carried ? Number(last!.id) : Number(this.runId) }, warning);
+    // A warning only when the count grew or the scale changed: a state logged every night is noise.
+    const note = describeBiRounding(bi);
+    if (note) log[biRoundingLevel(bi, last)]({ ...bi, countedBy: carried ? Number(last!.id) : Number(this.runId) }, note);
     return bi;
   }
 

@@ -3,7 +3,6 @@
  * happens, the deadline (SYNC_RUN_TIMEOUT_MS), and rollback on failure. The run's own work, in
  * named phases and in ONE transaction, is in run.ts.
  */
-import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { releaseRunLock, tryRunLock } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
@@ -12,7 +11,7 @@ import type { WineApi } from '../extract/api.js';
 import type { Logger } from '../log.js';
 import { finishRun, markAbandoned, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
-import { findPayload } from '../load/payloads.js';
+import { checkListingFile, checkReplaySource } from '../load/sources.js';
 import { APP_VERSION } from '../version.js';
 import { runDeadline } from './deadline.js';
 import { Run } from './run.js';
@@ -98,15 +97,11 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
   }
 }
 
+/** Checked before the run row is written: an unreadable file or a run without a payload records no run (exit 2). */
 async function describeSource(deps: SyncDeps, source: SyncSource): Promise<string> {
-  if (source.kind === 'file') return resolve(source.path);
+  if (source.kind === 'file') return checkListingFile(source.path);
   if (source.kind === 'api') return deps.api?.listingUrl ?? 'api';
-  const payload = await findPayload(deps.pool, source.runId);
-  if (!payload) {
-    throw new SyncError('NOT_FOUND', `run ${source.runId} has no archived payload (only the newest SYNC_ARCHIVE_KEEP are kept; see sync_payloads)`, {
-      exitCode: 2,
-    });
-  }
+  const payload = await checkReplaySource(deps.pool, source.runId);
   return `replay of run ${payload.runId} (sha256 ${payload.sha256})`;
 }
 

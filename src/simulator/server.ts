@@ -11,6 +11,10 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Dataset, INVALID_KINDS, Invalid, MAX_RECORD_BYTES, spreadPositions, type Mutation } from './dataset.js';
 import { JwtIssuer } from './jwt.js';
 
+
+/** The simulator's own credentials when SIMULATOR_EMAIL / SIMULATOR_PASSWORD are not given: not secrets. */
+export const DEFAULT_EMAIL = 'demo@example.com';
+export const DEFAULT_PASSWORD = 'demo-password';
 export type TokenShape = 'data.access_token' | 'token' | 'jwt' | 'bare' | 'nested-unknown';
 
 export interface SimulatorOptions {
@@ -192,8 +196,8 @@ class SimulatorServer implements Simulator {
   private baseUrl = '';
 
   constructor(options: SimulatorOptions) {
-    this.email = options.email ?? 'demo@example.com';
-    this.password = options.password ?? 'demo-password';
+    this.email = options.email ?? DEFAULT_EMAIL;
+    this.password = options.password ?? DEFAULT_PASSWORD;
     this.emailDigest = digest(this.email.toLowerCase());
     this.passwordDigest = digest(this.password);
     this.tokenTtlSeconds = options.tokenTtlSeconds ?? 3600;

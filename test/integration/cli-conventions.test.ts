@@ -12,7 +12,7 @@ const COMMANDS: Record<string, string[]> = {
   schedule: ['--run-now'],
   replay: ['--run ID', '--dry-run', '--allow-mass-delete', '--accept-schema-change', '--json'],
   migrate: [],
-  status: ['--limit N', '--json'],
+  status: ['--limit N', '--run ID', '--json'],
   demo: [],
   simulate: ['--port P', '--host H', '--records N', '--seed S', '--change N', '--tls-cert FILE', '--tls-key FILE'],
   healthcheck: [],
@@ -40,6 +40,36 @@ describe('--help', () => {
     }
   });
 
+  /** What each command cannot run without, as its help must name it. */
+  const NEEDS: Record<string, string> = {
+    run: 'DATABASE_URL, WINE_API_BASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD',
+    schedule: 'DATABASE_URL, WINE_API_BASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD',
+    replay: 'DATABASE_URL',
+    migrate: 'DATABASE_URL',
+    status: 'DATABASE_URL',
+    demo: 'nothing',
+    simulate: 'nothing',
+    healthcheck: 'nothing',
+  };
+  const READS: Record<string, string[]> = {
+    run: ['SYNC_DB_SCHEMA', 'SYNC_MAX_DELETE_RATIO', 'HTTPS_PROXY'],
+    schedule: ['SYNC_SCHEDULE', 'SYNC_TIMEZONE', 'SYNC_HEALTH_FILE', 'SYNC_METRICS_PORT'],
+    replay: ['SYNC_DB_SCHEMA', 'SYNC_ARCHIVE_KEEP'],
+    migrate: ['SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'],
+    status: ['SYNC_DB_SCHEMA'],
+    demo: ['DATABASE_URL', 'DEMO_PG_PORT'],
+    simulate: ['SIMULATOR_EMAIL', 'SIMULATOR_PASSWORD'],
+    healthcheck: ['SYNC_HEALTH_FILE'],
+  };
+
+  it.each(Object.keys(COMMANDS))('%s --help names the environment it needs and reads', async (command) => {
+    const r = await runCli([command, '--help'], {});
+    expect(r.code).toBe(0);
+    const environment = r.stdout.slice(r.stdout.indexOf('\nenvironment'));
+    expect(environment).toMatch(new RegExp(`^\\nenvironment \\(see README "Configuration"\\):\\n  needs  ${NEEDS[command]}\\b`));
+    for (const name of READS[command]!) expect(environment).toContain(name);
+  });
+
   it('help <command> is <command> --help', async () => {
     const viaHelp = await runCli(['help', 'replay'], {});
     const viaFlag = await runCli(['replay', '--help'], {});
@@ -61,7 +91,44 @@ describe('usage errors', () => {
     const r = await runCli(['run', '--bogus'], {});
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^Error: Unknown option '--bogus'.*\n\nusage: wine-recon-sync run \[--dry-run\]/s);
+    expect(r.stderr).toMatch(/^Error: unknown option --bogus for run\n\nusage: wine-recon-sync run \[--dry-run\]/);
+  });
+
+  it('messages start in lower case, whichever part of the command line is wrong', async () => {
+    const cases: Array<[string[], string]> = [
+      [['frobnicate'], 'unknown command "frobnicate"'],
+      [['run', '--bogus'], 'unknown option --bogus for run'],
+      [['run', '-x'], 'unknown option -x for run'],
+      [['status', 'extra'], 'unexpected argument "extra": status takes only options'],
+      [['run', '--json=yes'], '--json takes no value'],
+      [['status', '--limit'], '--limit needs a value (N)'],
+      [['status', '--limit', '--json'], '--limit needs a value (N)'],
+      [['replay'], 'replay needs --run ID'],
+      [['simulate', '--tls-cert', 'c.pem'], '--tls-cert and --tls-key go together'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(args, {});
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr.split('\n')[0], args.join(' ')).toBe(`Error: ${message}`);
+    }
+  });
+
+  it('numeric options say what they take instead of node\'s "argument is ambiguous"', async () => {
+    const cases: Array<[string[], string]> = [
+      [['status', '--limit', '-3'], '--limit must be a whole number from 1 to 999999, got "-3"'],
+      [['status', '--limit=0'], '--limit must be a whole number from 1 to 999999, got "0"'],
+      [['status', '--limit', 'ten'], '--limit must be a whole number from 1 to 999999, got "ten"'],
+      [['status', '--run', '-1'], `--run must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, got "-1"`],
+      [['replay', '--run', '1.5'], `--run must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, got "1.5"`],
+      [['simulate', '--port', '70000'], '--port must be a whole number from 0 to 65535, got "70000"'],
+      [['simulate', '--records', '-5'], '--records must be a whole number from 0 to 100000000, got "-5"'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(args, {});
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).not.toContain('ambiguous');
+      expect(r.stderr, args.join(' ')).toMatch(new RegExp(`^Error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n\nusage: wine-recon-sync ${args[0]} `));
+    }
   });
 
   it('a missing required option and a stray argument are usage errors too', async () => {
@@ -132,5 +199,49 @@ describeWith('script (Debian package bsdutils)', runs('script', ['--version']), 
     const plain = await onTerminal({ NO_COLOR: '1' });
     expect(plain).toContain('sync finished');
     expect(plain).not.toMatch(/\x1b\[\d+m/);
+  });
+});
+
+describe('status shows a whole error', () => {
+  let db: TestDb;
+  let dir: string;
+  let error: string;
+  beforeAll(async () => {
+    db = await createTestDb('cli_status');
+    dir = await tempDir();
+    // Every record without an id: the reject threshold fails the run with a long explanation.
+    const file = join(dir, 'listing.json');
+    await writeFile(file, JSON.stringify({ message: 'ok', count: 3, bulk_wine_reconciliation: [1, 2, 3].map((n) => ({ record_id: n, wpi: `W${n}` })), recordCount: 3 }));
+    const failed = await runCli(['run', '--from-file', file], syncEnv(db));
+    expect(failed.code).toBe(1);
+    [{ error }] = await db.rows<{ error: string }>('SELECT error FROM sync_runs WHERE id = 1');
+    expect(error.length).toBeGreaterThan(120);
+  });
+  afterAll(async () => {
+    await db.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the table cuts it at 80 characters and says how to see it all', async () => {
+    const r = await runCli(['status'], syncEnv(db));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${error.slice(0, 79)}… (status --run ID shows it all)`);
+    expect(r.stdout).not.toContain(error);
+  });
+
+  it('status --json and status --run ID show it whole', async () => {
+    const json = await runCli(['status', '--json'], syncEnv(db));
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject([{ id: 1, status: 'failed', error }]);
+    const one = await runCli(['status', '--run', '1'], syncEnv(db));
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^id +1$/m);
+    expect(one.stdout).toMatch(/^status +failed$/m);
+    expect(one.stdout).toContain(error);
+    const oneJson = await runCli(['status', '--run', '1', '--json'], syncEnv(db));
+    expect(JSON.parse(oneJson.stdout)).toMatchObject({ id: 1, error });
+    const none = await runCli(['status', '--run', '99'], syncEnv(db));
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe('Error: there is no run 99 in sync_runs\n');
   });
 });

@@ -1,8 +1,38 @@
+import { spawn } from 'node:child_process';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/global-setup.js';
-import { createTestDb, runCli, tempDir, type TestDb } from '../support/harness.js';
+import { ROOT, createTestDb, runCli, tempDir, type TestDb } from '../support/harness.js';
+import { describeWith, runs } from '../support/programs.js';
+
+/**
+ * Runs the demo on a real pseudo-terminal (python's pty module), types Ctrl-C once it waits, and
+ * returns what the terminal showed and the exit code.
+ */
+const PTY_DRIVER = `
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvpe(sys.argv[1], sys.argv[1:], dict(os.environ))
+out, sent, deadline = b'', False, time.time() + 150
+while time.time() < deadline:
+    if select.select([fd], [], [], 0.2)[0]:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    if not sent and b'press Ctrl-C' in out:
+        time.sleep(0.3)
+        os.write(fd, b'\\x03')
+        sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors='replace'))
+sys.stdout.write('\\nEXIT %d\\n' % os.waitstatus_to_exitcode(status))
+`;
 
 describe('demo', () => {
   it('runs the whole job on an embedded PostgreSQL: two syncs, updates and deletes, and the psql command; run again, it tells the kept data apart', async () => {
@@ -48,4 +78,29 @@ describe('demo', () => {
       expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL')).toEqual([{ n: 85 }]);
     });
   });
+});
+
+describeWith('python3 (for a pseudo-terminal)', runs('python3'), 'demo on a terminal', () => {
+  it('waits for Ctrl-C with the embedded PostgreSQL up, then stops it and exits 0', async () => {
+    const dir = await tempDir();
+    await chmod(dir, 0o755);
+    const port = String(await freePort());
+    const shown = await new Promise<string>((resolve, reject) => {
+      const child = spawn('python3', ['-c', PTY_DRIVER, process.execPath, join(ROOT, 'bin', 'wine-recon-sync'), 'demo'], {
+        env: { PATH: process.env.PATH ?? '', TERM: 'xterm', NO_COLOR: '1', LOG_LEVEL: 'warn', DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: port },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('error', reject);
+      child.on('close', () => resolve(out));
+    });
+    expect(shown).toContain('press Ctrl-C to stop it.');
+    expect(shown).toContain('stopping the embedded PostgreSQL...');
+    expect(shown.trimEnd().split('\n').at(-1)).toBe('EXIT 0');
+    // The server is really down: nothing listens on its port any more.
+    const probe = await runCli(['status'], { DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${port}/wine` });
+    expect(probe.code).not.toBe(0);
+    expect(probe.stderr).toContain('nothing listens there');
+  }, 180_000);
 });

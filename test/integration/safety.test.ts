@@ -191,7 +191,7 @@ describe('dry run, archive, replay and backfill from a file', () => {
 
     const missing = await runCli(['replay', '--run', '1'], env);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('run 1 has no archived payload');
+    expect(missing.stderr).toContain('cannot replay run 1: its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept, and the oldest still archived is run 3\'s; no run was recorded');
   });
 
   it('SYNC_ARCHIVE_KEEP=0 turns the archive off', async () => {

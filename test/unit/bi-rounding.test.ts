@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeBiRounding, overflowThreshold } from '../../src/load/bi-rounding.js';
+import { biRoundingLevel, describeBiRounding, overflowThreshold } from '../../src/load/bi-rounding.js';
 
 describe('BI rounding report', () => {
   it('the overflow threshold is the half-way point below 10^(28-S)', () => {
@@ -17,5 +17,17 @@ describe('BI rounding report', () => {
     expect(describeBiRounding({ scale: 10, rounded: 0, overflow: 2 })).toBe(
       'BI views: 2 live values do not fit numeric(28,10) and are NULL (see overflow_columns); the exact tables keep every digit',
     );
+  });
+
+  it('is a warning only when the count grew since the last successful load or the scale changed', () => {
+    const now = { scale: 10, rounded: 5, overflow: 1 };
+    const last = (scale: number | null, rounded: string | null, overflow: string | null) => ({ bi_scale: scale, bi_rounded: rounded, bi_overflow: overflow });
+    expect(biRoundingLevel(now, undefined)).toBe('warn');
+    expect(biRoundingLevel(now, last(null, null, null))).toBe('warn');
+    expect(biRoundingLevel(now, last(10, '5', '1'))).toBe('info');
+    expect(biRoundingLevel(now, last(10, '9', '3'))).toBe('info');
+    expect(biRoundingLevel(now, last(10, '4', '1'))).toBe('warn');
+    expect(biRoundingLevel(now, last(10, '5', '0'))).toBe('warn');
+    expect(biRoundingLevel(now, last(8, '5', '1'))).toBe('warn');
   });
 });
