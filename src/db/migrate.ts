@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import type { BiSettings } from '../config.js';
 import { SQL_DIR } from '../paths.js';
 import { installBiViews } from './bi-views.js';
-import { MIGRATE_LOCK_SQL } from './lock.js';
-import { inTransaction, quoteIdent, type Pool } from './pool.js';
+import { migrateLock } from './lock.js';
+import { inTransaction, withIdentifiers, type Pool } from './pool.js';
+import { loadStatements } from './statements.js';
 
 export interface Migration {
   version: number;
@@ -17,6 +18,7 @@ export interface Migration {
 }
 
 const MIGRATIONS_DIR = join(SQL_DIR, 'migrations');
+const SQL = loadStatements('db/migrate.sql', ['schema_exists', 'create_schema', 'use_schema', 'create_migrations_table', 'applied', 'record']);
 
 export async function listMigrations(): Promise<Migration[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
@@ -30,16 +32,12 @@ export async function listMigrations(): Promise<Migration[]> {
 export async function migrate(pool: Pool, schema: string, bi?: BiSettings): Promise<string[]> {
   const migrations = await listMigrations();
   return inTransaction(pool, async (client) => {
-    await client.query(MIGRATE_LOCK_SQL, [schema]);
-    // Checked first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database.
-    const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
-    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${quoteIdent(schema)}`);
-    await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS sync_migrations (
-      version integer PRIMARY KEY,
-      name text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now())`);
-    const { rows } = await client.query<{ version: number }>('SELECT version FROM sync_migrations');
+    await migrateLock(client, schema);
+    const exists = await client.query(SQL.schema_exists, [schema]);
+    if (exists.rowCount === 0) await client.query(withIdentifiers(SQL.create_schema, { schema }));
+    await client.query(withIdentifiers(SQL.use_schema, { schema }));
+    await client.query(SQL.create_migrations_table);
+    const { rows } = await client.query<{ version: number }>(SQL.applied);
     const applied = new Set(rows.map((r) => r.version));
     const done: string[] = [];
     for (const m of migrations) {
@@ -50,7 +48,7 @@ export async function migrate(pool: Pool, schema: string, bi?: BiSettings): Prom
       } catch (error) {
         throw new Error(`migration ${m.file} failed: ${(error as Error).message}`, { cause: error });
       }
-      await client.query('INSERT INTO sync_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      await client.query(SQL.record, [m.version, m.name]);
       done.push(m.name);
     }
     if (bi && (await installBiViews(client, schema, bi))) done.push(`bi views (${bi.schema}, numeric(28,${bi.scale}))`);

@@ -42,6 +42,18 @@ export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/**
+ * A statement with `{{name}}` placeholders for identifiers (a schema, a database), which SQL
+ * parameters cannot stand for: each is substituted quoted, so no name can change the statement.
+ */
+export function withIdentifiers(sql: string, names: Record<string, string>): string {
+  return sql.replace(/\{\{(\w+)\}\}/g, (_, key: string) => {
+    const name = names[key];
+    if (name === undefined) throw new Error(`no identifier given for {{${key}}}`);
+    return quoteIdent(name);
+  });
+}
+
 /** Runs `work` in a transaction on a client of its own; rolls back on any error. */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
