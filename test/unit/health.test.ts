@@ -3,9 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assessHealth, RUN_GRACE_MS, writeHealth, type Health } from '../../src/health.js';
-import { startMetricsServer, type MetricsServer } from '../../src/metrics-server.js';
-import { SyncMetrics } from '../../src/metrics.js';
+import { assessHealth, RUN_GRACE_MS, writeHealth, type Health } from '../../src/observe/health.js';
+import { startMetricsServer, type MetricsServer } from '../../src/observe/metrics-server.js';
+import { SyncMetrics } from '../../src/observe/metrics.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'wine-recon-sync');
 const HOUR = 3_600_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRow } from '../../src/load/audit.js';
-import { notificationBody, notifyEvent, redactedUrl } from '../../src/notify.js';
+import { notificationBody, notifyEvent, redactedUrl } from '../../src/observe/notify.js';
 
 const run = (status: RunRow['status'], extra: Partial<RunRow> = {}): RunRow => ({
   id: 7, trigger: 'schedule', status, dry_run: false, started_at: '2024-05-01T03:00:00.000Z', finished_at: '2024-05-01T03:00:09.000Z',

@@ -1,9 +1,9 @@
 /** `simulate`: serves the simulated upstream on its own (docker-compose, manual tries, the benchmark). */
 import { readFile } from 'node:fs/promises';
-import { defineCommand, parseCommand } from '../command-line.js';
-import type { Io } from '../context.js';
+import { defineCommand, parseCommand } from './command-line.js';
+import type { Io } from './context.js';
 import { UsageError } from '../errors.js';
-import { DEFAULT_EMAIL, DEFAULT_PASSWORD, startSimulator } from './server.js';
+import { DEFAULT_EMAIL, DEFAULT_PASSWORD, startSimulator } from '../simulator/server.js';
 
 export const SIMULATE = defineCommand({
   name: 'simulate',

@@ -7,12 +7,12 @@ import { readFile, rm } from 'node:fs/promises';
 import cron from 'node-cron';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
-import { migrate } from './db/migrate.js';
-import { LockHeldError, SyncError, describeError } from './errors.js';
-import { assessHealth, writeHealth, type Health } from './health.js';
-import { startMetricsServer, type MetricsServer } from './metrics-server.js';
-import { RunReporter } from './reporting.js';
-import { runSync } from './run/sync.js';
+import { migrate } from '../db/migrate.js';
+import { LockHeldError, SyncError, describeError } from '../errors.js';
+import { assessHealth, writeHealth, type Health } from '../observe/health.js';
+import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
+import { RunReporter } from '../observe/run-reporter.js';
+import { runSync } from '../run/sync.js';
 
 const HEARTBEAT_MS = 15_000;
 const SHUTDOWN_MS = 10_000;
@@ -139,7 +139,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
 /** `healthcheck`: exit 0 when the daemon's heartbeat is fresh and its process alive. */
 export async function healthcheckCommand(args: string[], io: Io): Promise<number> {
   parseCommand(HEALTHCHECK, args);
-  const { loadConfig } = await import('./config.js');
+  const { loadConfig } = await import('../config.js');
   const { healthFile } = loadConfig(io.env, { api: false, database: false });
   let health: Health;
   try {

@@ -6,7 +6,7 @@
  * attempts of 10 s at most, then a log line; the run's outcome never depends on it.
  */
 import got, { type Agents } from 'got';
-import type { RunRow, RunStatus } from './load/audit.js';
+import type { RunRow, RunStatus } from '../load/audit.js';
 import { RECORD_KINDS } from './metrics.js';
 
 export type NotifyEvent = 'failed' | 'aborted' | 'recovered' | 'succeeded' | 'new_fields';

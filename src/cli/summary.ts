@@ -1,6 +1,6 @@
 /** What people read on stdout: a run's summary and the table of recent runs. */
-import type { RunRow } from './load/audit.js';
-import { describeBiRounding, type BiRounding } from './load/bi-rounding.js';
+import type { RunRow } from '../load/audit.js';
+import { describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 
 export function formatSummary(
   run: RunRow,

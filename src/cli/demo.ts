@@ -4,15 +4,15 @@
  * and how to connect with psql.
  */
 import { join } from 'node:path';
-import type { EmbeddedDatabase } from './db/embedded.js';
-import { migrate } from './db/migrate.js';
+import type { EmbeddedDatabase } from '../db/embedded.js';
+import { migrate } from '../db/migrate.js';
 import { defineCommand, parseCommand } from './command-line.js';
 import { newApi, openContext, type Io } from './context.js';
-import { recentRuns, type RunRow } from './load/audit.js';
-import { formatSummary } from './report.js';
-import { PACKAGE_ROOT } from './paths.js';
-import { runSync } from './run/sync.js';
-import { startSimulator } from './simulator/server.js';
+import { recentRuns, type RunRow } from '../load/audit.js';
+import { formatSummary } from './summary.js';
+import { PACKAGE_ROOT } from '../paths.js';
+import { runSync } from '../run/sync.js';
+import { startSimulator } from '../simulator/server.js';
 
 const DEMO_RECORDS = 3000;
 
@@ -35,7 +35,7 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     dataDir = io.env.DEMO_DATA_DIR ?? join(PACKAGE_ROOT, '.data', 'postgres');
     out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
     // Loaded only when needed: the embedded server's package is heavy.
-    const { startEmbeddedPostgres } = await import('./db/embedded.js');
+    const { startEmbeddedPostgres } = await import('../db/embedded.js');
     embedded = await startEmbeddedPostgres({ dataDir, port, database: 'wine' });
     databaseUrl = embedded.url;
   }

@@ -2,16 +2,16 @@
  * The command line: parses arguments, builds the context (config, logger, pool) and maps
  * outcomes to exit codes: 0 succeeded, 1 run failed, 2 usage/configuration, 3 lock held.
  */
-import type { ConfigNeeds } from './config.js';
+import type { ConfigNeeds } from '../config.js';
 import { PROGRAM, SETTINGS, defineCommand, parseCommand, programUsage, type CommandSpec } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Io } from './context.js';
-import { migrate } from './db/migrate.js';
-import { HelpRequested, SyncError, UsageError, describeError } from './errors.js';
-import { findRun, recentRuns, type RunRow } from './load/audit.js';
-import { formatRun, formatRunsTable, formatSummary } from './report.js';
-import { RunReporter } from './reporting.js';
-import { runSync, type SyncOutcome, type SyncRequest } from './run/sync.js';
-import { APP_VERSION } from './version.js';
+import { migrate } from '../db/migrate.js';
+import { HelpRequested, SyncError, UsageError, describeError } from '../errors.js';
+import { findRun, recentRuns, type RunRow } from '../load/audit.js';
+import { formatRun, formatRunsTable, formatSummary } from './summary.js';
+import { RunReporter } from '../observe/run-reporter.js';
+import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
+import { APP_VERSION } from '../version.js';
 
 const { SCHEMA_SETTINGS, LOAD_SETTINGS, API_SETTINGS, REPORTING } = SETTINGS;
 
@@ -65,7 +65,7 @@ const STATUS = defineCommand({
 
 /** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
 async function allCommands(): Promise<CommandSpec[]> {
-  const [schedule, demo, simulate] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulator/command.js')]);
+  const [schedule, demo, simulate] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulate.js')]);
   return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
 }
 
@@ -88,7 +88,7 @@ export async function main(argv: string[], io: Io = { env: process.env, stdout: 
       case 'demo':
         return await (await import('./demo.js')).demoCommand(rest, io);
       case 'simulate':
-        return await (await import('./simulator/command.js')).simulateCommand(rest, io);
+        return await (await import('./simulate.js')).simulateCommand(rest, io);
       case '--version':
       case '-V':
       case 'version':

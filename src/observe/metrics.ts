@@ -5,7 +5,7 @@
  * or anything secret.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RunHistory, RunRow, RunStatus, Trigger } from './load/audit.js';
+import type { RunHistory, RunRow, RunStatus, Trigger } from '../load/audit.js';
 
 export const RECORD_KINDS = ['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'] as const;
 const FINISHED: RunStatus[] = ['succeeded', 'failed', 'aborted'];

@@ -5,15 +5,25 @@
  */
 import { hostname } from 'node:os';
 import { Pushgateway } from 'prom-client';
-import type { Context } from './context.js';
-import { LockHeldError, describeError, isUsageMistake } from './errors.js';
-import { agentFor } from './extract/http-agents.js';
-import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type Trigger } from './load/audit.js';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
+import { agentFor } from '../extract/http-agents.js';
+import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type Trigger } from '../load/audit.js';
 import { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type RunNotice, type Where } from './notify.js';
-import type { SyncOutcome } from './run/sync.js';
+import type { Logger, SecretRegistry } from '../log.js';
+import type { SyncOutcome } from '../run/sync.js';
 
 export const PUSH_JOB = 'wine_recon_sync';
+
+/** What a reporter needs of the command's context. */
+export interface ReporterDeps {
+  config: Config;
+  secrets: SecretRegistry;
+  pool: Pool;
+  log: Logger;
+}
 const PUSH_TIMEOUT_MS = 10_000;
 
 export class RunReporter {
@@ -23,7 +33,7 @@ export class RunReporter {
   private readonly where: Where;
 
   constructor(
-    private readonly ctx: Context,
+    private readonly ctx: ReporterDeps,
     options: { processMetrics: boolean; trigger: Trigger },
   ) {
     this.metrics = new SyncMetrics(options);

@@ -4,7 +4,7 @@
  * stray argument is a usage error, exit 2, printed with the command's usage).
  */
 import { parseArgs } from 'node:util';
-import { HelpRequested, UsageError } from './errors.js';
+import { HelpRequested, UsageError } from '../errors.js';
 
 export const PROGRAM = 'wine-recon-sync';
 
