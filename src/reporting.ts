@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { Pushgateway } from 'prom-client';
 import type { Context } from './context.js';
 import { LockHeldError, describeError } from './errors.js';
-import { agentFor } from './extract/http-agents.js';
+import { agentFor } from './extract/http/http-agents.js';
 import { latestFinishedBefore, runHistory, type Trigger } from './load/audit.js';
 import { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type RunNotice, type Where } from './notify.js';

@@ -19,9 +19,9 @@ import {
   SyncError,
   describeError,
 } from './errors.js';
-import type { WineApi } from './extract/api.js';
+import type { WineApi } from './extract/http/api.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
-import { spoolFault } from './extract/spool-fault.js';
+import { spoolFault } from './extract/http/spool-fault.js';
 import type { Logger } from './log.js';
 import { applyChanges, classifyChanges, type ChangeCounts } from './load/apply.js';
 import { carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from './load/bi-rounding.js';

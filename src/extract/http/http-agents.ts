@@ -8,7 +8,7 @@
 import type { Socket } from 'node:net';
 import type { Agents } from 'got';
 import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
-import { proxyFor, type ProxyConfig, type ProxySetting } from '../proxy-env.js';
+import { proxyFor, type ProxyConfig, type ProxySetting } from './proxy-env.js';
 
 export interface ProxyRoute {
   agent: Agents | undefined;
