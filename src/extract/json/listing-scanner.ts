@@ -7,7 +7,6 @@
  * The envelope states (outside any value) are handed to `envelopeStep`.
  */
 import {
-  A_AFTER,
   ESCAPABLE,
   HEX,
   L_FALSE,
@@ -19,11 +18,6 @@ import {
   MAX_MEMBER_ENDS,
   M_NONE,
   M_RECORD,
-  N_DOT,
-  N_E,
-  N_ESIGN,
-  N_EXP,
-  N_FRAC,
   N_INT,
   N_MINUS,
   N_ZERO,
@@ -132,48 +126,14 @@ export abstract class ListingScanner extends ScannerState {
         }
 
         case S_NUM: {
-          for (;;) {
-            const c = b[i]!;
-            if (c >= 0x30 && c <= 0x39) {
-              if (ns === N_MINUS) ns = c === 0x30 ? N_ZERO : N_INT;
-              else if (ns === N_DOT) ns = N_FRAC;
-              else if (ns === N_E || ns === N_ESIGN) ns = N_EXP;
-              else if (ns === N_ZERO) throw this.error('invalid number: leading zero', b, i);
-            } else if (c === 0x2e) {
-              if (ns !== N_ZERO && ns !== N_INT) throw this.error("invalid number: unexpected '.'", b, i);
-              ns = N_DOT;
-            } else if (c === 0x65 || c === 0x45) {
-              if (ns !== N_ZERO && ns !== N_INT && ns !== N_FRAC) throw this.error("invalid number: unexpected 'e'", b, i);
-              ns = N_E;
-            } else if ((c === 0x2d || c === 0x2b) && ns === N_E) {
-              ns = N_ESIGN;
-            } else if (c === 0x49 && ns === N_MINUS && this.mode === M_RECORD) {
-              // -Infinity: the opening quote and '-' are already out.
-              this.lit = L_INFINITY;
-              this.litPos = 0;
-              this.litQuoted = true;
-              state = S_LIT;
-              continue main;
-            } else {
-              // The number ends before this byte.
-              if (ns === N_INT || ns === N_FRAC || ns === N_ZERO || ns === N_EXP) {
-                out[o++] = 0x22;
-                state = S_AFTER;
-                continue main;
-              }
-              throw this.error(
-                ns === N_MINUS
-                  ? "invalid number: expected a digit after '-'"
-                  : ns === N_DOT
-                    ? "invalid number: expected a digit after '.'"
-                    : 'invalid number: expected a digit in the exponent',
-                b,
-                i,
-              );
-            }
-            out[o++] = c;
-            if (++i === end) break main;
-          }
+          this.o = o;
+          this.ns = ns;
+          this.state = state;
+          i = this.numberStep(b, i, end);
+          o = this.o;
+          ns = this.ns;
+          state = this.state;
+          continue main;
         }
 
         case S_AFTER: {
