@@ -6,6 +6,7 @@
  * At depth 1 of a record it notes where each member ends (the record fast paths use them).
  * The envelope states (outside any value) are handed to `envelopeStep`.
  */
+import { quoteNumber } from './number-token.js';
 import {
   ESCAPABLE,
   HEX,
@@ -190,63 +191,13 @@ export abstract class ListingScanner extends ScannerState {
             strNext = S_AFTER;
             state = S_STR;
           } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
-            const o0 = o;
-            out[o++] = 0x22;
-            // Fast path: the whole number lies in this window and is well formed. Anything else
-            // (window end, an error, -Infinity) goes to the resumable S_NUM machine from the start.
-            let j = i;
-            let d = c;
-            fast: {
-              if (d === 0x2d) {
-                out[o++] = d;
-                if (++j === end) break fast;
-                d = b[j]!;
-              }
-              if (d === 0x30) {
-                out[o++] = d;
-                if (++j === end) break fast;
-                d = b[j]!;
-              } else if (d >= 0x31 && d <= 0x39) {
-                do {
-                  out[o++] = d;
-                  if (++j === end) break fast;
-                  d = b[j]!;
-                } while (d >= 0x30 && d <= 0x39);
-              } else break fast;
-              if (d === 0x2e) {
-                out[o++] = d;
-                if (++j === end) break fast;
-                d = b[j]!;
-                if (d < 0x30 || d > 0x39) break fast;
-                do {
-                  out[o++] = d;
-                  if (++j === end) break fast;
-                  d = b[j]!;
-                } while (d >= 0x30 && d <= 0x39);
-              }
-              if (d === 0x65 || d === 0x45) {
-                out[o++] = d;
-                if (++j === end) break fast;
-                d = b[j]!;
-                if (d === 0x2b || d === 0x2d) {
-                  out[o++] = d;
-                  if (++j === end) break fast;
-                  d = b[j]!;
-                }
-                if (d < 0x30 || d > 0x39) break fast;
-                do {
-                  out[o++] = d;
-                  if (++j === end) break fast;
-                  d = b[j]!;
-                } while (d >= 0x30 && d <= 0x39);
-              }
-              if ((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) break fast;
-              out[o++] = 0x22;
-              i = j;
+            const o1 = quoteNumber(b, i, end, out, o);
+            if (o1 >= 0) {
+              i += o1 - o - 2;
+              o = o1;
               state = S_AFTER;
               continue main;
             }
-            o = o0;
             out[o++] = 0x22;
             out[o++] = c;
             i++;
