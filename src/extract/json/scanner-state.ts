@@ -3,6 +3,7 @@
  * keeps between chunks lives in fields here, so a chunk may end anywhere (inside a string, an
  * escape, a number, a literal, a multi-byte UTF-8 character) and the next chunk resumes there.
  * Container nesting is a bit stack (1 bit per level), so the scanner never recurses.
+ * The base of the parser's class chain; why it is a chain: listing-parser.ts.
  */
 import { ListingSyntaxError, MAX_NESTING, describeByte, makeExcerpt } from './listing-types.js';
 
