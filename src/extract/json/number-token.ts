@@ -9,53 +9,54 @@
  * -Infinity: the resumable S_NUM machine takes the number from its start).
  */
 export function quoteNumber(b: Buffer, i: number, end: number, out: Buffer, o: number): number {
-  out[o++] = 0x22;
+  out[o] = 0x22;
+  // Each byte of the number is copied as it is, after the opening quote: out[j + shift] = b[j].
+  const shift = o + 1 - i;
   let j = i;
   let d = b[j]!;
   if (d === 0x2d) {
-    out[o++] = d;
+    out[j + shift] = d;
     if (++j === end) return -1;
     d = b[j]!;
   }
   if (d === 0x30) {
-    out[o++] = d;
+    out[j + shift] = d;
     if (++j === end) return -1;
-    d = b[j]!;
   } else if (d >= 0x31 && d <= 0x39) {
-    do {
-      out[o++] = d;
-      if (++j === end) return -1;
-      d = b[j]!;
-    } while (d >= 0x30 && d <= 0x39);
+    if ((j = digitRun(b, j, end, out, shift)) < 0) return -1;
   } else return -1;
+  d = b[j]!;
   if (d === 0x2e) {
-    out[o++] = d;
+    out[j + shift] = d;
     if (++j === end) return -1;
     d = b[j]!;
-    if (d < 0x30 || d > 0x39) return -1;
-    do {
-      out[o++] = d;
-      if (++j === end) return -1;
-      d = b[j]!;
-    } while (d >= 0x30 && d <= 0x39);
+    if (d < 0x30 || d > 0x39 || (j = digitRun(b, j, end, out, shift)) < 0) return -1;
+    d = b[j]!;
   }
   if (d === 0x65 || d === 0x45) {
-    out[o++] = d;
+    out[j + shift] = d;
     if (++j === end) return -1;
     d = b[j]!;
     if (d === 0x2b || d === 0x2d) {
-      out[o++] = d;
+      out[j + shift] = d;
       if (++j === end) return -1;
       d = b[j]!;
     }
-    if (d < 0x30 || d > 0x39) return -1;
-    do {
-      out[o++] = d;
-      if (++j === end) return -1;
-      d = b[j]!;
-    } while (d >= 0x30 && d <= 0x39);
+    if (d < 0x30 || d > 0x39 || (j = digitRun(b, j, end, out, shift)) < 0) return -1;
+    d = b[j]!;
   }
   if ((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) return -1;
-  out[o++] = 0x22;
-  return o;
+  out[j + shift] = 0x22;
+  return j + shift + 1;
+}
+
+/** Copies the run of digits at `j` (a digit); returns the position after it, or -1 at `end`. */
+function digitRun(b: Buffer, j: number, end: number, out: Buffer, shift: number): number {
+  let d = b[j]!;
+  do {
+    out[j + shift] = d;
+    if (++j === end) return -1;
+    d = b[j]!;
+  } while (d >= 0x30 && d <= 0x39);
+  return j;
 }
