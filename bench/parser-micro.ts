@@ -6,7 +6,7 @@
  *
  *   npx tsc -p . && node dist/bench/parser-micro.js [records=1000000] [chunkBytes=65536]
  */
-import { ListingParser } from '../src/extract/listing-parser.js';
+import { ListingParser } from '../src/extract/json/listing-parser.js';
 
 const count = Number(process.argv[2] ?? 1_000_000);
 const chunkBytes = Number(process.argv[3] ?? 65536);

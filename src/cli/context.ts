@@ -1,9 +1,9 @@
 /** What every command needs: validated config, the logger with its secrets, the pool. */
 import { loadConfig, type Config, type ConfigNeeds } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
-import { WineApi } from '../extract/api.js';
+import { WineApi } from '../extract/http/api.js';
 import { createLogger, SecretRegistry, type Logger } from '../log.js';
-import { proxySecrets } from '../proxy-env.js';
+import { proxySecrets } from '../extract/http/proxy-env.js';
 
 export interface Io {
   env: Record<string, string | undefined>;

@@ -8,7 +8,7 @@ import { Pushgateway } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
-import { agentFor } from '../extract/http-agents.js';
+import { agentFor } from '../extract/http/http-agents.js';
 import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type Trigger } from '../load/audit.js';
 import { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type RunNotice, type Where } from './notify.js';

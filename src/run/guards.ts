@@ -4,7 +4,7 @@
  * error that fails the run, with a sentence a person can act on; none of them touches the database.
  */
 import { GuardError, InvalidListingError } from '../errors.js';
-import type { ListingEnvelope } from '../extract/listing-types.js';
+import type { ListingEnvelope } from '../extract/json/listing-types.js';
 
 export function checkEnvelope(envelope: ListingEnvelope): void {
   if (envelope.recordsType !== 'array') {

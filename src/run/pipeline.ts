@@ -5,9 +5,9 @@
  */
 import { createReadStream } from 'node:fs';
 import { InvalidListingError } from '../errors.js';
-import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from '../extract/listing-parser.js';
-import { RecordCheckpoints } from '../extract/record-locate.js';
-import { MemberReader } from '../extract/record-members.js';
+import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from '../extract/json/listing-parser.js';
+import { RecordCheckpoints } from '../extract/json/record-locate.js';
+import { MemberReader } from '../extract/json/record-members.js';
 import type { Reject } from '../load/audit.js';
 import { copyLine } from '../load/staging.js';
 import { FieldCounter, KNOWN_FIELDS } from '../transform/field-counts.js';

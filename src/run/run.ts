@@ -16,7 +16,7 @@ import type { Config } from '../config.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
 import { GuardError, SyncError } from '../errors.js';
-import { spoolFault } from '../extract/spool-fault.js';
+import { spoolFault } from '../extract/http/spool-fault.js';
 import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
 import { duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type Reject, type RunCounts, type RunStatus } from '../load/audit.js';

@@ -9,7 +9,7 @@ import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';
 import { KNOWN_FIELDS, type KnownField } from '../row.js';
 
-/** Where a compact record's known fields are (see extract/record-members.ts). */
+/** Where a compact record's known fields are (see extract/json/record-members.ts). */
 export interface RecordFields {
   present: number;
   valueStart: Int32Array;

@@ -9,7 +9,7 @@ import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
-import { WineApi } from '../../src/extract/api.js';
+import { WineApi } from '../../src/extract/http/api.js';
 import { createLogger, SecretRegistry, type Logger } from '../../src/log.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../../src/run/sync.js';
 import type { Simulator } from '../../src/simulator/server.js';

@@ -6,7 +6,7 @@ import {
   type ListingEnvelope,
   type ListingParserOptions,
   type ParsedRecord,
-} from '../../src/extract/listing-parser.js';
+} from '../../src/extract/json/listing-parser.js';
 
 interface Parsed {
   records: ParsedRecord[];

@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ListingParser, type RecordBytesHook } from '../../src/extract/listing-parser.js';
-import { locateRecord } from '../../src/extract/record-locate.js';
-import { MemberReader } from '../../src/extract/record-members.js';
+import { ListingParser, type RecordBytesHook } from '../../src/extract/json/listing-parser.js';
+import { locateRecord } from '../../src/extract/json/record-locate.js';
+import { MemberReader } from '../../src/extract/json/record-members.js';
 import { KNOWN_FIELDS } from '../../src/row.js';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
 

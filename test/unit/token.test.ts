@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findToken, jwtExpiryMs } from '../../src/extract/token.js';
+import { findToken, jwtExpiryMs } from '../../src/extract/http/token.js';
 
 const jwt = (claims: object) =>
   `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2lnbmF0dXJl`;

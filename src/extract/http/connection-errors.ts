@@ -4,7 +4,7 @@
  * else (refused, reset, timed out) is retried.
  */
 import { RequestError } from 'got';
-import { UpstreamError } from '../errors.js';
+import { UpstreamError } from '../../errors.js';
 import { ProxyRefusedError } from './http-agents.js';
 
 /** OpenSSL verification codes meaning "no trusted CA signed this chain". */

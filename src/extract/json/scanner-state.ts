@@ -3,6 +3,7 @@
  * keeps between chunks lives in fields here, so a chunk may end anywhere (inside a string, an
  * escape, a number, a literal, a multi-byte UTF-8 character) and the next chunk resumes there.
  * Container nesting is a bit stack (1 bit per level), so the scanner never recurses.
+ * The base of the parser's class chain; why it is a chain: listing-parser.ts.
  */
 import { ListingSyntaxError, MAX_NESTING, describeByte, makeExcerpt } from './listing-types.js';
 
@@ -167,6 +168,63 @@ export abstract class ScannerState {
         this.state = S_STR;
       }
     }
+    return i;
+  }
+
+  /**
+   * The resumable number machine, from `i` to at most `end`: for a number the fast path in S_VALUE
+   * did not finish (cut by the window's end, malformed, or -Infinity). Sub-state in `this.ns`,
+   * output at `this.o`; leaves `this.state` at S_NUM (the window ended), S_AFTER or S_LIT, and
+   * returns the next position.
+   */
+  protected numberStep(b: Buffer, i: number, end: number): number {
+    const out = this.out;
+    let o = this.o;
+    let ns = this.ns;
+    for (;;) {
+      const c = b[i]!;
+      if (c >= 0x30 && c <= 0x39) {
+        if (ns === N_MINUS) ns = c === 0x30 ? N_ZERO : N_INT;
+        else if (ns === N_DOT) ns = N_FRAC;
+        else if (ns === N_E || ns === N_ESIGN) ns = N_EXP;
+        else if (ns === N_ZERO) throw this.error('invalid number: leading zero', b, i);
+      } else if (c === 0x2e) {
+        if (ns !== N_ZERO && ns !== N_INT) throw this.error("invalid number: unexpected '.'", b, i);
+        ns = N_DOT;
+      } else if (c === 0x65 || c === 0x45) {
+        if (ns !== N_ZERO && ns !== N_INT && ns !== N_FRAC) throw this.error("invalid number: unexpected 'e'", b, i);
+        ns = N_E;
+      } else if ((c === 0x2d || c === 0x2b) && ns === N_E) {
+        ns = N_ESIGN;
+      } else if (c === 0x49 && ns === N_MINUS && this.mode === M_RECORD) {
+        // -Infinity: the opening quote and '-' are already out.
+        this.lit = L_INFINITY;
+        this.litPos = 0;
+        this.litQuoted = true;
+        this.state = S_LIT;
+        break;
+      } else {
+        // The number ends before this byte.
+        if (ns === N_INT || ns === N_FRAC || ns === N_ZERO || ns === N_EXP) {
+          out[o++] = 0x22;
+          this.state = S_AFTER;
+          break;
+        }
+        throw this.error(
+          ns === N_MINUS
+            ? "invalid number: expected a digit after '-'"
+            : ns === N_DOT
+              ? "invalid number: expected a digit after '.'"
+              : 'invalid number: expected a digit in the exponent',
+          b,
+          i,
+        );
+      }
+      out[o++] = c;
+      if (++i === end) break; // still S_NUM: the next window or chunk resumes here
+    }
+    this.o = o;
+    this.ns = ns;
     return i;
   }
 

@@ -5,9 +5,13 @@
  * that JSON.parse of `out` keeps numbers as their exact text and decodes with latin1Slice.
  * At depth 1 of a record it notes where each member ends (the record fast paths use them).
  * The envelope states (outside any value) are handed to `envelopeStep`.
+ *
+ * One function, one switch: the scanner's state is in locals for a whole window and goes back to
+ * fields only around the rare calls out (slow paths in scanner-state.ts, the envelope, a
+ * completed value). The number token's fast path (number-token.ts) is a function V8 inlines.
  */
+import { quoteNumber } from './number-token.js';
 import {
-  A_AFTER,
   ESCAPABLE,
   HEX,
   L_FALSE,
@@ -19,11 +23,6 @@ import {
   MAX_MEMBER_ENDS,
   M_NONE,
   M_RECORD,
-  N_DOT,
-  N_E,
-  N_ESIGN,
-  N_EXP,
-  N_FRAC,
   N_INT,
   N_MINUS,
   N_ZERO,
@@ -132,48 +131,14 @@ export abstract class ListingScanner extends ScannerState {
         }
 
         case S_NUM: {
-          for (;;) {
-            const c = b[i]!;
-            if (c >= 0x30 && c <= 0x39) {
-              if (ns === N_MINUS) ns = c === 0x30 ? N_ZERO : N_INT;
-              else if (ns === N_DOT) ns = N_FRAC;
-              else if (ns === N_E || ns === N_ESIGN) ns = N_EXP;
-              else if (ns === N_ZERO) throw this.error('invalid number: leading zero', b, i);
-            } else if (c === 0x2e) {
-              if (ns !== N_ZERO && ns !== N_INT) throw this.error("invalid number: unexpected '.'", b, i);
-              ns = N_DOT;
-            } else if (c === 0x65 || c === 0x45) {
-              if (ns !== N_ZERO && ns !== N_INT && ns !== N_FRAC) throw this.error("invalid number: unexpected 'e'", b, i);
-              ns = N_E;
-            } else if ((c === 0x2d || c === 0x2b) && ns === N_E) {
-              ns = N_ESIGN;
-            } else if (c === 0x49 && ns === N_MINUS && this.mode === M_RECORD) {
-              // -Infinity: the opening quote and '-' are already out.
-              this.lit = L_INFINITY;
-              this.litPos = 0;
-              this.litQuoted = true;
-              state = S_LIT;
-              continue main;
-            } else {
-              // The number ends before this byte.
-              if (ns === N_INT || ns === N_FRAC || ns === N_ZERO || ns === N_EXP) {
-                out[o++] = 0x22;
-                state = S_AFTER;
-                continue main;
-              }
-              throw this.error(
-                ns === N_MINUS
-                  ? "invalid number: expected a digit after '-'"
-                  : ns === N_DOT
-                    ? "invalid number: expected a digit after '.'"
-                    : 'invalid number: expected a digit in the exponent',
-                b,
-                i,
-              );
-            }
-            out[o++] = c;
-            if (++i === end) break main;
-          }
+          this.o = o;
+          this.ns = ns;
+          this.state = state;
+          i = this.numberStep(b, i, end);
+          o = this.o;
+          ns = this.ns;
+          state = this.state;
+          continue main;
         }
 
         case S_AFTER: {
@@ -230,63 +195,13 @@ export abstract class ListingScanner extends ScannerState {
             strNext = S_AFTER;
             state = S_STR;
           } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
-            const o0 = o;
-            out[o++] = 0x22;
-            // Fast path: the whole number lies in this window and is well formed. Anything else
-            // (window end, an error, -Infinity) goes to the resumable S_NUM machine from the start.
-            let j = i;
-            let d = c;
-            fast: {
-              if (d === 0x2d) {
-                out[o++] = d;
-                if (++j === end) break fast;
-                d = b[j]!;
-              }
-              if (d === 0x30) {
-                out[o++] = d;
-                if (++j === end) break fast;
-                d = b[j]!;
-              } else if (d >= 0x31 && d <= 0x39) {
-                do {
-                  out[o++] = d;
-                  if (++j === end) break fast;
-                  d = b[j]!;
-                } while (d >= 0x30 && d <= 0x39);
-              } else break fast;
-              if (d === 0x2e) {
-                out[o++] = d;
-                if (++j === end) break fast;
-                d = b[j]!;
-                if (d < 0x30 || d > 0x39) break fast;
-                do {
-                  out[o++] = d;
-                  if (++j === end) break fast;
-                  d = b[j]!;
-                } while (d >= 0x30 && d <= 0x39);
-              }
-              if (d === 0x65 || d === 0x45) {
-                out[o++] = d;
-                if (++j === end) break fast;
-                d = b[j]!;
-                if (d === 0x2b || d === 0x2d) {
-                  out[o++] = d;
-                  if (++j === end) break fast;
-                  d = b[j]!;
-                }
-                if (d < 0x30 || d > 0x39) break fast;
-                do {
-                  out[o++] = d;
-                  if (++j === end) break fast;
-                  d = b[j]!;
-                } while (d >= 0x30 && d <= 0x39);
-              }
-              if ((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) break fast;
-              out[o++] = 0x22;
-              i = j;
+            const o1 = quoteNumber(b, i, end, out, o);
+            if (o1 >= 0) {
+              i += o1 - o - 2;
+              o = o1;
               state = S_AFTER;
               continue main;
             }
-            o = o0;
             out[o++] = 0x22;
             out[o++] = c;
             i++;

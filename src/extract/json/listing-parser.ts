@@ -4,7 +4,22 @@
  *
  * Layers, each in its own file: the JSON state machine (listing-scanner.ts, with its resumable
  * state in scanner-state.ts), the envelope around the records (listing-envelope.ts), and here
- * what becomes of each record:
+ * what becomes of each record.
+ *
+ * Why the layers are a class chain (ScannerState <- ListingScanner <- ListingEnvelopeScanner <-
+ * ListingParser, only the last one instantiated) rather than one class or separate objects:
+ * - The hot loop (ListingScanner.scan) resumes from, and writes back to, fields that every layer
+ *   also reads (`out`, `o`, `state`, `mode`, `valueStart`, `memberEnds`...). As fields of one
+ *   object of one shape they are plain monomorphic property accesses for V8; separate objects
+ *   would add a hop per access, or copying between objects at every record and key boundary.
+ * - Each layer is one concern in a file that reads in one sitting: bytes and JSON states ->
+ *   the envelope -> records (here) -> values (record-values.ts, a separate object: it keeps no
+ *   scanner state). One class would be a file of some 1,200 lines.
+ * - A layer hands work to the one above only through a few abstract hooks (valueDone,
+ *   envelopeStep; startArray, startRecord, finishRecord, endArray), each with one
+ *   implementation, so those calls stay monomorphic too.
+ *
+ * What becomes of each record:
  * - Fast path: a record that is a flat object (scalar member values only, the usual record) is
  *   built from its `raw` text (record-values.ts), using the member ends the scanner recorded,
  *   and its rewritten bytes are dropped. Its string values are slices of `raw` (V8 may keep a

@@ -4,7 +4,7 @@
  * directory an operator can act on (TMPDIR, the parent of the run's own spool directory).
  */
 import { dirname } from 'node:path';
-import { LocalDiskError } from '../errors.js';
+import { LocalDiskError } from '../../errors.js';
 
 const LOCAL_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR']);
 
