@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { readProxyEnv, type ProxyConfig } from './extract/http/proxy-env.js';
+import { readProxyEnv, type ProxyConfig } from './proxy-env.js';
 
 export interface ApiConfig {
   baseUrl: string;
@@ -21,8 +21,8 @@ export interface ApiConfig {
   retries: number;
 }
 
-/** Outbound proxy for upstream calls, from the environment as curl reads it (see extract/http/proxy-env.ts). */
-export type { ProxyConfig } from './extract/http/proxy-env.js';
+/** Outbound proxy for upstream calls, from the environment as curl reads it (see proxy-env.ts). */
+export type { ProxyConfig } from './proxy-env.js';
 
 export interface Config {
   api: ApiConfig | undefined;

@@ -3,7 +3,7 @@ import { loadConfig, type Config, type ConfigNeeds } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { WineApi } from '../extract/http/api.js';
 import { createLogger, SecretRegistry, type Logger } from '../log.js';
-import { proxySecrets } from '../extract/http/proxy-env.js';
+import { proxySecrets } from '../proxy-env.js';
 
 export interface Io {
   env: Record<string, string | undefined>;

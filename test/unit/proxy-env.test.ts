@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
-import { bypassesProxy, proxyFor, proxySecrets, readProxyEnv, redactUrl } from '../../src/extract/http/proxy-env.js';
+import { bypassesProxy, proxyFor, proxySecrets, readProxyEnv, redactUrl } from '../../src/proxy-env.js';
 
 const read = (env: Record<string, string>) => {
   const problems: string[] = [];

@@ -10,7 +10,7 @@ import got, { type Response } from 'got';
 import type { ApiConfig, ProxyConfig } from '../../config.js';
 import { AbortedError, SyncError, UpstreamError } from '../../errors.js';
 import type { Logger, SecretRegistry } from '../../log.js';
-import { redactUrl } from './proxy-env.js';
+import { redactUrl } from '../../proxy-env.js';
 import { connectionError, proxyRefusal } from './connection-errors.js';
 import { proxyRoute } from './http-agents.js';
 import { findToken, jwtExpiryMs } from './token.js';

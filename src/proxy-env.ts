@@ -1,7 +1,8 @@
 /**
  * Outbound proxy settings, read the way curl reads them: `https_proxy`/`HTTPS_PROXY` for https://
  * targets and `http_proxy`/`HTTP_PROXY` for http:// ones (lower case wins), `no_proxy`/`NO_PROXY`
- * for the exceptions. Pure functions: config.ts hands in the environment.
+ * for the exceptions. Pure functions, a leaf shared by config.ts (which hands in the environment)
+ * and the HTTP client (extract/http/), which routes each request by them.
  */
 import { BlockList, isIP } from 'node:net';
 
