@@ -11,3 +11,7 @@ SELECT pg_advisory_unlock(hashtextextended('wine-recon-sync:run:' || $1, 0));
 -- name: migrate_lock
 -- Transaction level: released when the migrating transaction ends.
 SELECT pg_advisory_xact_lock(hashtextextended('wine-recon-sync:migrate:' || $1, 0));
+
+-- name: cancel_backend
+-- Stops the statement another connection is executing (a run's, on abort).
+SELECT pg_cancel_backend($1);

@@ -1,10 +1,11 @@
--- Who blocks the run's connection, sampled from a second connection while the run waits.
+-- Who blocks the run's connections ($1: their backend pids), sampled from another connection while
+-- the run waits.
 
 -- name: blocked_by
 -- pg_blocking_pids() briefly takes the lock manager's locks, so it is only called for a backend
 -- that pg_stat_activity already shows waiting on a Lock; otherwise this returns no row at once.
 WITH waiting AS (
-  SELECT pid FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'
+  SELECT pid FROM pg_stat_activity WHERE pid = ANY ($1::int[]) AND wait_event_type = 'Lock'
 ), wanted AS (
   SELECT l.pid, l.mode, l.locktype,
          CASE WHEN c.oid IS NULL THEN NULL ELSE format('%I.%I', n.nspname, c.relname) END AS relation

@@ -3,7 +3,3 @@
 -- name: set_lock_timeout
 -- SYNC_LOCK_TIMEOUT_MS, for this transaction only.
 SELECT set_config('lock_timeout', $1, true);
-
--- name: cancel_backend
--- On abort (SIGTERM, SYNC_RUN_TIMEOUT_MS): stop the statement the run's connection is executing.
-SELECT pg_cancel_backend($1);

@@ -4,6 +4,16 @@
 -- that compares them (sql/load/apply.sql classify_changes), so that the row version stored is the
 -- one compared, whatever commits meanwhile.
 
+-- name: begin_read
+-- The live rows are read on a connection of their own while the listing downloads, in one
+-- snapshot; a row written after it gets another xmin, which the next run sees.
+BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+
+-- name: no_jit
+-- The read is one merge join in primary-key order: compiling it (stock jit = on, and its cost
+-- passes jit_above_cost at about a million rows) takes longer than it saves.
+SET LOCAL jit = off;
+
 -- name: state
 SELECT trust_key, run_id::text FROM bulk_wine_reconciliation_source_hash_state;
 

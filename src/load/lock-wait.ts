@@ -4,7 +4,7 @@
  * PostgreSQL's lock_timeout error (55P03) names neither the lock nor its holder, and once the
  * statement is cancelled its wait is gone: pg_blocking_pids() then answers nothing, and reading
  * pg_locks afterwards could only guess which table the statement wanted. So while the run's
- * transaction is open, a second connection samples the run's backend every fifth of the timeout
+ * connections are at work, another connection samples their backends every fifth of the timeout
  * (between 0.1 and 1 s): when pg_stat_activity shows it waiting on a Lock, the sample records the
  * relation of its ungranted lock and every session pg_blocking_pids() names. A wait that times out
  * lasts the whole timeout, so it is sampled several times; the newest sample is what the error says.
@@ -49,12 +49,18 @@ export class LockWaitWatch {
   private stopped = false;
   private readonly intervalMs: number;
 
+  private readonly pids: number[] = [];
+
   constructor(
     private readonly pool: Pool,
-    private readonly pid: number,
     private readonly lockTimeoutMs: number,
   ) {
     this.intervalMs = Math.min(1000, Math.max(100, Math.floor(lockTimeoutMs / 5)));
+  }
+
+  /** Watches one more of the run's connections (by backend pid). */
+  watch(pid: number): void {
+    if (pid) this.pids.push(pid);
   }
 
   start(): this {
@@ -67,7 +73,7 @@ export class LockWaitWatch {
     clearTimeout(this.timer);
   }
 
-  /** The run's error as a LockTimeoutError naming table and blockers, when it is a lock timeout. */
+  /** The run's error as a LockTimeoutError naming table and blockers, when it is a lock timeout (on any watched connection). */
   explain(error: unknown): unknown {
     if ((error as { code?: unknown })?.code !== LOCK_NOT_AVAILABLE) return error;
     // Only a sample from this wait counts: one taken within the timeout before the error.
@@ -81,7 +87,7 @@ export class LockWaitWatch {
 
   private async sample(): Promise<void> {
     try {
-      const { rows } = await this.pool.query<BlockedByRow>(SQL.blocked_by, [this.pid]);
+      const { rows } = await this.pool.query<BlockedByRow>(SQL.blocked_by, [this.pids]);
       const first = rows[0];
       if (first) {
         this.latest = {

@@ -9,17 +9,19 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config.js';
+import { backendPid, cancelStatement } from '../db/lock.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
 import { GuardError, SyncError } from '../errors.js';
 import { spoolFault } from '../extract/http/spool-fault.js';
+import { readRecords } from '../extract/json/record-locate.js';
 import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
-import { duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type Reject, type RunCounts, type RunStatus } from '../load/audit.js';
+import { duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biRoundingLevel, carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
 import { compressListing, latestPayload, restorePayload, storePayload, type CompressedListing } from '../load/payloads.js';
@@ -39,7 +41,7 @@ import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './gu
 import { listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
 import type { SyncDeps, SyncRequest } from './sync.js';
 
-const SQL = loadStatements('run/run.sql', ['set_lock_timeout', 'cancel_backend']);
+const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
 
 /** The listing as a local file (downloaded, given, or restored from the archive) and its SHA-256. */
 interface Listing {
@@ -77,11 +79,21 @@ export class Run {
     });
     const cancel = () => void this.cancelStatement();
     this.deps.signal.addEventListener('abort', cancel, { once: true });
+    // Who blocks any of the run's connections, should a lock wait time out (SYNC_LOCK_TIMEOUT_MS).
+    const lockWait = new LockWaitWatch(this.deps.pool, this.config.lockTimeoutMs);
+    lockWait.watch(backendPid(this.client));
+    lockWait.start();
+    // The live rows are read while the listing downloads (it takes about as long): off the critical path.
+    const log = this.deps.log.child({ step: 'load' });
+    const shortcut = UnchangedShortcut.prepare(this.deps.pool, this.deps.signal, { log, onConnection: (pid) => lockWait.watch(pid) });
+    shortcut.catch(() => undefined); // awaited in load(); a failure surfaces there
     try {
       const listing = await this.extract();
-      await this.load(listing);
+      await this.load(listing, shortcut, lockWait);
     } finally {
+      lockWait.stop();
       this.deps.signal.removeEventListener('abort', cancel);
+      await shortcut.catch(() => undefined); // its connection back in the pool before the run ends
       await rm(this.tmp, { recursive: true, force: true });
     }
   }
@@ -106,15 +118,14 @@ export class Run {
   }
 
   /** Everything after the download, in the run's one transaction; rolled back on any failure. */
-  private async load(listing: Listing): Promise<void> {
+  private async load(listing: Listing, reading: Promise<UnchangedShortcut>, lockWait: LockWaitWatch): Promise<void> {
     const log = this.deps.log.child({ step: 'load' });
     const last = await lastSuccess(this.deps.pool);
     this.baseline = baselineOf(last);
     const archive = await this.startArchive(listing, log);
-    const lockWait = new LockWaitWatch(this.deps.pool, backendPid(this.client), this.config.lockTimeoutMs);
     try {
-      await this.begin(lockWait);
-      const shortcut = await this.prepareShortcut(log);
+      await this.begin();
+      const shortcut = await this.prepareShortcut(reading, log);
       const fast = await this.stage(listing, shortcut, log);
       this.guard(log);
       const started = Date.now();
@@ -129,8 +140,6 @@ export class Run {
       this.applied = undefined;
       await archive?.stop();
       throw lockWait.explain(error);
-    } finally {
-      lockWait.stop();
     }
   }
 
@@ -158,15 +167,14 @@ export class Run {
     };
   }
 
-  private async begin(lockWait: LockWaitWatch): Promise<void> {
+  private async begin(): Promise<void> {
     await this.client.query('BEGIN');
     await this.client.query(SQL.set_lock_timeout, [String(this.config.lockTimeoutMs)]);
-    lockWait.start();
   }
 
   /** Every live row and the fingerprints that still vouch for it; says why when it cannot trust them all. */
-  private async prepareShortcut(log: Logger): Promise<UnchangedShortcut> {
-    const shortcut = await UnchangedShortcut.prepare(this.client, log);
+  private async prepareShortcut(reading: Promise<UnchangedShortcut>, log: Logger): Promise<UnchangedShortcut> {
+    const shortcut = await reading;
     const why = shortcut.explain();
     if (why) log.info({ liveRows: shortcut.liveBefore }, why);
     return shortcut;
@@ -258,15 +266,16 @@ export class Run {
     log: Logger,
   ): Promise<void> {
     const { client, deps, runId } = this;
-    const duplicates = [...(await removeStagedPositions(client, settled.stagedLosers))];
-    if (this.tally.maybeDuplicates) duplicates.push(...(await removeDuplicates(client, log)));
-    const skipped: Reject[] = [];
-    for (const { position, id } of settled.skippedLosers) {
-      const found = await fast.checkpoints.read(path, position, MAX_DUPLICATE_RAW_BYTES);
-      skipped.push(duplicateIdReject(position, id, found.bytes.toString('utf8')));
-    }
-    this.duplicates = duplicates.length + skipped.length;
-    if (this.duplicates > 0) await insertRejects(deps.pool, runId, [...skipped, ...(await duplicateRejects(path, duplicates))]);
+    const staged = [...(await removeStagedPositions(client, settled.stagedLosers))];
+    if (this.tally.maybeDuplicates) staged.push(...(await removeDuplicates(client, log)));
+    const losers = [
+      ...settled.skippedLosers.map(({ position, id }) => ({ position, id, place: fast.checkpoints.place(position) })),
+      ...staged.map((row) => ({ position: Number(row.position), id: row.record_id, place: { offset: Number(row.raw_offset), skip: 0 } })),
+    ];
+    this.duplicates = losers.length;
+    if (losers.length === 0) return;
+    const raw = await readRecords(path, losers.map((l) => l.place), MAX_DUPLICATE_RAW_BYTES);
+    await insertRejects(deps.pool, runId, losers.map((l, k) => duplicateIdReject(l.position, l.id, raw[k]!.bytes.toString('utf8'))));
   }
 
   private warnNewFields(log: Logger): void {
@@ -285,8 +294,7 @@ export class Run {
 
   /** On abort, stop whatever statement the run's connection is executing. */
   private async cancelStatement(): Promise<void> {
-    const pid = backendPid(this.client);
-    if (pid) await this.deps.pool.query(SQL.cancel_backend, [pid]).catch(() => undefined);
+    await cancelStatement(this.deps.pool, this.client);
   }
 
   counts(status: RunStatus): RunCounts {
@@ -333,30 +341,8 @@ export class Run {
   }
 }
 
-/** Earlier copies of duplicate ids, with their raw text read back from the spooled listing. */
-async function duplicateRejects(path: string, rows: Awaited<ReturnType<typeof removeDuplicates>>): Promise<Reject[]> {
-  const file = await open(path, 'r');
-  try {
-    const out: Reject[] = [];
-    for (const row of rows) {
-      const length = Math.min(row.raw_length, MAX_DUPLICATE_RAW_BYTES);
-      const buffer = Buffer.alloc(length);
-      await file.read(buffer, 0, length, Number(row.raw_offset));
-      out.push(duplicateIdReject(row.position, row.record_id, buffer.toString('utf8')));
-    }
-    return out;
-  } finally {
-    await file.close();
-  }
-}
-
 async function sha256File(path: string, signal: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer);
   return hash.digest('hex');
-}
-
-/** The server process of a connection (pg keeps it from the BackendKeyData message). */
-export function backendPid(client: PoolClient): number {
-  return (client as unknown as { processID?: number }).processID ?? 0;
 }

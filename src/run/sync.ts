@@ -6,7 +6,7 @@
 import type { Config } from '../config.js';
 import { releaseRunLock, tryRunLock } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
-import { AbortedError, LockHeldError, SyncError, describeError } from '../errors.js';
+import { AbortedError, LockHeldError, describeError } from '../errors.js';
 import type { WineApi } from '../extract/http/api.js';
 import type { Logger } from '../log.js';
 import { finishRun, markAbandoned, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';

@@ -16,10 +16,10 @@
  * Live rows sit in typed arrays sorted by id (20 bytes per live row, no objects). Deletions come
  * from this side: a live id the listing never had is one whose slot was not seen.
  */
-import type { PoolClient } from '../db/pool.js';
+import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { fingerprint } from './fingerprint.js';
-import { readLiveRows, saveFingerprints, type LiveRows } from './store.js';
+import { readLiveRows, saveFingerprints, type LiveRows, type ReadOptions } from './store.js';
 import { programTrustKey, type TrustKey } from './trust-key.js';
 
 /** Ids with more digits than this are kept in a Map (exact as text); they are never skipped. */
@@ -56,9 +56,12 @@ export class UnchangedShortcut {
     for (const id of live.bigIds) this.bigSeen.set(id, 0);
   }
 
-  /** Reads every live row and the fingerprints that still vouch for them, in the run's transaction. */
-  static async prepare(client: PoolClient, log?: Logger, key: TrustKey = programTrustKey()): Promise<UnchangedShortcut> {
-    return new UnchangedShortcut(await readLiveRows(client, log), key);
+  /**
+   * Reads every live row and the fingerprints that still vouch for them, on a connection of its
+   * own, so that the caller can start it while the listing downloads.
+   */
+  static async prepare(pool: Pool, signal: AbortSignal, options: ReadOptions = {}, key: TrustKey = programTrustKey()): Promise<UnchangedShortcut> {
+    return new UnchangedShortcut(await readLiveRows(pool, signal, options), key);
   }
 
   /** A shortcut over no rows (nothing is skipped, every record fingerprinted): for a run without a database. */

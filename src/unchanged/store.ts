@@ -6,11 +6,14 @@
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { to as copyTo } from 'pg-copy-streams';
-import type { PoolClient } from '../db/pool.js';
+import { backendPid, cancelStatement } from '../db/lock.js';
+import type { Pool, PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
 
 const SQL = loadStatements('unchanged/fingerprints.sql', [
+  'begin_read',
+  'no_jit',
   'state',
   'copy_live_out',
   'count_stored',
@@ -41,15 +44,41 @@ export interface LiveRows {
   storedBy: { trustKey: string; runId: string } | undefined;
 }
 
-export async function readLiveRows(client: PoolClient, log?: Logger): Promise<LiveRows> {
-  const state = (await client.query<{ trust_key: string; run_id: string }>(SQL.state)).rows[0];
-  const started = Date.now();
-  const reader = new LiveRowReader();
-  await pipeline(client.query(copyTo(SQL.copy_live_out)), reader);
-  const stored = Number((await client.query<{ stored: string }>(SQL.count_stored)).rows[0]!.stored);
-  const rows = reader.result();
-  log?.debug({ statement: 'copy_live_out', rows: rows.ids.length + rows.bigIds.length, ms: Date.now() - started }, 'statement done');
-  return { ...rows, orphans: stored - rows.vouched - rows.stale, storedBy: state && { trustKey: state.trust_key, runId: state.run_id } };
+/**
+ * Every live row and what vouches for it, read on a connection of its own (so that it can run
+ * while the listing downloads), in one snapshot. `signal` cancels the read.
+ */
+export interface ReadOptions {
+  log?: Logger;
+  /** Told the reading connection's backend pid, e.g. to watch it for lock waits. */
+  onConnection?: (pid: number) => void;
+}
+
+export async function readLiveRows(pool: Pool, signal: AbortSignal, options: ReadOptions = {}): Promise<LiveRows> {
+  const { log } = options;
+  const client = await pool.connect();
+  options.onConnection?.(backendPid(client));
+  const cancel = () => void cancelStatement(pool, client);
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    await client.query(SQL.begin_read);
+    await client.query(SQL.no_jit);
+    const state = (await client.query<{ trust_key: string; run_id: string }>(SQL.state)).rows[0];
+    const started = Date.now();
+    const reader = new LiveRowReader();
+    await pipeline(client.query(copyTo(SQL.copy_live_out)), reader);
+    const stored = Number((await client.query<{ stored: string }>(SQL.count_stored)).rows[0]!.stored);
+    await client.query('COMMIT');
+    const rows = reader.result();
+    log?.debug({ statement: 'copy_live_out', rows: rows.ids.length + rows.bigIds.length, ms: Date.now() - started }, 'statement done');
+    return { ...rows, orphans: stored - rows.vouched - rows.stale, storedBy: state && { trustKey: state.trust_key, runId: state.run_id } };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    client.release();
+  }
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
- * Finds a record again in the spooled listing, from a known record start before it: for the rare
- * duplicate id whose earlier copy was skipped as unchanged (its raw text goes to sync_rejects).
+ * Finds records again in the spooled listing, from a known record start at or before each: the
+ * earlier copies of duplicate ids, whose raw text goes to sync_rejects, whether the copy was
+ * staged (its own offset is known) or skipped as unchanged (found from the checkpoint before it).
  * The listing was validated by the parser already, so skipping values needs only brackets,
  * strings and separators.
  */
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 const FIRST_READ = 64 * 1024;
 
@@ -15,23 +16,41 @@ export interface LocatedRecord {
   bytes: Buffer;
 }
 
-/** The record `skip` records after the one starting at `offset`. */
-export async function locateRecord(path: string, offset: number, skip: number, maxBytes: number): Promise<LocatedRecord> {
+/** Where to find a record: `skip` records after the one starting at byte `offset`. */
+export interface RecordPlace {
+  offset: number;
+  skip: number;
+}
+
+/** The records at `places`, each at most `maxBytes` of it, read with the listing file opened once. */
+export async function readRecords(path: string, places: readonly RecordPlace[], maxBytes: number): Promise<LocatedRecord[]> {
+  if (places.length === 0) return [];
   const file = await open(path, 'r');
   try {
-    for (let size = FIRST_READ; ; size *= 2) {
-      const buffer = Buffer.alloc(size);
-      const { bytesRead } = await file.read(buffer, 0, size, offset);
-      const found = findValue(buffer.subarray(0, bytesRead), skip);
-      if (found !== undefined) {
-        const [start, end] = found;
-        return { byteOffset: offset + start, byteLength: end - start, bytes: Buffer.from(buffer.subarray(start, Math.min(end, start + maxBytes))) };
-      }
-      if (bytesRead < size) throw new Error(`record not found at byte ${offset} + ${skip} records (the listing file changed?)`);
-    }
+    const out: LocatedRecord[] = [];
+    for (const place of places) out.push(await readOne(file, place, maxBytes));
+    return out;
   } finally {
     await file.close();
   }
+}
+
+async function readOne(file: FileHandle, { offset, skip }: RecordPlace, maxBytes: number): Promise<LocatedRecord> {
+  for (let size = FIRST_READ; ; size *= 2) {
+    const buffer = Buffer.alloc(size);
+    const { bytesRead } = await file.read(buffer, 0, size, offset);
+    const found = findValue(buffer.subarray(0, bytesRead), skip);
+    if (found !== undefined) {
+      const [start, end] = found;
+      return { byteOffset: offset + start, byteLength: end - start, bytes: Buffer.from(buffer.subarray(start, Math.min(end, start + maxBytes))) };
+    }
+    if (bytesRead < size) throw new Error(`record not found at byte ${offset} + ${skip} records (the listing file changed?)`);
+  }
+}
+
+/** One record, as readRecords. */
+export async function locateRecord(path: string, offset: number, skip: number, maxBytes: number): Promise<LocatedRecord> {
+  return (await readRecords(path, [{ offset, skip }], maxBytes))[0]!;
 }
 
 /** Start and end of the value `skip` values after the one at b[0], or undefined when b ends first. */
@@ -92,9 +111,9 @@ export class RecordCheckpoints {
     this.offsets[k] = byteOffset;
   }
 
-  /** The record at `position`, at most `maxBytes` of it, read back from the listing at `path`. */
-  async read(path: string, position: number, maxBytes: number): Promise<LocatedRecord> {
+  /** Where the record at `position` is: a record start at or before it, and how many records to skip from there. */
+  place(position: number): RecordPlace {
     const mask = (1 << CHECKPOINT_SHIFT) - 1;
-    return locateRecord(path, this.offsets[position >> CHECKPOINT_SHIFT]!, position & mask, maxBytes);
+    return { offset: this.offsets[position >> CHECKPOINT_SHIFT]!, skip: position & mask };
   }
 }
