@@ -5,7 +5,8 @@
  * Each of `--runs` runs (default 3) measures a first load, an unchanged re-sync (and its WAL), a
  * 1%-changed re-sync and two all-rejected listings; the summary gives the minimum and median and
  * the process exits 1 when a target is missed in any run. `--scale N` adds the large-listing check
- * (scale-check.ts).
+ * (scale-check.ts). It writes the results as JSON (`--out`, default bench/results/bench-N.json)
+ * and the runs as an SVG plot against the floor (`--svg`, default docs/bench.svg; plot.ts).
  *
  *   BENCH_DATABASE_URL=postgres://… npm run bench [-- --records 1000000 --runs 3 --data-dir DIR]
  * Without BENCH_DATABASE_URL (or --database-url) an embedded PostgreSQL is started in a temp dir.
@@ -22,6 +23,7 @@ import { PACKAGE_ROOT } from '../src/paths.js';
 import { measureFloor, rowsDifferingFromFloor } from './floor.js';
 import { listingFiles, type ListingFiles } from './listing-files.js';
 import { BENCH_EMAIL, BENCH_PASSWORD, startListingServer, type ListingServer } from './listing-server.js';
+import { captionOf, renderBenchSvg } from './plot.js';
 import { judge, NAMES, stepTable, summaryTable, targetLines, type BenchRun } from './report.js';
 import { scaleCheck } from './scale-check.js';
 import { measureSync, runCli, type SyncMeasure } from './sync-runner.js';
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
       'data-dir': { type: 'string' },
       scale: { type: 'string' },
       out: { type: 'string' },
+      svg: { type: 'string' },
     },
   });
   const records = Number(values.records);
@@ -82,6 +85,11 @@ async function main(): Promise<void> {
     const out = values.out ?? join(PACKAGE_ROOT, 'bench', 'results', `bench-${records}.json`);
     await mkdir(join(out, '..'), { recursive: true });
     await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+    const svg = values.svg ?? join(PACKAGE_ROOT, 'docs', 'bench.svg');
+    if (results.length > 0) {
+      await mkdir(join(svg, '..'), { recursive: true });
+      await writeFile(svg, renderBenchSvg({ caption: `${captionOf(report)}\n${report.uptime}`, runs: results }));
+    }
 
     const lines = [
       `${records} records, ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}; ${report.uptime}`,
@@ -90,7 +98,7 @@ async function main(): Promise<void> {
         : ['', summaryTable(results), '', ...[NAMES.first, NAMES.unchanged, NAMES.changed].map((name) => stepTable(results, name)), '', ...targetLines(results)]),
       ...(scale ? ['', ...scale.lines] : []),
       '',
-      `written to ${out}`,
+      `written to ${out}${results.length > 0 ? ` and ${svg}` : ''}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     const missed = results.some((r) => Object.values(r.targets).some((ok) => !ok)) || (scale !== undefined && !scale.ok);

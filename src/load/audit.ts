@@ -60,7 +60,7 @@ export interface Reject {
 /** Raw text kept for an earlier copy of a duplicate id, read back from the spooled listing. */
 export const MAX_DUPLICATE_RAW_BYTES = 65_536;
 
-/** The reject of an earlier copy of an id: the last copy in the listing wins (DESIGN §5). */
+/** The reject of an earlier copy of an id: the last copy in the listing wins (README, "Data safety"). */
 export function duplicateIdReject(position: number | string, id: string, raw: string): Reject {
   return { position, recordId: id, errors: [{ path: 'id', message: `duplicate id ${id}: a later record in the listing has the same id and wins` }], raw };
 }

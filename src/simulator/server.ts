@@ -46,7 +46,7 @@ export interface SimulatorOptions {
   tls?: { key: string | Buffer; cert: string | Buffer };
   /**
    * With `tls`: also serve the same API (same tokens, same data) over plain HTTP on this port of
-   * `plainHttp.host` (default: the same host; port 0: a free one), as the spec's upstream does
+   * `plainHttp.host` (default: the same host; port 0: a free one), as the documented upstream does
    * (login over http://, listing over https://). Its address is `plainUrl`.
    */
   plainHttp?: { host?: string; port?: number };

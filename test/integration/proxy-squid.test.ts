@@ -34,7 +34,7 @@ const PROXY_PASSWORD_IN_URL = encodeURIComponent(PROXY_PASSWORD);
 let dir: string;
 let pki: TestPki;
 let db: TestDb;
-/** The upstream as the spec has it: login over http:// (on 127.0.0.1), listing over https:// on 443. */
+/** The upstream as documented: login over http:// (on 127.0.0.1), listing over https:// on 443. */
 let upstream: Simulator;
 /** A second upstream over plain HTTP only. */
 let plainUpstream: Simulator;
@@ -98,7 +98,7 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** The spec's addresses: login over http://, listing over https://. */
+  /** The upstream's documented addresses: login over http://, listing over https://. */
   const specEnv = (extra: Record<string, string>) => ({
     ...syncEnv(db, upstream, { WINE_API_LOGIN_URL: `${upstream.plainUrl!}/api/login`, ...extra }),
     NODE_EXTRA_CA_CERTS: pki.caFile,

@@ -130,7 +130,7 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'HTTPS upstream wit
     const cli = startCli(['simulate', '--port', String(port), '--records', '5', '--tls-cert', join(dir, 'sim.pem'), '--tls-key', join(dir, 'sim.key')], {});
     try {
       const body = await retryFor(30_000, () => httpsGet(`https://127.0.0.1:${port}/api/bulk-wine-reconciliation-data`, pki.caFile));
-      // The simulator answered over verified TLS (400: this bare request lacks the spec's headers).
+      // The simulator answered over verified TLS (400: this bare request lacks the login headers).
       expect(body.status).toBe(400);
     } finally {
       cli.kill('SIGTERM');

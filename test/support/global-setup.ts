@@ -1,5 +1,5 @@
 /**
- * Finds the test database, as DESIGN §7 says: TEST_DATABASE_URL when set, else a testcontainers
+ * Finds the test database (README, "Development"): TEST_DATABASE_URL when set, else a testcontainers
  * PostgreSQL when a Docker engine answers, else an embedded PostgreSQL. Each test file then
  * works in a schema of its own inside that database.
  */

@@ -2,7 +2,7 @@
  * Differential test of the byte-level fast path (transform/record-copy.ts) against the zod path
  * (transform/record.ts): the same listing goes through the pipeline with and without the fast
  * path, and must give the same COPY rows, the same rejects with the same reasons, the same counts
- * and unknown fields. The records cover every transform rule of DESIGN §5 and are fuzzed.
+ * and unknown fields. The records cover every rule of README "What a record must look like"; fuzzed.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -176,7 +176,7 @@ describe('fingerprints travel with their record', () => {
 });
 
 describe('byte-level fast path vs the zod path', () => {
-  it('gives identical rows, rejects, reasons and counts on every DESIGN §5 edge case', async () => {
+  it('gives identical rows, rejects, reasons and counts on every edge case of the README record rules', async () => {
     const records = edgeRecords();
     const path = listingFile(records);
     const slow = await run(path, false);

@@ -1,5 +1,5 @@
 /**
- * Finding the JWT in a login response whose shape the upstream spec does not give, and reading
+ * Finding the JWT in a login response whose shape the upstream does not document, and reading
  * its expiry. Pure functions: no I/O, and no token value ever goes into an error message.
  */
 const JWT_SHAPE = /^[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*$/;
