@@ -5,12 +5,11 @@ import * as zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
 import { runCli, syncEnv, tableText } from '../support/harness.js';
+import { listing } from '../support/listing.js';
 
 const rec = (id: number, sales = '1.5', wpi = `WPI-${id}`) =>
   `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":${sales},"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-0${(id % 9) + 1}"}`;
 const ids = (from: number, to: number, sales?: string) => Array.from({ length: to - from + 1 }, (_, i) => rec(from + i, sales));
-const listing = (records: string[], count = records.length) =>
-  `{"message":"ok","count":${count},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${count}}`;
 
 const decompress = (algorithm: string, body: Buffer): Buffer =>
   algorithm === 'zstd' ? (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(body) : zlib.gunzipSync(body);
