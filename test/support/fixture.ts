@@ -83,7 +83,7 @@ export function useSyncFixture(label: string, options: SyncFixtureOptions = {}):
     }
   };
 
-  /** Every closer runs, the latest first, even when one fails; the first failure is thrown after. */
+  /** Every closer runs, the latest first, even when one fails; the failures are thrown after. */
   const teardown = async () => {
     const pending = closers.reverse();
     closers = [];
