@@ -1,5 +1,8 @@
 /** The JSON that test/drivers/read_views.py prints, and how the tests read it. */
-import { DECIMALS } from './hard-values.js';
+import { join } from 'node:path';
+import { runProgram } from '../support/drivers.js';
+import { ROOT, type TestDb } from '../support/harness.js';
+import { connectionParts, DECIMALS } from './hard-values.js';
 
 type Cell = string | null | { decimal: string };
 export interface DriverResult {
@@ -11,6 +14,15 @@ export interface DriverOutput {
   remarks: Record<string, Record<string, string | null | Array<string | null>>>;
   exact?: DriverResult;
   dictionary: { columns: DriverResult['columns']; rows: Array<Array<string | null>> };
+}
+
+/** Runs read_views.py with `python` through `driver` against the test schema and its BI views. */
+export async function readViews(python: string, driver: 'odbc' | 'psycopg2', db: TestDb): Promise<DriverOutput> {
+  const c = connectionParts(db.url);
+  const stdout = await runProgram(python, [join(ROOT, 'test', 'drivers', 'read_views.py'), driver, `${db.schema}_bi`, db.schema], {
+    PGHOST: c.host, PGPORT: c.port, PGDATABASE: c.database, PGUSER: c.user, PGPASSWORD: c.password,
+  });
+  return JSON.parse(stdout) as DriverOutput;
 }
 
 /**

@@ -4,26 +4,25 @@
  * One JVM for the whole file (it is slow to start).
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { BI, BI_CLOSED_V1, DECIMALS, SCALE, connectionParts, syncHardValues } from '../drivers/hard-values.js';
 import { describeWithDriver, missingJdbc, PGJDBC_JAR, runProgram } from '../support/drivers.js';
-import { createTestDb, ROOT, type TestDb } from '../support/harness.js';
+import { useSyncFixture } from '../support/fixture.js';
+import { ROOT } from '../support/harness.js';
 
 describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
-  let db: TestDb;
+  const fx = useSyncFixture('bijdbc');
   let lines: string[][];
   beforeAll(async () => {
-    db = await createTestDb('bijdbc');
-    await syncHardValues(db);
-    const c = connectionParts(db.url);
+    await syncHardValues(fx.db);
+    const c = connectionParts(fx.db.url);
     const stdout = await runProgram(
       'java',
-      ['-cp', PGJDBC_JAR, join(ROOT, 'test', 'drivers', 'BiJdbc.java'), `jdbc:postgresql://${c.host}:${c.port}/${c.database}`, c.user, `${db.schema}_bi`],
+      ['-cp', PGJDBC_JAR, join(ROOT, 'test', 'drivers', 'BiJdbc.java'), `jdbc:postgresql://${c.host}:${c.port}/${c.database}`, c.user, `${fx.db.schema}_bi`],
       { PGPASSWORD: c.password },
     );
     lines = stdout.trim().split('\n').map((l) => l.split('\t'));
   }, 240_000);
-  afterAll(async () => db?.close());
 
   const facts = (kind: string, view: string) => lines.filter((l) => l[0] === kind && l[1] === view);
 

@@ -4,28 +4,21 @@
  * ODBC shows of the comments (psqlODBC returns empty REMARKS: the data_dictionary view carries them).
  * One python process for the whole file.
  */
-import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BI, BI_CLOSED_V1, DECIMALS, SCALE, connectionParts, syncHardValues } from '../drivers/hard-values.js';
-import { describeWithDriver, findPython, runProgram } from '../support/drivers.js';
-import { createTestDb, ROOT, type TestDb } from '../support/harness.js';
-import { type DriverOutput, decimalsById } from '../drivers/read-views.js';
+import { beforeAll, expect, it } from 'vitest';
+import { BI, BI_CLOSED_V1, DECIMALS, SCALE, syncHardValues } from '../drivers/hard-values.js';
+import { describeWithDriver, findPython } from '../support/drivers.js';
+import { useSyncFixture } from '../support/fixture.js';
+import { type DriverOutput, decimalsById, readViews } from '../drivers/read-views.js';
 
 const probe = findPython('pyodbc', "assert 'PostgreSQL Unicode' in pyodbc.drivers(), 'psqlODBC not registered'", 'python3-pyodbc odbc-postgresql unixodbc');
 
 describeWithDriver('psqlODBC reads the BI views', 'missing' in probe ? probe.missing : undefined, () => {
-  let db: TestDb;
+  const fx = useSyncFixture('biodbc');
   let out: DriverOutput;
   beforeAll(async () => {
-    db = await createTestDb('biodbc');
-    await syncHardValues(db);
-    const c = connectionParts(db.url);
-    const stdout = await runProgram((probe as { python: string }).python, [join(ROOT, 'test', 'drivers', 'read_views.py'), 'odbc', `${db.schema}_bi`, db.schema], {
-      PGHOST: c.host, PGPORT: c.port, PGDATABASE: c.database, PGUSER: c.user, PGPASSWORD: c.password,
-    });
-    out = JSON.parse(stdout) as DriverOutput;
+    await syncHardValues(fx.db);
+    out = await readViews((probe as { python: string }).python, 'odbc', fx.db);
   }, 240_000);
-  afterAll(async () => db?.close());
 
   it('describes every decimal column as DECIMAL(28, S), read as Decimal', () => {
     for (const view of ['reconciliation', 'reconciliation_history'] as const) {

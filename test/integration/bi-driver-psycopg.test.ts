@@ -3,28 +3,21 @@
  * values with every digit from the exact table, and rounded from the BI views.
  * One python process for the whole file.
  */
-import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BI, BI_CLOSED_V1, DECIMALS, EXACT, SCALE, connectionParts, syncHardValues } from '../drivers/hard-values.js';
-import { type DriverOutput, decimalsById } from '../drivers/read-views.js';
-import { describeWithDriver, findPython, runProgram } from '../support/drivers.js';
-import { createTestDb, ROOT, type TestDb } from '../support/harness.js';
+import { beforeAll, expect, it } from 'vitest';
+import { BI, BI_CLOSED_V1, DECIMALS, EXACT, SCALE, syncHardValues } from '../drivers/hard-values.js';
+import { type DriverOutput, decimalsById, readViews } from '../drivers/read-views.js';
+import { describeWithDriver, findPython } from '../support/drivers.js';
+import { useSyncFixture } from '../support/fixture.js';
 
 const probe = findPython('psycopg2');
 
 describeWithDriver('psycopg2 reads the exact table and the BI views', 'missing' in probe ? probe.missing : undefined, () => {
-  let db: TestDb;
+  const fx = useSyncFixture('bipsycopg');
   let out: DriverOutput;
   beforeAll(async () => {
-    db = await createTestDb('bipsycopg');
-    await syncHardValues(db);
-    const c = connectionParts(db.url);
-    const stdout = await runProgram((probe as { python: string }).python, [join(ROOT, 'test', 'drivers', 'read_views.py'), 'psycopg2', `${db.schema}_bi`, db.schema], {
-      PGHOST: c.host, PGPORT: c.port, PGDATABASE: c.database, PGUSER: c.user, PGPASSWORD: c.password,
-    });
-    out = JSON.parse(stdout) as DriverOutput;
+    await syncHardValues(fx.db);
+    out = await readViews((probe as { python: string }).python, 'psycopg2', fx.db);
   }, 240_000);
-  afterAll(async () => db?.close());
 
   it('the exact table: Decimal values with every digit', () => {
     expect(decimalsById(out.exact!)).toEqual(EXACT);

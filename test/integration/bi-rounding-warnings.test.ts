@@ -3,21 +3,11 @@
  * scale changes) since the last successful load, at info when it is the same as last time. It is
  * in the run summary and in sync_runs either way. Read from the CLI's own pino lines on stderr.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { createTestDb, runCli, syncEnv, type TestDb } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
+import { runCli } from '../support/harness.js';
 
-let sim: Simulator;
-let db: TestDb;
-
-beforeAll(async () => {
-  sim = await startSimulator({ records: 1 });
-  db = await createTestDb('bi_rounding_warnings');
-});
-afterAll(async () => {
-  await sim.close();
-  await db.close();
-});
+const fx = useSyncFixture('bi_rounding_warnings', { simulator: { records: 1 } });
 
 /** Records 1..n; those listed in `long` carry 12 fractional digits, more than the default scale 10. */
 const records = (n: number, long: number[]) =>
@@ -25,7 +15,7 @@ const records = (n: number, long: number[]) =>
 
 /** One CLI run: its exit code, the BI rounding log line (level and message) and the summary line. */
 async function sync(extra: Record<string, string> = {}) {
-  const r = await runCli(['run'], syncEnv(db, sim, extra));
+  const r = await runCli(['run'], fx.envWith(extra));
   expect(r.code, r.stderr).toBe(0);
   const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; rounded?: number });
   const bi = lines.filter((l) => l.msg.startsWith('BI views:'));
@@ -35,7 +25,7 @@ async function sync(extra: Record<string, string> = {}) {
 
 describe('the BI rounding count', () => {
   it('warns on the first run, logs info on an unchanged re-run, warns when it grows or the scale changes', async () => {
-    sim.setRecordsJson(records(5, [1, 2, 3]));
+    fx.sim.setRecordsJson(records(5, [1, 2, 3]));
     const first = await sync();
     expect(first).toEqual({
       level: 'warn',
@@ -47,15 +37,15 @@ describe('the BI rounding count', () => {
     expect(same).toEqual({ ...first, level: 'info' });
 
     // A change elsewhere (record 5) that leaves the count as it was: still info.
-    sim.setRecordsJson(records(6, [1, 2, 3]));
+    fx.sim.setRecordsJson(records(6, [1, 2, 3]));
     expect((await sync()).level).toBe('info');
 
-    sim.setRecordsJson(records(6, [1, 2, 3, 6]));
+    fx.sim.setRecordsJson(records(6, [1, 2, 3, 6]));
     const grown = await sync();
     expect(grown.level).toBe('warn');
     expect(grown.msg).toContain('4 live values');
 
-    sim.setRecordsJson(records(6, [1, 2]));
+    fx.sim.setRecordsJson(records(6, [1, 2]));
     const shrunk = await sync();
     expect(shrunk.level).toBe('info');
     expect(shrunk.msg).toContain('2 live values');
@@ -64,7 +54,7 @@ describe('the BI rounding count', () => {
     expect(rescaled.level).toBe('warn');
     expect(rescaled.msg).toBe('BI views: 2 live values have more than 11 decimal places and are rounded; the exact tables keep every digit');
 
-    expect(await db.rows('SELECT id::int, bi_scale, bi_rounded::int FROM sync_runs ORDER BY id')).toEqual([
+    expect(await fx.db.rows('SELECT id::int, bi_scale, bi_rounded::int FROM sync_runs ORDER BY id')).toEqual([
       { id: 1, bi_scale: 10, bi_rounded: 3 },
       { id: 2, bi_scale: 10, bi_rounded: 3 },
       { id: 3, bi_scale: 10, bi_rounded: 3 },

@@ -1,10 +1,11 @@
 /** The command-line conventions an operator tries first: --help, --version, usage errors, NO_COLOR. */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { writeFile, rm } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, createTestDb, runCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
+import { ROOT, runCli } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 
 const COMMANDS: Record<string, string[]> = {
@@ -164,18 +165,11 @@ describe('exit codes', () => {
 });
 
 describeWith('script (Debian package bsdutils)', runs('script', ['--version']), 'pretty logs on a terminal', () => {
-  let db: TestDb;
-  let dir: string;
+  const fx = useSyncFixture('cli_color');
   let listing: string;
   beforeAll(async () => {
-    db = await createTestDb('cli_color');
-    dir = await tempDir();
-    listing = join(dir, 'listing.json');
+    listing = join(fx.dir, 'listing.json');
     await writeFile(listing, JSON.stringify({ message: 'ok', count: 1, bulk_wine_reconciliation: [{ id: 1, wpi: 'W1', inventory_sales: '1.5' }], recordCount: 1 }));
-  });
-  afterAll(async () => {
-    await db.close();
-    await rm(dir, { recursive: true, force: true });
   });
 
   /** The CLI under `script`, which gives it a pseudo-terminal: pretty logs, as an operator sees them. */
@@ -183,7 +177,7 @@ describeWith('script (Debian package bsdutils)', runs('script', ['--version']), 
     new Promise<string>((resolve, reject) => {
       const command = `${process.execPath} ${join(ROOT, 'bin', 'wine-recon-sync')} run --dry-run --from-file ${listing}`;
       const child = spawn('script', ['-qec', command, '/dev/null'], {
-        env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...syncEnv(db), ...env },
+        env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...fx.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -203,44 +197,37 @@ describeWith('script (Debian package bsdutils)', runs('script', ['--version']), 
 });
 
 describe('status shows a whole error', () => {
-  let db: TestDb;
-  let dir: string;
+  const fx = useSyncFixture('cli_status');
   let error: string;
   beforeAll(async () => {
-    db = await createTestDb('cli_status');
-    dir = await tempDir();
     // Every record without an id: the reject threshold fails the run with a long explanation.
-    const file = join(dir, 'listing.json');
+    const file = join(fx.dir, 'listing.json');
     await writeFile(file, JSON.stringify({ message: 'ok', count: 3, bulk_wine_reconciliation: [1, 2, 3].map((n) => ({ record_id: n, wpi: `W${n}` })), recordCount: 3 }));
-    const failed = await runCli(['run', '--from-file', file], syncEnv(db));
+    const failed = await runCli(['run', '--from-file', file], fx.env);
     expect(failed.code).toBe(1);
-    [{ error }] = await db.rows<{ error: string }>('SELECT error FROM sync_runs WHERE id = 1');
+    [{ error }] = await fx.db.rows<{ error: string }>('SELECT error FROM sync_runs WHERE id = 1');
     expect(error.length).toBeGreaterThan(120);
-  });
-  afterAll(async () => {
-    await db.close();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('the table cuts it at 80 characters and says how to see it all', async () => {
-    const r = await runCli(['status'], syncEnv(db));
+    const r = await runCli(['status'], fx.env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`${error.slice(0, 79)}… (status --run ID shows it all)`);
     expect(r.stdout).not.toContain(error);
   });
 
   it('status --json and status --run ID show it whole', async () => {
-    const json = await runCli(['status', '--json'], syncEnv(db));
+    const json = await runCli(['status', '--json'], fx.env);
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject([{ id: 1, status: 'failed', error }]);
-    const one = await runCli(['status', '--run', '1'], syncEnv(db));
+    const one = await runCli(['status', '--run', '1'], fx.env);
     expect(one.code, one.stderr).toBe(0);
     expect(one.stdout).toMatch(/^id +1$/m);
     expect(one.stdout).toMatch(/^status +failed$/m);
     expect(one.stdout).toContain(error);
-    const oneJson = await runCli(['status', '--run', '1', '--json'], syncEnv(db));
+    const oneJson = await runCli(['status', '--run', '1', '--json'], fx.env);
     expect(JSON.parse(oneJson.stdout)).toMatchObject({ id: 1, error });
-    const none = await runCli(['status', '--run', '99'], syncEnv(db));
+    const none = await runCli(['status', '--run', '99'], fx.env);
     expect(none.code).toBe(2);
     expect(none.stderr).toBe('Error: there is no run 99 in sync_runs\n');
   });

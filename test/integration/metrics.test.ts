@@ -1,27 +1,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';
-import { createTestDb, ROOT, runCli, startCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { ROOT, runCli, startCli } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 
 const PROMTOOL = 'promtool';
 const PUSHGATEWAY = 'prometheus-pushgateway';
 
-let sim: Simulator;
-let db: TestDb;
-let env: Record<string, string>;
-
-beforeEach(async () => {
-  sim = await startSimulator({ records: 30 });
-  db = await createTestDb('metrics');
-  env = syncEnv(db, sim);
-});
-afterEach(async () => {
-  await sim.close();
-  await db.close();
-});
+const fx = useSyncFixture('metrics', { simulator: { records: 30 }, each: true });
 
 /** The value of the sample `name{labels}` in a text exposition (labels given in the order they appear). */
 function sample(text: string, series: string): number | undefined {
@@ -47,17 +35,17 @@ describeWith('promtool (Debian package prometheus)', runs(PROMTOOL), 'Prometheus
   });
 
   it('the daemon serves /metrics (seeded from sync_runs, valid for promtool) and /healthz', async () => {
-    const first = await runCli(['run', '--json'], env);
+    const first = await runCli(['run', '--json'], fx.env);
     expect(first.code, first.stderr).toBe(0);
     const lastSuccess = Date.parse(JSON.parse(first.stdout).finished_at) / 1000;
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    sim.setFault('slow', { delayMs: 5000, times: 1 });
+    fx.sim.setFault('slow', { delayMs: 5000, times: 1 });
     const daemon = startCli(['schedule', '--run-now'], {
-      ...env,
+      ...fx.env,
       SYNC_METRICS_PORT: String(port),
-      SYNC_HEALTH_FILE: join(await tempDir(), 'health'),
+      SYNC_HEALTH_FILE: join(fx.dir, 'health'),
     });
     try {
       await daemon.waitForLog(/serving metrics/);
@@ -115,7 +103,7 @@ describeWith('prometheus-pushgateway (Debian package)', runs(PUSHGATEWAY), 'Push
   });
 
   it('run and replay push their metrics under job wine_recon_sync', async () => {
-    const ok = await runCli(['run', '--json'], { ...env, SYNC_PUSHGATEWAY_URL: gatewayUrl });
+    const ok = await runCli(['run', '--json'], { ...fx.env, SYNC_PUSHGATEWAY_URL: gatewayUrl });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stderr).toContain('metrics pushed');
     const finished = Date.parse(JSON.parse(ok.stdout).finished_at) / 1000;
@@ -124,10 +112,10 @@ describeWith('prometheus-pushgateway (Debian package)', runs(PUSHGATEWAY), 'Push
     expect(sample(text, 'wine_recon_sync_last_success_timestamp_seconds{instance="",job="wine_recon_sync"}')).toBeCloseTo(finished, 2);
     expect(sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="succeeded",trigger="manual"}')).toBe(1);
 
-    sim.setFault('html');
-    const failed = await runCli(['run'], { ...env, SYNC_PUSHGATEWAY_URL: gatewayUrl });
+    fx.sim.setFault('html');
+    const failed = await runCli(['run'], { ...fx.env, SYNC_PUSHGATEWAY_URL: gatewayUrl });
     expect(failed.code).toBe(1);
-    const replay = await runCli(['replay', '--run', '1'], { ...env, SYNC_PUSHGATEWAY_URL: gatewayUrl });
+    const replay = await runCli(['replay', '--run', '1'], { ...fx.env, SYNC_PUSHGATEWAY_URL: gatewayUrl });
     expect(replay.code, replay.stderr).toBe(0);
     text = await (await fetch(`${gatewayUrl}/metrics`)).text();
     // Every push carries the whole history read from sync_runs, so the group replaced by each push stays complete.
@@ -141,7 +129,7 @@ describeWith('prometheus-pushgateway (Debian package)', runs(PUSHGATEWAY), 'Push
 
 it('a Pushgateway that is down is logged without its credentials and changes nothing', async () => {
   const url = `http://pusher:push-secret-99@127.0.0.1:${await freePort()}`;
-  const r = await runCli(['run', '--json'], { ...env, SYNC_PUSHGATEWAY_URL: url });
+  const r = await runCli(['run', '--json'], { ...fx.env, SYNC_PUSHGATEWAY_URL: url });
   expect(r.code, r.stderr).toBe(0);
   expect(JSON.parse(r.stdout).status).toBe('succeeded');
   expect(r.stderr).toContain('cannot push the metrics to the Pushgateway; the run is unaffected');

@@ -1,30 +1,21 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';
-import { createTestDb, runCli, startCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { runCli, startCli } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
-let sim: Simulator;
-let db: TestDb;
+const fx = useSyncFixture('notify', { simulator: { records: 30 }, each: true });
 let hook: Receiver;
-let env: Record<string, string>;
-
 beforeEach(async () => {
-  sim = await startSimulator({ records: 30 });
-  db = await createTestDb('notify');
   hook = await startReceiver();
-  env = syncEnv(db, sim, { SYNC_NOTIFY_URL: hook.url });
-});
-afterEach(async () => {
-  await hook.close();
-  await sim.close();
-  await db.close();
+  fx.onTeardown(() => hook.close());
+  fx.env.SYNC_NOTIFY_URL = hook.url;
 });
 
 const run = async (extra: Record<string, string> = {}) => {
-  const r = await runCli(['run', '--json'], { ...env, ...extra });
+  const r = await runCli(['run', '--json'], { ...fx.env, ...extra });
   expect(r.stderr).not.toContain('webhook-secret-token-42');
   return { ...r, run: JSON.parse(r.stdout) };
 };
@@ -33,11 +24,11 @@ describe('SYNC_NOTIFY_URL', () => {
   it('announces an upstream field seen for the first time once, even when only failures are notified', async () => {
     const records = (extra: string) =>
       Array.from({ length: 30 }, (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`);
-    sim.setRecordsJson(records(''));
+    fx.sim.setRecordsJson(records(''));
     expect((await run()).code).toBe(0);
     expect(hook.posts).toHaveLength(0);
 
-    sim.setRecordsJson(records(',"bottling_line":"L2"'));
+    fx.sim.setRecordsJson(records(',"bottling_line":"L2"'));
     const widened = await run();
     expect(widened.code).toBe(0);
     expect(hook.posts).toHaveLength(1);
@@ -53,7 +44,7 @@ describe('SYNC_NOTIFY_URL', () => {
     expect((await run()).code).toBe(0);
     expect(hook.posts).toHaveLength(0);
 
-    sim.setFault('html');
+    fx.sim.setFault('html');
     const failed = await run();
     expect(failed.code).toBe(1);
     expect(hook.posts).toHaveLength(1);
@@ -65,22 +56,22 @@ describe('SYNC_NOTIFY_URL', () => {
       status: 'failed',
       trigger: 'manual',
       error: failed.run.error,
-      schema: db.schema,
+      schema: fx.db.schema,
       started_at: failed.run.started_at,
       finished_at: failed.run.finished_at,
       counts: { received: 0, rejected: 0, duplicates: 0, inserted: 0, updated: 0, unchanged: 0, deleted: 0, restored: 0 },
     });
     expect(notice.body.text).toContain(`run ${failed.run.id} FAILED [manual]`);
-    expect(notice.body.text).toContain(`schema ${db.schema}`);
+    expect(notice.body.text).toContain(`schema ${fx.db.schema}`);
     expect(notice.body.text).toContain('error: listing is text/html');
-    sim.setFault(null);
+    fx.sim.setFault(null);
 
-    sim.setRecordsJson([]);
+    fx.sim.setRecordsJson([]);
     const refused = await run();
     expect(refused.code).toBe(1);
     expect(hook.posts).toHaveLength(2);
     expect(hook.posts[1]!.body).toMatchObject({ event: 'failed', run_id: refused.run.id, error: expect.stringContaining('refusing to soft-delete 30 of 30') });
-    sim.setRecordsJson(null);
+    fx.sim.setRecordsJson(null);
 
     const recovered = await run();
     expect(recovered.code).toBe(0);
@@ -92,21 +83,21 @@ describe('SYNC_NOTIFY_URL', () => {
     expect(hook.posts).toHaveLength(3);
     // Nothing secret travels to the chat channel.
     const bodies = JSON.stringify(hook.posts.map((p) => p.body));
-    expect(bodies).not.toContain(sim.password);
+    expect(bodies).not.toContain(fx.sim.password);
     expect(bodies).not.toMatch(/eyJ[\w-]+\.[\w-]+/);
     expect(bodies).not.toContain('webhook-secret-token-42');
   });
 
   it('decides "recovered" from sync_runs, so a new process after a failure still says so', async () => {
-    sim.setFault('server-error', { status: 500 });
+    fx.sim.setFault('server-error', { status: 500 });
     expect((await run({ WINE_API_RETRIES: '1', SYNC_NOTIFY_URL: '' })).code).toBe(1);
-    sim.setFault(null);
+    fx.sim.setFault(null);
     expect((await run()).code).toBe(0);
     expect(hook.posts.map((p) => p.body.event)).toEqual(['recovered']);
   });
 
   it('with SYNC_NOTIFY_ON=all posts every run; the URL can come from SYNC_NOTIFY_URL_FILE', async () => {
-    const file = join(await tempDir(), 'hook-url');
+    const file = join(fx.dir, 'hook-url');
     await writeFile(file, `${hook.url}\n`);
     const fileEnv = { SYNC_NOTIFY_URL: '', SYNC_NOTIFY_URL_FILE: file, SYNC_NOTIFY_ON: 'all' };
     expect((await run(fileEnv)).code).toBe(0);
@@ -118,7 +109,7 @@ describe('SYNC_NOTIFY_URL', () => {
 
   it('retries a receiver that answers 503, up to 3 attempts', async () => {
     hook.failNext(2, 503);
-    sim.setFault('html');
+    fx.sim.setFault('html');
     const r = await run();
     expect(r.code).toBe(1);
     expect(hook.posts).toHaveLength(1);
@@ -131,16 +122,16 @@ describe('SYNC_NOTIFY_URL', () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.run.status).toBe('succeeded');
     expect(ok.stderr).toMatch(/"notifyUrl":"http:\/\/127\.0\.0\.1:\d+\/…".*"attempts":3.*"msg":"notification could not be delivered"/);
-    sim.setFault('html');
+    fx.sim.setFault('html');
     const failed = await run({ SYNC_NOTIFY_URL: down });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('notification could not be delivered');
-    expect(await db.rows('SELECT status FROM sync_runs ORDER BY id')).toEqual([{ status: 'succeeded' }, { status: 'failed' }]);
+    expect(await fx.db.rows('SELECT status FROM sync_runs ORDER BY id')).toEqual([{ status: 'succeeded' }, { status: 'failed' }]);
   });
 
   it('the daemon notifies a failed scheduled run too', async () => {
-    sim.setFault('html');
-    const daemon = startCli(['schedule', '--run-now'], { ...env, SYNC_HEALTH_FILE: join(await tempDir(), 'health') });
+    fx.sim.setFault('html');
+    const daemon = startCli(['schedule', '--run-now'], { ...fx.env, SYNC_HEALTH_FILE: join(fx.dir, 'health') });
     try {
       await daemon.waitForLog(/notification sent/);
     } finally {

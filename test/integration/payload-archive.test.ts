@@ -12,32 +12,23 @@ import { startRun } from '../../src/load/audit.js';
 import { preferredAlgorithm, type PayloadAlgorithm } from '../../src/load/payload-codec.js';
 import { compressListing, restorePayload, storePayload } from '../../src/load/payloads.js';
 import { SQL_DIR } from '../../src/paths.js';
-import { createTestDb, runCli, tempDir, type TestDb } from '../support/harness.js';
+import { useSyncFixture } from '../support/fixture.js';
+import { runCli } from '../support/harness.js';
+import { listing } from '../support/listing.js';
 
 const rec = (id: number, wpi: string) =>
   `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":0.123456789012345678901,"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-02"}`;
-const listing = (records: string[]) =>
-  `{"message":"ok","count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`;
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
-let db: TestDb;
-let dir: string;
-
-beforeAll(async () => {
-  db = await createTestDb('payloads');
-  dir = await tempDir();
-});
-afterAll(async () => {
-  await db.close();
-});
+const fx = useSyncFixture('payloads');
 
 /** Archives `body` as a new run's payload with the given chunk size; returns the run id and the compressed bytes. */
 async function archive(body: string, chunkBytes: number, algorithm: PayloadAlgorithm = preferredAlgorithm()) {
-  const source = join(dir, `listing-${randomBytes(4).toString('hex')}.json`);
+  const source = join(fx.dir, `listing-${randomBytes(4).toString('hex')}.json`);
   await writeFile(source, body);
   const compressed = await compressListing(source, `${source}.archive`, undefined, algorithm);
-  const runId = await startRun(db.pool, { trigger: 'manual', dryRun: false, appVersion: 'test', source: null });
-  const client = await db.pool.connect();
+  const runId = await startRun(fx.db.pool, { trigger: 'manual', dryRun: false, appVersion: 'test', source: null });
+  const client = await fx.db.pool.connect();
   try {
     await client.query('BEGIN');
     await storePayload(client, { runId, sha256: sha256(body), bytes: Buffer.byteLength(body), compressed, keep: 1000, chunkBytes });
@@ -49,7 +40,7 @@ async function archive(body: string, chunkBytes: number, algorithm: PayloadAlgor
 }
 
 async function chunkLengths(runId: string): Promise<number[]> {
-  const rows = await db.rows<{ n: number }>('SELECT length(data) AS n FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq', [runId]);
+  const rows = await fx.db.rows<{ n: number }>('SELECT length(data) AS n FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq', [runId]);
   return rows.map((r) => r.n);
 }
 
@@ -64,15 +55,15 @@ describe('payload archive in chunks', () => {
       expect(lengths.length, `chunk size ${chunkBytes}`).toBe(Math.ceil(size / chunkBytes));
       expect(lengths.slice(0, -1).every((n) => n === chunkBytes)).toBe(true);
       expect(lengths.reduce((a, b) => a + b, 0)).toBe(compressed.length);
-      const stored = await db.rows<{ body: Buffer; stored_bytes: string }>(
+      const stored = await fx.db.rows<{ body: Buffer; stored_bytes: string }>(
         `SELECT (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks WHERE run_id = $1) AS body, stored_bytes FROM sync_payloads WHERE run_id = $1`,
         [runId],
       );
       expect(stored[0]!.body.equals(compressed)).toBe(true);
       expect(stored[0]!.stored_bytes).toBe(String(size));
 
-      const out = join(dir, `restored-${runId}.json`);
-      expect(await restorePayload(db.pool, runId, out)).toBe(sha256(body));
+      const out = join(fx.dir, `restored-${runId}.json`);
+      expect(await restorePayload(fx.db.pool, runId, out)).toBe(sha256(body));
       expect(await readFile(out, 'utf8')).toBe(body);
     }
   });
@@ -83,25 +74,25 @@ describe('payload archive in chunks', () => {
     const { runId, compressed } = await archive(body, 1.5 * 1024 * 1024);
     expect(compressed.length).toBeGreaterThan(2.5 * 1024 * 1024);
     expect((await chunkLengths(runId)).length).toBe(Math.ceil(compressed.length / (1.5 * 1024 * 1024)));
-    const out = join(dir, 'restored-large.json');
-    expect(await restorePayload(db.pool, runId, out)).toBe(sha256(body));
+    const out = join(fx.dir, 'restored-large.json');
+    expect(await restorePayload(fx.db.pool, runId, out)).toBe(sha256(body));
     expect(sha256(await readFile(out))).toBe(sha256(body));
   });
 
   it('records the algorithm of each payload and restores gzip ones whatever the default', async () => {
     const body = listing([rec(1, 'A'), rec(2, 'B')]);
     const { runId } = await archive(body, 16, 'gzip');
-    expect(await db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [runId])).toEqual([{ algorithm: 'gzip' }]);
-    expect(await restorePayload(db.pool, runId, join(dir, 'gzip.json'))).toBe(sha256(body));
+    expect(await fx.db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [runId])).toEqual([{ algorithm: 'gzip' }]);
+    expect(await restorePayload(fx.db.pool, runId, join(fx.dir, 'gzip.json'))).toBe(sha256(body));
     const latest = await archive(body, 16);
-    expect(await db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [latest.runId])).toEqual([{ algorithm: preferredAlgorithm() }]);
+    expect(await fx.db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [latest.runId])).toEqual([{ algorithm: preferredAlgorithm() }]);
     if (preferredAlgorithm() === 'gzip') console.warn(`Node ${process.version} has no zstd in node:zlib: payloads are gzip; the zstd path is not exercised here`);
   });
 
   it('refuses a payload whose restored bytes do not match the recorded SHA-256', async () => {
     const { runId } = await archive(listing([rec(1, 'A')]), 64);
-    await db.pool.query(`UPDATE sync_payloads SET sha256 = repeat('0', 64) WHERE run_id = $1`, [runId]);
-    await expect(restorePayload(db.pool, runId, join(dir, 'damaged.json'))).rejects.toBeInstanceOf(InvalidListingError);
+    await fx.db.pool.query(`UPDATE sync_payloads SET sha256 = repeat('0', 64) WHERE run_id = $1`, [runId]);
+    await expect(restorePayload(fx.db.pool, runId, join(fx.dir, 'damaged.json'))).rejects.toBeInstanceOf(InvalidListingError);
   });
 });
 
@@ -144,7 +135,7 @@ describe('payloads archived before chunks (one gzip bytea)', () => {
       [runs.large, 'gzip', 2],
     ]);
     for (const r of rows) expect(r.total).toBe(r.stored_bytes);
-    const out = join(dir, 'old-large.bin');
+    const out = join(fx.dir, 'old-large.bin');
     expect(await restorePayload(pool, runs.large, out)).toBe(sha256(Buffer.from(large, 'latin1')));
   });
 

@@ -11,12 +11,12 @@
  * the simulator's port to `SSL_ports`.
  */
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';
-import { closeInProcessPools, createTestDb, runCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { runCli, syncEnv } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 import { startReceiver } from '../support/receiver.js';
 import { PACKAGED_CONFIG, SQUID, startSquid, type Squid } from '../support/squid.js';
@@ -31,9 +31,9 @@ const PROXY_USER = 'sync-user';
 const PROXY_PASSWORD = 'sq@id:Pa55-word';
 const PROXY_PASSWORD_IN_URL = encodeURIComponent(PROXY_PASSWORD);
 
-let dir: string;
+// The only suite of the file: when it is skipped, vitest runs no hooks of the file either.
+const fx = useSyncFixture('proxy_squid');
 let pki: TestPki;
-let db: TestDb;
 /** The upstream as documented: login over http:// (on 127.0.0.1), listing over https:// on 443. */
 let upstream: Simulator;
 /** A second upstream over plain HTTP only. */
@@ -41,7 +41,6 @@ let plainUpstream: Simulator;
 let sslPortAdded: number | undefined;
 let squid: Squid;
 let authSquid: Squid;
-const cleanups: Array<() => Promise<unknown>> = [];
 
 const hostOf = (url: string) => new URL(url).host;
 const random = (low: number, high: number) => low + Math.floor(Math.random() * (high - low + 1));
@@ -50,7 +49,7 @@ const random = (low: number, high: number) => low + Math.floor(Math.random() * (
 async function upstreamOn443(): Promise<{ sim: Simulator; sslPortAdded?: number }> {
   for (let attempt = 0; attempt < 8; attempt++) {
     const host = `127.${random(1, 254)}.${random(0, 255)}.${random(1, 254)}`;
-    const tls = await issueServerCertificate('openssl', dir, `squid-upstream-${attempt}`, host, `IP:${host}`);
+    const tls = await issueServerCertificate('openssl', fx.dir, `squid-upstream-${attempt}`, host, `IP:${host}`);
     try {
       return { sim: await startSimulator({ records: RECORDS, seed: 31, tls, host, port: 443, plainHttp: { host: '127.0.0.1' } }) };
     } catch (error) {
@@ -72,7 +71,7 @@ function logged(log: string, method: string, target: string): string[] {
 }
 
 async function lastRun(): Promise<{ status: string; inserted: number; error: string | null }> {
-  const [row] = await db.rows<{ status: string; inserted: number; error: string | null }>(
+  const [row] = await fx.db.rows<{ status: string; inserted: number; error: string | null }>(
     'SELECT status, inserted::int, error FROM sync_runs ORDER BY id DESC LIMIT 1',
   );
   return row!;
@@ -80,27 +79,20 @@ async function lastRun(): Promise<{ status: string; inserted: number; error: str
 
 describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'through a stock Squid (Debian packaged rules)', () => {
   beforeAll(async () => {
-    dir = await tempDir();
-    pki = await makeTestPki('openssl', dir);
-    db = await createTestDb('proxy_squid');
+    pki = await makeTestPki('openssl', fx.dir);
     ({ sim: upstream, sslPortAdded } = await upstreamOn443());
+    fx.onTeardown(() => upstream.close());
     plainUpstream = await startSimulator({ records: RECORDS, seed: 31 });
+    fx.onTeardown(() => plainUpstream.close());
     squid = await startSquid('openssl', { extraSslPort: sslPortAdded });
+    fx.onTeardown(() => squid.stop());
     authSquid = await startSquid('openssl', { extraSslPort: sslPortAdded, basicAuth: { user: PROXY_USER, password: PROXY_PASSWORD } });
-  });
-
-  afterAll(async () => {
-    await Promise.all(cleanups.map((c) => c()));
-    await Promise.all([squid?.stop(), authSquid?.stop()]);
-    await Promise.all([upstream?.close(), plainUpstream?.close()]);
-    await closeInProcessPools();
-    await db?.close();
-    await rm(dir, { recursive: true, force: true });
+    fx.onTeardown(() => authSquid.stop());
   });
 
   /** The upstream's documented addresses: login over http://, listing over https://. */
   const specEnv = (extra: Record<string, string>) => ({
-    ...syncEnv(db, upstream, { WINE_API_LOGIN_URL: `${upstream.plainUrl!}/api/login`, ...extra }),
+    ...syncEnv(fx.db, upstream, { WINE_API_LOGIN_URL: `${upstream.plainUrl!}/api/login`, ...extra }),
     NODE_EXTRA_CA_CERTS: pki.caFile,
   });
 
@@ -123,7 +115,7 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
   it('runs an http://-only upstream through it: the login POST and the listing GET are forwarded, never tunnelled', async () => {
     const before = (await squid.accessLog()).length;
     const { logins, listings } = plainUpstream.stats;
-    const r = await runCli(['run', '--dry-run'], syncEnv(db, plainUpstream, { HTTP_PROXY: squid.url }));
+    const r = await runCli(['run', '--dry-run'], syncEnv(fx.db, plainUpstream, { HTTP_PROXY: squid.url }));
     expect(r.code, r.stderr).toBe(0);
     expect(await lastRun()).toMatchObject({ status: 'succeeded', error: null });
     expect(plainUpstream.stats).toMatchObject({ logins: logins + 1, listings: listings + 1 });
@@ -137,9 +129,9 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
 
   it('sends the SYNC_NOTIFY_URL webhook through it as a forwarded POST', async () => {
     const hook = await startReceiver();
-    cleanups.push(() => hook.close());
+    fx.onTeardown(() => hook.close());
     const before = (await squid.accessLog()).length;
-    const env = syncEnv(db, plainUpstream, { HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
+    const env = syncEnv(fx.db, plainUpstream, { HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
     const r = await runCli(['run', '--dry-run'], env);
     expect(r.code, r.stderr).toBe(0);
     expect(hook.posts).toHaveLength(1);
@@ -157,7 +149,7 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
       const port = await freePort();
       gatewayUrl = `http://127.0.0.1:${port}`;
       gateway = spawn('prometheus-pushgateway', [`--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
-      cleanups.push(async () => gateway.kill('SIGKILL'));
+      fx.onTeardown(() => gateway.kill('SIGKILL'));
       for (const deadline = Date.now() + 30_000; ; ) {
         const ready = await fetch(`${gatewayUrl}/-/ready`).then((r) => r.ok, () => false);
         if (ready) break;
@@ -168,7 +160,7 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
 
     it('pushes the metrics through it as a forwarded PUT', async () => {
       const before = (await squid.accessLog()).length;
-      const env = syncEnv(db, plainUpstream, { HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_PUSHGATEWAY_URL: gatewayUrl });
+      const env = syncEnv(fx.db, plainUpstream, { HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_PUSHGATEWAY_URL: gatewayUrl });
       const r = await runCli(['run', '--dry-run'], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain('metrics pushed');

@@ -3,13 +3,14 @@
  * operator's first-day problems. The CLI runs as a child process, as Node reads
  * NODE_EXTRA_CA_CERTS only at start.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';
-import { closeInProcessPools, createTestDb, inProcess, runCli, startCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { inProcess, runCli, startCli, syncEnv } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 import { startReceiver } from '../support/receiver.js';
 import { makeTestPki, startTinyproxy, type TestPki, type Tinyproxy } from '../support/tls-and-proxy.js';
@@ -26,31 +27,26 @@ const tunnelsTo = (log: string, sim: Simulator) => log.split('\n').filter((l) =>
 /** …and a forwarded request (what http:// targets get, as with curl) as `GET http://host:port/path`. */
 const forwardedTo = (log: string, url: string) => log.split('\n').filter((l) => new RegExp(`: (GET|POST|PUT) ${url.replace(/[.?]/g, '\\$&')}`).test(l)).length;
 
-let dir: string;
+const fx = useSyncFixture('proxy_tls');
 let pki: TestPki;
-let db: TestDb;
-const sims: Simulator[] = [];
-const proxies: Tinyproxy[] = [];
 
+beforeAll(async () => {
+  if (hasOpenssl) pki = await makeTestPki('openssl', fx.dir);
+});
+
+/** A simulator of this file's records, over HTTPS with `tls`; closed with the fixture. */
 async function sim(tls?: { key: Buffer; cert: Buffer }): Promise<Simulator> {
   const s = await startSimulator({ records: RECORDS, seed: 12, tls });
-  sims.push(s);
+  fx.onTeardown(() => s.close());
   return s;
 }
 
-beforeAll(async () => {
-  dir = await tempDir();
-  if (hasOpenssl) pki = await makeTestPki('openssl', dir);
-  db = await createTestDb('proxy_tls');
-});
-
-afterAll(async () => {
-  await Promise.all(proxies.map((p) => p.stop()));
-  await Promise.all(sims.map((s) => s.close()));
-  await closeInProcessPools();
-  await db?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+/** A tinyproxy in the fixture's directory, stopped with the fixture. */
+async function tinyproxy(options: Parameters<typeof startTinyproxy>[2]): Promise<Tinyproxy> {
+  const p = await startTinyproxy('tinyproxy', fx.dir, options);
+  fx.onTeardown(() => p.stop());
+  return p;
+}
 
 async function httpsGet(url: string, caFile: string): Promise<{ status: number }> {
   const ca = await readFile(caFile);
@@ -77,7 +73,7 @@ async function retryFor<T>(ms: number, fn: () => Promise<T>): Promise<T> {
 }
 
 async function lastRun(): Promise<{ status: string; inserted: number; error: string | null }> {
-  const [row] = await db.rows<{ status: string; inserted: number; error: string | null }>(
+  const [row] = await fx.db.rows<{ status: string; inserted: number; error: string | null }>(
     'SELECT status, inserted::int, error FROM sync_runs ORDER BY id DESC LIMIT 1',
   );
   return row!;
@@ -86,7 +82,7 @@ async function lastRun(): Promise<{ status: string; inserted: number; error: str
 describeWith('openssl (Debian package openssl)', hasOpenssl, 'HTTPS upstream with a private certificate authority', () => {
   it('fails at once, without retries, naming the host, the TLS reason and NODE_EXTRA_CA_CERTS, when the CA is not trusted', async () => {
     const upstream = await sim(pki.valid);
-    const ctx = inProcess(syncEnv(db, upstream, { WINE_API_RETRIES: '5' }));
+    const ctx = inProcess(syncEnv(fx.db, upstream, { WINE_API_RETRIES: '5' }));
     const outcome = await ctx.run();
     expect(outcome.run.status).toBe('failed');
     expect(outcome.run.error).toMatch(new RegExp(`^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is not trusted \\(.*certificate.*\\); .*NODE_EXTRA_CA_CERTS=`));
@@ -96,16 +92,16 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'HTTPS upstream wit
 
   it('succeeds with the CA in NODE_EXTRA_CA_CERTS', async () => {
     const upstream = await sim(pki.valid);
-    const r = await runCli(['run'], { ...syncEnv(db, upstream), NODE_EXTRA_CA_CERTS: pki.caFile });
+    const r = await runCli(['run'], { ...syncEnv(fx.db, upstream), NODE_EXTRA_CA_CERTS: pki.caFile });
     expect(r.code, r.stderr).toBe(0);
     expect(upstream.url).toMatch(/^https:\/\//);
     expect(await lastRun()).toMatchObject({ status: 'succeeded', error: null });
-    expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_current')).toEqual([{ n: RECORDS }]);
+    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_current')).toEqual([{ n: RECORDS }]);
   });
 
   it('says an expired certificate has expired (and does not retry)', async () => {
     const upstream = await sim(pki.expired);
-    const r = await runCli(['run'], { ...syncEnv(db, upstream, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile });
+    const r = await runCli(['run'], { ...syncEnv(fx.db, upstream, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile });
     expect(r.code).toBe(1);
     const { status, error } = await lastRun();
     expect(status).toBe('failed');
@@ -115,7 +111,7 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'HTTPS upstream wit
 
   it('says a certificate for another host name is for another name', async () => {
     const upstream = await sim(pki.wrongHost);
-    const r = await runCli(['run'], { ...syncEnv(db, upstream, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile });
+    const r = await runCli(['run'], { ...syncEnv(fx.db, upstream, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile });
     expect(r.code).toBe(1);
     const { error } = await lastRun();
     expect(error).toMatch(new RegExp(`^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is not issued for that name \\(it names DNS:wrong\\.example\\.com\\); use a host name`));
@@ -124,10 +120,10 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'HTTPS upstream wit
   });
 
   it('`simulate --tls-cert --tls-key` serves the simulated upstream over HTTPS', async () => {
-    await writeFile(join(dir, 'sim.pem'), pki.valid.cert);
-    await writeFile(join(dir, 'sim.key'), pki.valid.key);
+    await writeFile(join(fx.dir, 'sim.pem'), pki.valid.cert);
+    await writeFile(join(fx.dir, 'sim.key'), pki.valid.key);
     const port = await freePort();
-    const cli = startCli(['simulate', '--port', String(port), '--records', '5', '--tls-cert', join(dir, 'sim.pem'), '--tls-key', join(dir, 'sim.key')], {});
+    const cli = startCli(['simulate', '--port', String(port), '--records', '5', '--tls-cert', join(fx.dir, 'sim.pem'), '--tls-key', join(fx.dir, 'sim.key')], {});
     try {
       const body = await retryFor(30_000, () => httpsGet(`https://127.0.0.1:${port}/api/bulk-wine-reconciliation-data`, pki.caFile));
       // The simulator answered over verified TLS (400: this bare request lacks the login headers).
@@ -151,16 +147,15 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
     httpSim = await sim();
     // CONNECT only to the https upstream: http:// requests are forwarded, they need no tunnel.
     const connectPorts = [Number(portOf(httpsSim))];
-    proxy = await startTinyproxy('tinyproxy', dir, { connectPorts });
-    authProxy = await startTinyproxy('tinyproxy', dir, { connectPorts, basicAuth: { user: PROXY_USER, password: PROXY_PASSWORD } });
-    proxies.push(proxy, authProxy);
+    proxy = await tinyproxy({ connectPorts });
+    authProxy = await tinyproxy({ connectPorts, basicAuth: { user: PROXY_USER, password: PROXY_PASSWORD } });
     // Nothing listens here: a request sent to it fails.
     deadProxy = `http://127.0.0.1:${await freePort()}`;
   });
 
   it('tunnels login and listing to an https upstream through HTTPS_PROXY (CONNECT), and logs the proxy', async () => {
     const before = tunnelsTo(await proxy.log(), httpsSim);
-    const r = await runCli(['run'], { ...syncEnv(db, httpsSim), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: proxy.url });
+    const r = await runCli(['run'], { ...syncEnv(fx.db, httpsSim), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: proxy.url });
     expect(r.code, r.stderr).toBe(0);
     expect(await lastRun()).toMatchObject({ status: 'succeeded' });
     expect(tunnelsTo(await proxy.log(), httpsSim) - before).toBe(2);
@@ -170,7 +165,7 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
 
   it('prefers lower-case http_proxy over HTTP_PROXY for an http upstream, and forwards its requests in absolute form', async () => {
     const before = forwardedTo(await proxy.log(), `${httpSim.url}/api/`);
-    const ctx = inProcess(syncEnv(db, httpSim, { http_proxy: proxy.url, HTTP_PROXY: deadProxy }));
+    const ctx = inProcess(syncEnv(fx.db, httpSim, { http_proxy: proxy.url, HTTP_PROXY: deadProxy }));
     const outcome = await ctx.run();
     expect(outcome.run.status, outcome.run.error ?? '').toBe('succeeded');
     const log = await proxy.log();
@@ -182,10 +177,10 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
 
   it('connects directly to a host listed in NO_PROXY, and only on the listed port', async () => {
     const before = forwardedTo(await proxy.log(), `${httpSim.url}/api/`);
-    const bypassed = await inProcess(syncEnv(db, httpSim, { HTTP_PROXY: deadProxy, NO_PROXY: `intranet.example, 127.0.0.1:${portOf(httpSim)}` })).run();
+    const bypassed = await inProcess(syncEnv(fx.db, httpSim, { HTTP_PROXY: deadProxy, NO_PROXY: `intranet.example, 127.0.0.1:${portOf(httpSim)}` })).run();
     expect(bypassed.run.status, bypassed.run.error ?? '').toBe('succeeded');
 
-    const otherPort = await inProcess(syncEnv(db, httpSim, { HTTP_PROXY: proxy.url, no_proxy: `127.0.0.1:${Number(portOf(httpSim)) + 1}` })).run();
+    const otherPort = await inProcess(syncEnv(fx.db, httpSim, { HTTP_PROXY: proxy.url, no_proxy: `127.0.0.1:${Number(portOf(httpSim)) + 1}` })).run();
     expect(otherPort.run.status).toBe('succeeded');
     // Only the second run passed through the proxy.
     expect(forwardedTo(await proxy.log(), `${httpSim.url}/api/`) - before).toBe(2);
@@ -194,7 +189,7 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
   it('sends the credentials in the proxy URL (Proxy-Authorization) and never shows them', async () => {
     const auth = `http://${PROXY_USER}:${PROXY_PASSWORD}@${new URL(authProxy.url).host}`;
     const before = tunnelsTo(await authProxy.log(), httpsSim);
-    const r = await runCli(['run', '--dry-run'], { ...syncEnv(db, httpsSim, { LOG_LEVEL: 'trace' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: auth });
+    const r = await runCli(['run', '--dry-run'], { ...syncEnv(fx.db, httpsSim, { LOG_LEVEL: 'trace' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: auth });
     expect(r.code, r.stderr).toBe(0);
     expect(tunnelsTo(await authProxy.log(), httpsSim) - before).toBe(2);
     expect(r.stderr).toContain(`"proxy":"http://***@${new URL(authProxy.url).host}/"`);
@@ -206,7 +201,7 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
     const logins = httpsSim.stats.logins;
     for (const HTTPS_PROXY of [authProxy.url, wrong]) {
       const before = tunnelsTo(await authProxy.log(), httpsSim);
-      const r = await runCli(['run'], { ...syncEnv(db, httpsSim, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY });
+      const r = await runCli(['run'], { ...syncEnv(fx.db, httpsSim, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY });
       expect(r.code).toBe(1);
       const { error } = await lastRun();
       expect(error).toMatch(/^login request to https:\/\/127\.0\.0\.1:\d+ failed: the proxy from HTTPS_PROXY refused to connect to 127\.0\.0\.1:\d+ \(HTTP 40[17]\); the proxy wants credentials: put them in HTTPS_PROXY/);
@@ -220,11 +215,10 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
   it('sends the SYNC_NOTIFY_URL webhook through the proxy too', async () => {
     const hook = await startReceiver();
     // CONNECT to 443 only, like a stock proxy: the http:// webhook is forwarded, not tunnelled.
-    const hookProxy = await startTinyproxy('tinyproxy', dir, { connectPorts: [443] });
-    proxies.push(hookProxy);
+    const hookProxy = await tinyproxy({ connectPorts: [443] });
     try {
       // The upstream is exempt (NO_PROXY); the webhook is not.
-      const env = syncEnv(db, httpSim, { HTTP_PROXY: hookProxy.url, NO_PROXY: `127.0.0.1:${portOf(httpSim)}`, SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
+      const env = syncEnv(fx.db, httpSim, { HTTP_PROXY: hookProxy.url, NO_PROXY: `127.0.0.1:${portOf(httpSim)}`, SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
       const r = await runCli(['run'], env);
       expect(r.code, r.stderr).toBe(0);
       expect(hook.posts).toHaveLength(1);
@@ -236,7 +230,7 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
 
   it('says so when the proxy does not allow a tunnel to the https upstream port (403)', async () => {
     const other = await sim(pki.valid);
-    const outcome = await inProcess(syncEnv(db, other, { HTTPS_PROXY: proxy.url, WINE_API_RETRIES: '5' })).run();
+    const outcome = await inProcess(syncEnv(fx.db, other, { HTTPS_PROXY: proxy.url, WINE_API_RETRIES: '5' })).run();
     expect(outcome.run.status).toBe('failed');
     expect(outcome.run.error).toMatch(/the proxy from HTTPS_PROXY refused to connect to 127\.0\.0\.1:\d+ \(HTTP 403\); the proxy does not allow a tunnel/);
     expect(other.stats.connections).toBe(0);

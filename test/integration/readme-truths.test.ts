@@ -6,9 +6,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { ROOT, createTestDb, runCli, syncEnv, type TestDb } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
+import { ROOT, runCli } from '../support/harness.js';
 
 /** Each statement of each ```sql block of the README, with the comment lines above it. */
 function readmeSqlExamples(): Array<{ comment: string; sql: string }> {
@@ -31,31 +31,22 @@ function readmeSqlExamples(): Array<{ comment: string; sql: string }> {
   return examples;
 }
 
-let sim: Simulator;
-let db: TestDb;
-let env: Record<string, string>;
+const fx = useSyncFixture('readme', { simulator: { records: 60 } });
 let changing: Record<string, number>;
 
 beforeAll(async () => {
-  sim = await startSimulator({ records: 60 });
-  db = await createTestDb('readme');
-  env = syncEnv(db, sim);
-  expect((await runCli(['run'], env)).code).toBe(0);
-  sim.mutate({ change: 7, remove: 5, add: 3 });
-  const second = await runCli(['run', '--json'], env);
+  expect((await runCli(['run'], fx.env)).code).toBe(0);
+  fx.sim.mutate({ change: 7, remove: 5, add: 3 });
+  const second = await runCli(['run', '--json'], fx.env);
   expect(second.code, second.stderr).toBe(0);
   changing = JSON.parse(second.stdout);
   expect(changing).toMatchObject({ inserted: 3, updated: 7, deleted: 5 });
   // A dry run and a failed run after it: neither changes what the examples report.
-  sim.mutate({ change: 4 });
-  expect((await runCli(['run', '--dry-run'], env)).code).toBe(0);
-  sim.setFault('html');
-  expect((await runCli(['run'], env)).code).toBe(1);
-  sim.setFault(null);
-});
-afterAll(async () => {
-  await sim.close();
-  await db.close();
+  fx.sim.mutate({ change: 4 });
+  expect((await runCli(['run', '--dry-run'], fx.env)).code).toBe(0);
+  fx.sim.setFault('html');
+  expect((await runCli(['run'], fx.env)).code).toBe(1);
+  fx.sim.setFault(null);
 });
 
 describe('the README SQL examples', () => {
@@ -66,12 +57,12 @@ describe('the README SQL examples', () => {
   });
 
   it.each(examples.map((e) => [e.comment, e.sql]))('run: %s', async (_comment, sql) => {
-    await expect(db.rows(sql)).resolves.toBeDefined();
+    await expect(fx.db.rows(sql)).resolves.toBeDefined();
   });
 
   it('"what changed in the last run that changed anything" lists inserts, updates and deletions', async () => {
     const example = examples.find((e) => e.comment.startsWith('what changed in the last run'));
-    const rows = await db.rows<{ change: string }>(example!.sql);
+    const rows = await fx.db.rows<{ change: string }>(example!.sql);
     const byChange = Object.fromEntries(['inserted', 'updated or restored', 'deleted'].map((c) => [c, rows.filter((r) => r.change === c).length]));
     expect(byChange).toEqual({ inserted: 3, 'updated or restored': 7, deleted: 5 });
     expect(rows).toHaveLength(Number(changing.inserted) + Number(changing.updated) + Number(changing.deleted) + Number(changing.restored));
@@ -79,15 +70,15 @@ describe('the README SQL examples', () => {
 
   it('"how fresh is the data" and the staleness alert answer with the last run that committed data', async () => {
     const fresh = examples.find((e) => e.comment.startsWith('how fresh is the data'));
-    expect(await db.rows(fresh!.sql)).toEqual([expect.objectContaining({ run_id: String(changing.id) })]);
+    expect(await fx.db.rows(fresh!.sql)).toEqual([expect.objectContaining({ run_id: String(changing.id) })]);
     const stale = examples.find((e) => e.comment.startsWith('alert: no successful load'));
-    expect(await db.rows(stale!.sql)).toEqual([{ stale: false }]);
+    expect(await fx.db.rows(stale!.sql)).toEqual([{ stale: false }]);
   });
 });
 
 describe('COMMENTs', () => {
   it('every table, view and column of the schema and of the BI schema has one', async () => {
-    const missing = await db.rows<{ what: string }>(
+    const missing = await fx.db.rows<{ what: string }>(
       `SELECT format('%s.%s', n.nspname, c.relname) AS what
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'v', 'm', 'p', 'f') AND obj_description(c.oid, 'pg_class') IS NULL
@@ -97,24 +88,20 @@ describe('COMMENTs', () => {
        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
        WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'v', 'm', 'p', 'f') AND col_description(c.oid, a.attnum) IS NULL
        ORDER BY 1`,
-      [[db.schema, `${db.schema}_bi`]],
+      [[fx.db.schema, `${fx.db.schema}_bi`]],
     );
     expect(missing).toEqual([]);
-    const [{ n }] = await db.rows<{ n: number }>(
+    const [{ n }] = await fx.db.rows<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'v')`,
-      [[db.schema, `${db.schema}_bi`]],
+      [[fx.db.schema, `${fx.db.schema}_bi`]],
     );
     expect(n).toBeGreaterThanOrEqual(15);
-    expect(await db.rows("SELECT obj_description('sync_migrations'::regclass, 'pg_class') IS NOT NULL AS commented")).toEqual([{ commented: true }]);
+    expect(await fx.db.rows("SELECT obj_description('sync_migrations'::regclass, 'pg_class') IS NOT NULL AS commented")).toEqual([{ commented: true }]);
   });
 });
 
 describe('the simulator', () => {
-  let fresh: TestDb;
-  beforeAll(async () => {
-    fresh = await createTestDb('readme_simulator');
-  });
-  afterAll(async () => fresh.close());
+  const fresh = useSyncFixture('readme_simulator');
 
   /** `simulate` as a child process until it printed its settings line; returns that line and a stop function. */
   async function simulate(extra: Record<string, string>): Promise<{ line: string; stop: () => void }> {
@@ -138,7 +125,7 @@ describe('the simulator', () => {
   const pasted = (line: string, extra: Record<string, string>) =>
     new Promise<{ code: number | null; stdout: string }>((resolve) => {
       const child = spawn('sh', ['-c', `${line} "$NODE" "$BIN" run --json`], {
-        env: { PATH: process.env.PATH ?? '', NODE: process.execPath, BIN: join(ROOT, 'bin', 'wine-recon-sync'), ...syncEnv(fresh), ...extra },
+        env: { PATH: process.env.PATH ?? '', NODE: process.execPath, BIN: join(ROOT, 'bin', 'wine-recon-sync'), ...fresh.env, ...extra },
         stdio: ['ignore', 'pipe', 'ignore'],
       });
       let stdout = '';

@@ -3,10 +3,10 @@
  * field is refused before anything is written, named with its likely rename, and loads only with
  * --accept-schema-change; rejects are explained; new fields are announced once.
  */
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_STORED_REJECTS } from '../../src/run/pipeline.js';
-import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { closeInProcessPools, createTestDb, inProcess, runCli, syncEnv, type TestDb } from '../support/harness.js';
+import { useSyncFixture } from '../support/fixture.js';
+import { inProcess, runCli } from '../support/harness.js';
 
 const N = 40;
 /** A record; `rename` maps a field name to the name the upstream now uses, `drop` leaves fields out. */
@@ -29,40 +29,25 @@ const rec = (id: number, { rename = {}, nulls = [], extra = {} }: { rename?: Rec
 };
 const listing = (make: (id: number) => string, n = N) => Array.from({ length: n }, (_, i) => make(i + 1));
 
-let sim: Simulator;
-let db: TestDb;
-let env: Record<string, string>;
+const fx = useSyncFixture('drift', { simulator: { records: 10 }, each: true });
 const cli = async (...args: string[]) => {
-  const r = await runCli([...args, '--json'], env);
+  const r = await runCli([...args, '--json'], fx.env);
   return { ...r, run: r.stdout ? JSON.parse(r.stdout) : undefined };
 };
 const sync = (...args: string[]) => cli('run', ...args);
 /** Every row of the data tables with its tuple version: equal only if nothing was rewritten. */
 const snapshot = async () => ({
-  rows: await db.rows('SELECT xmin::text, * FROM bulk_wine_reconciliation ORDER BY id'),
-  closed: await db.rows('SELECT xmin::text, * FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from'),
-});
-
-beforeEach(async () => {
-  sim = await startSimulator({ records: 10 });
-  db = await createTestDb('drift');
-  env = syncEnv(db, sim);
-});
-afterEach(async () => {
-  await sim.close();
-  await db.close();
-});
-afterAll(async () => {
-  await closeInProcessPools();
+  rows: await fx.db.rows('SELECT xmin::text, * FROM bulk_wine_reconciliation ORDER BY id'),
+  closed: await fx.db.rows('SELECT xmin::text, * FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from'),
 });
 
 describe('disappearing-field guard', () => {
   it('refuses a renamed optional field, changes nothing, names both fields; --accept-schema-change loads it', async () => {
-    sim.setRecordsJson(listing((id) => rec(id)));
+    fx.sim.setRecordsJson(listing((id) => rec(id)));
     expect((await sync()).run).toMatchObject({ status: 'succeeded', inserted: N });
     const before = await snapshot();
 
-    sim.setRecordsJson(listing((id) => rec(id, { rename: { inventory_sales: 'inventorySales' } })));
+    fx.sim.setRecordsJson(listing((id) => rec(id, { rename: { inventory_sales: 'inventorySales' } })));
     const refused = await sync();
     expect(refused.code).toBe(1);
     expect(refused.run).toMatchObject({ status: 'failed', received: N, rejected: 0, inserted: 0, updated: 0 });
@@ -70,7 +55,7 @@ describe('disappearing-field guard', () => {
     expect(refused.run.error).toBe(expected);
     expect(refused.stderr).toContain(expected);
     expect(await snapshot()).toEqual(before);
-    const [counts] = await db.rows<{ field_counts: { records: number; fields: Record<string, unknown>; unknown: Record<string, number> } }>(
+    const [counts] = await fx.db.rows<{ field_counts: { records: number; fields: Record<string, unknown>; unknown: Record<string, number> } }>(
       'SELECT field_counts FROM sync_runs WHERE id = 2',
     );
     expect(counts!.field_counts).toMatchObject({ records: N, fields: { inventory_sales: { present: 0, non_null: 0 }, id: { present: N, non_null: N } }, unknown: { inventorySales: N } });
@@ -81,20 +66,20 @@ describe('disappearing-field guard', () => {
     const accepted = await sync('--accept-schema-change');
     expect(accepted.code).toBe(0);
     expect(accepted.run).toMatchObject({ status: 'succeeded', updated: N, unchanged: 0, inserted: 0 });
-    expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation WHERE inventory_sales IS NOT NULL')).toEqual([{ n: 0 }]);
-    expect(await db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_closed_versions')).toEqual([{ n: N }]);
+    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation WHERE inventory_sales IS NOT NULL')).toEqual([{ n: 0 }]);
+    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_closed_versions')).toEqual([{ n: N }]);
 
     // The accepted run is the new baseline: the same listing passes without the flag.
     expect((await sync()).run).toMatchObject({ status: 'succeeded', unchanged: N });
   });
 
   it('refuses a field whose values all became null, and replay honours --accept-schema-change', async () => {
-    sim.setRecordsJson(listing((id) => rec(id)));
+    fx.sim.setRecordsJson(listing((id) => rec(id)));
     await sync();
-    sim.setRecordsJson(listing((id) => rec(id, { nulls: ['vintage_make'] })));
+    fx.sim.setRecordsJson(listing((id) => rec(id, { nulls: ['vintage_make'] })));
     const accepted = await sync('--accept-schema-change');
     expect(accepted.run).toMatchObject({ status: 'succeeded', updated: N });
-    sim.setRecordsJson(listing((id) => rec(id)));
+    fx.sim.setRecordsJson(listing((id) => rec(id)));
     expect((await sync()).run).toMatchObject({ status: 'succeeded', updated: N });
     const before = await snapshot();
 
@@ -109,9 +94,9 @@ describe('disappearing-field guard', () => {
   });
 
   it('does not trip when a field is null on a few records, or on a first run', async () => {
-    sim.setRecordsJson(listing((id) => rec(id, { rename: { inventory_sales: 'inventorySales' } })));
+    fx.sim.setRecordsJson(listing((id) => rec(id, { rename: { inventory_sales: 'inventorySales' } })));
     expect((await sync()).run).toMatchObject({ status: 'succeeded', inserted: N, error: null });
-    sim.setRecordsJson(listing((id) => rec(id, { nulls: id <= 3 ? ['inventory_bulk_wine'] : [], rename: { inventory_sales: 'inventorySales' } })));
+    fx.sim.setRecordsJson(listing((id) => rec(id, { nulls: id <= 3 ? ['inventory_bulk_wine'] : [], rename: { inventory_sales: 'inventorySales' } })));
     expect((await sync()).run).toMatchObject({ status: 'succeeded', updated: 3, error: null });
   });
 
@@ -125,9 +110,9 @@ describe('disappearing-field guard', () => {
   });
 
   it('a dry run is checked but is no baseline', async () => {
-    sim.setRecordsJson(listing((id) => rec(id)));
+    fx.sim.setRecordsJson(listing((id) => rec(id)));
     await sync();
-    sim.setRecordsJson(listing((id) => rec(id, { rename: { first_sale: 'firstSale' } })));
+    fx.sim.setRecordsJson(listing((id) => rec(id, { rename: { first_sale: 'firstSale' } })));
     expect((await sync('--dry-run')).run).toMatchObject({ status: 'failed', dry_run: true });
     expect((await sync('--dry-run', '--accept-schema-change')).run).toMatchObject({ status: 'succeeded', dry_run: true, updated: N });
     expect((await sync()).run.error).toContain("first_sale is missing from all 40 records (present in 100% of run 1's); a new field firstSale");
@@ -136,10 +121,10 @@ describe('disappearing-field guard', () => {
 
 describe('rejects explained', () => {
   it('a renamed id: every record rejected, the error names the reason and record_id', async () => {
-    sim.setRecordsJson(listing((id) => rec(id)));
+    fx.sim.setRecordsJson(listing((id) => rec(id)));
     await sync();
     const before = await snapshot();
-    sim.setRecordsJson(listing((id) => rec(id, { rename: { id: 'record_id' } })));
+    fx.sim.setRecordsJson(listing((id) => rec(id, { rename: { id: 'record_id' } })));
     const r = await sync();
     expect(r.code).toBe(1);
     expect(r.run).toMatchObject({ status: 'failed', received: N, rejected: N, inserted: 0 });
@@ -151,26 +136,26 @@ describe('rejects explained', () => {
 
   it('an all-rejected listing larger than the stored cap: all counted, the first MAX_STORED_REJECTS stored, reasons named', async () => {
     const total = MAX_STORED_REJECTS + 123;
-    sim.setRawBody(`{"message":"ok","count":${total},"bulk_wine_reconciliation":[${Array(total).fill('{}').join(',')}],"recordCount":${total}}`);
+    fx.sim.setRawBody(`{"message":"ok","count":${total},"bulk_wine_reconciliation":[${Array(total).fill('{}').join(',')}],"recordCount":${total}}`);
     const r = await sync();
     expect(r.code).toBe(1);
     expect(r.run).toMatchObject({ status: 'failed', received: total, rejected: total, inserted: 0 });
     expect(r.run.error).toBe(
       `${total} of ${total} records rejected (100.0%): id: required (${total}); wpi: required (${total}). Above SYNC_MAX_REJECT_RATIO=0.05, so nothing was loaded (see sync_rejects for run 1)`,
     );
-    const [stored] = await db.rows<{ n: number; first: number; last: number }>('SELECT count(*)::int AS n, min(position)::int AS first, max(position)::int AS last FROM sync_rejects');
+    const [stored] = await fx.db.rows<{ n: number; first: number; last: number }>('SELECT count(*)::int AS n, min(position)::int AS first, max(position)::int AS last FROM sync_rejects');
     expect(stored).toEqual({ n: MAX_STORED_REJECTS, first: 0, last: MAX_STORED_REJECTS - 1 });
-    const [one] = await db.rows<{ raw: string; errors: unknown }>('SELECT raw, errors FROM sync_rejects WHERE position = 0');
+    const [one] = await fx.db.rows<{ raw: string; errors: unknown }>('SELECT raw, errors FROM sync_rejects WHERE position = 0');
     expect(one).toEqual({ raw: '{}', errors: [{ path: 'id', message: 'required' }, { path: 'wpi', message: 'required' }] });
   });
 });
 
 describe('new fields announced', () => {
   it('warns about a field the last successful run did not see, once, and shows it in the summary', async () => {
-    const ctx = inProcess(env);
-    sim.setRecordsJson(listing((id) => rec(id)));
+    const ctx = inProcess(fx.env);
+    fx.sim.setRecordsJson(listing((id) => rec(id)));
     expect((await ctx.run()).newFields).toEqual([]);
-    sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red' } })));
+    fx.sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red' } })));
     const first = await ctx.run();
     expect(first.run.status).toBe('succeeded');
     expect(first.newFields).toEqual([{ name: 'colour', count: N }]);
@@ -179,8 +164,8 @@ describe('new fields announced', () => {
     const warnings = ctx.logs.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && String(l.msg).startsWith('new fields'));
     expect(warnings.map((w) => [w.runId, w.msg])).toEqual([[2, 'new fields in the listing, not loaded: colour']]);
 
-    sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red', grape: 'x' } })));
-    const summary = await runCli(['run'], env);
+    fx.sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red', grape: 'x' } })));
+    const summary = await runCli(['run'], fx.env);
     expect(summary.code).toBe(0);
     expect(summary.stdout).toContain(`new fields (not loaded): grape (${N})`);
   });

@@ -6,8 +6,10 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDb, runCli, syncEnv, tempDir, type TestDb } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
+import { runCli, syncEnv, type TestDb } from '../support/harness.js';
+import { listing } from '../support/listing.js';
 
 function rec(id: number | string, value: string, extra = ''): string {
   const idText = typeof id === 'string' ? `"${id}"` : String(id);
@@ -56,33 +58,24 @@ const CHANGED = [
   rec(BIG, '1'),
 ];
 
-function listing(records: string[]): string {
-  return `{"message":"ok","count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`;
-}
-
 interface Loaded {
   run: Record<string, unknown>;
   skipped: number;
 }
 
 describe('unchanged-record shortcut', () => {
+  const fx = useSyncFixture('skip', { db: false });
   let fast: TestDb;
   let full: TestDb;
-  let dir: string;
 
   beforeAll(async () => {
-    fast = await createTestDb('skip_fast');
-    full = await createTestDb('skip_full');
-    dir = await tempDir();
-  });
-  afterAll(async () => {
-    await fast?.close();
-    await full?.close();
+    fast = await fx.createDb('skip_fast');
+    full = await fx.createDb('skip_full');
   });
 
   async function load(db: TestDb, name: string, records: string[], args: string[] = []): Promise<Loaded> {
     if (db === full) await db.rows('TRUNCATE bulk_wine_reconciliation_source_hash');
-    const path = join(dir, `${name}.json`);
+    const path = join(fx.dir, `${name}.json`);
     await writeFile(path, listing(records));
     const env = syncEnv(db, undefined, { SYNC_MAX_DELETE_RATIO: '1', SYNC_MAX_REJECT_RATIO: '0.5' });
     const result = await runCli(['run', '--from-file', path, '--json', ...args], env);

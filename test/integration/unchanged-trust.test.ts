@@ -8,8 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { appendFile, cp, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDb, ROOT, runCli, startCli, syncEnv, tableText, tempDir, type CliResult, type TestDb } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
+import { ROOT, runCli, startCli, syncEnv, tableText, type CliResult, type TestDb } from '../support/harness.js';
+import { listing } from '../support/listing.js';
 import { runs } from '../support/programs.js';
 
 const RECORDS = 3000;
@@ -20,10 +22,6 @@ function record(id: number, version = 0): string {
   return `{"id":${id},"wpi":"W-${id}","inventory_bulk_wine":${id}.5,"inventory_finished_goods":null,"inventory_sales":"${sales}","vintage_forecast":1.5e-7,"vintage_make":-0,"first_sale":"2021-03-04"}`;
 }
 
-function listing(records: string[]): string {
-  return `{"message":"ok","count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`;
-}
-
 const BASE = Array.from({ length: RECORDS }, (_, i) => record(i + 1));
 
 interface Run {
@@ -32,25 +30,12 @@ interface Run {
 }
 
 describe('the unchanged-record shortcut trusts each row for itself', () => {
-  let dir: string;
-  const dbs: TestDb[] = [];
+  // No schema of its own: each test makes the ones it compares with fx.createDb.
+  const fx = useSyncFixture('trust', { db: false });
   let reference: { rows: Awaited<ReturnType<typeof tableText>>; biRounded: unknown } | undefined;
 
-  beforeAll(async () => {
-    dir = await tempDir();
-  });
-  afterAll(async () => {
-    for (const db of dbs) await db.close();
-  });
-
-  async function newDb(label: string): Promise<TestDb> {
-    const db = await createTestDb(label);
-    dbs.push(db);
-    return db;
-  }
-
   async function sync(db: TestDb, records: string[], name: string, bin?: string): Promise<Run> {
-    const path = join(dir, `${db.schema}-${name}.json`);
+    const path = join(fx.dir, `${db.schema}-${name}.json`);
     await writeFile(path, listing(records));
     const result = await runCli(['run', '--from-file', path, '--json'], syncEnv(db, undefined, { LOG_LEVEL: 'info' }), 120_000, bin);
     expect(result.code, result.stderr).toBe(0);
@@ -60,7 +45,7 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
   /** Live rows and BI count of a fresh full load of BASE: what every test schema must end with. */
   async function oracle(): Promise<NonNullable<typeof reference>> {
     if (reference) return reference;
-    const db = await newDb('trust_ref');
+    const db = await fx.createDb('trust_ref');
     const run = await sync(db, BASE, 'ref');
     reference = { rows: await tableText(db), biRounded: run.row.bi_rounded };
     return reference;
@@ -82,7 +67,7 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
   }
 
   async function loaded(label: string): Promise<TestDb> {
-    const db = await newDb(label);
+    const db = await fx.createDb(label);
     await sync(db, BASE, 'first');
     const again = await sync(db, BASE, 'again');
     expect(again.row).toMatchObject({ unchanged: RECORDS, skipped_unchanged: RECORDS });
@@ -119,7 +104,7 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
     // The fingerprints are gone (as after a crash, a TRUNCATE or a first load): the next run
     // compares every record and stores a fingerprint for each.
     await db.rows('TRUNCATE bulk_wine_reconciliation_source_hash');
-    const path = join(dir, `${db.schema}-race.json`);
+    const path = join(fx.dir, `${db.schema}-race.json`);
     await writeFile(path, listing([...BASE, record(RECORDS + 1)]));
     // Deterministic interleaving: the run blocks on archiving its payload, after it has compared
     // every record and stored their fingerprints, and before it commits.
@@ -159,7 +144,7 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
       console.warn(`\n*** SKIPPING the pg_restore test: pg_dump ${pgDump ?? 'missing'} cannot dump PostgreSQL ${serverMajor} ***\n`);
       ctx.skip();
     }
-    const dump = join(dir, `${db.schema}.dump`);
+    const dump = join(fx.dir, `${db.schema}.dump`);
     // The data tables (rows and their closed versions), as an operator restores them.
     const tables = ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions'].flatMap((t) => ['-t', `"${db.schema}".${t}`]);
     const dumped = spawnSync('pg_dump', ['--data-only', '--format=custom', ...tables, '-f', dump, db.url], { encoding: 'utf8' });
@@ -183,12 +168,12 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
 
   it('compares everything once after any change to the program, load-side code and SQL included', async () => {
     // A copy of the built package, so that its files can be changed as a deploy would.
-    const app = join(dir, 'app');
+    const app = join(fx.dir, 'app');
     await mkdir(app);
     for (const part of ['bin', 'dist', 'sql', 'package.json', 'package-lock.json']) await cp(join(ROOT, part), join(app, part), { recursive: true });
     await symlink(join(ROOT, 'node_modules'), join(app, 'node_modules'));
     const bin = join(app, 'bin', 'wine-recon-sync');
-    const db = await newDb('trust_deploy');
+    const db = await fx.createDb('trust_deploy');
     await sync(db, BASE, 'first', bin);
     expect((await sync(db, BASE, 'again', bin)).row).toMatchObject({ skipped_unchanged: RECORDS });
     for (const changed of [join(app, 'dist', 'src', 'load', 'apply.js'), join(app, 'sql', 'load', 'apply.sql')]) {

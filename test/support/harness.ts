@@ -147,7 +147,7 @@ export function inProcess(env: Record<string, string>): InProcess {
 }
 
 const pools: Pool[] = [];
-/** Closes the pools opened by inProcess(); call in afterAll. */
+/** Closes the pools opened by inProcess(); the fixture (fixture.ts) calls it at teardown. */
 export async function closeInProcessPools(): Promise<void> {
   await Promise.all(pools.splice(0).map((p) => p.end()));
 }
