@@ -1,6 +1,6 @@
 /** sync_runs and sync_rejects: the audit trail, written on the pool outside the data transaction. */
 import type { Pool } from '../db/pool.js';
-import type { FieldCounts } from '../row.js';
+import type { FieldCounts } from '../fields.js';
 import type { BiRounding } from './bi-rounding.js';
 import { loadStatements } from '../db/statements.js';
 

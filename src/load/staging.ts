@@ -7,7 +7,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
-import { KNOWN_FIELDS, type Row } from '../row.js';
+import { FIELDS, KNOWN_FIELDS, type Row } from '../fields.js';
 
 const SQL = loadStatements('load/apply.sql', ['create_staging', 'analyze_staging', 'remove_duplicates', 'remove_positions']);
 
@@ -32,9 +32,10 @@ export type FingerprintHalves = readonly [number, number];
 /** One COPY text line (tab separated, `\N` for null, newline terminated), columns as STAGING_COLUMNS. */
 export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number, fingerprint: FingerprintHalves | undefined): string {
   let line = String(position);
-  for (const field of KNOWN_FIELDS) {
-    const value = row[field];
-    line += '\t' + (value === null ? '\\N' : field === 'wpi' ? copyText(value) : value);
+  for (const field of FIELDS) {
+    const value = row[field.name];
+    // Only text can hold COPY's special characters: ids, decimals and dates are canonical digits.
+    line += '\t' + (value === null ? '\\N' : field.kind === 'text' ? copyText(value) : value);
   }
   const hash = fingerprint === undefined ? '\\N\t\\N' : `${fingerprint[0]}\t${fingerprint[1]}`;
   return `${line}\t${rawOffset}\t${rawLength}\t${hash}\n`;

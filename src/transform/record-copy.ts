@@ -7,7 +7,7 @@
  */
 import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';
-import { KNOWN_FIELDS, type KnownField } from '../row.js';
+import { FIELDS, type FieldKind } from '../fields.js';
 
 /** Where a compact record's known fields are (see extract/json/record-members.ts). */
 export interface RecordFields {
@@ -17,25 +17,17 @@ export interface RecordFields {
 }
 
 /**
- * How each known field is written, in KNOWN_FIELDS order: the staging table's column order
- * (STAGING_COLUMNS in load/staging.ts), which copyLine follows too.
+ * How each known field is written, by its catalogue kind, in KNOWN_FIELDS order: the staging
+ * table's column order (STAGING_COLUMNS in load/staging.ts), which copyLine follows too.
  */
 const ID = 0;
 const TEXT = 1;
 const DECIMAL = 2;
 const DATE = 3;
-const KIND: Record<KnownField, number> = {
-  id: ID,
-  wpi: TEXT,
-  inventory_bulk_wine: DECIMAL,
-  inventory_finished_goods: DECIMAL,
-  inventory_sales: DECIMAL,
-  vintage_forecast: DECIMAL,
-  vintage_make: DECIMAL,
-  first_sale: DATE,
-};
-const KINDS = Int8Array.from(KNOWN_FIELDS, (f) => KIND[f]);
-const F_WPI = KNOWN_FIELDS.indexOf('wpi');
+const KIND_CODE: Record<FieldKind, number> = { id: ID, text: TEXT, decimal: DECIMAL, date: DATE };
+const KINDS = Int8Array.from(FIELDS, (f) => KIND_CODE[f.kind]);
+/** Presence bits of the required fields besides the id (which MemberReader already demands). */
+const REQUIRED = FIELDS.reduce((bits, f, i) => (f.required && f.kind !== 'id' ? bits | (1 << i) : bits), 0);
 const DECIMAL_COUNT = KINDS.filter((k) => k === DECIMAL).length;
 /** Exponents beyond this many digits are left to the zod path (which says why they are too large). */
 const MAX_EXPONENT_DIGITS = 6;
@@ -63,7 +55,7 @@ export class CopyWriter {
    * `hash` is its two fingerprint fields (already COPY text).
    */
   write(b: Buffer, start: number, end: number, fields: RecordFields, position: number, byteOffset: number, hash: Int32Array): boolean {
-    if ((fields.present & (1 << F_WPI)) === 0) return false;
+    if ((fields.present & REQUIRED) !== REQUIRED) return false;
     const worst = this.o + (end - start) + DECIMAL_COUNT * (MAX_DIGITS + 3) + 128;
     if (worst > this.out.length) {
       const bigger = Buffer.allocUnsafe(Math.max(worst, this.out.length * 2));
@@ -78,7 +70,7 @@ export class CopyWriter {
       if (kind === ID) o = id(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       else if ((fields.present & (1 << f)) === 0) o = writeNull(out, o);
       else if (kind === DECIMAL) o = decimal(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
-      else if (kind === TEXT) o = wpi(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
+      else if (kind === TEXT) o = text(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       else o = date(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       if (o < 0) return false;
     }
@@ -116,8 +108,8 @@ function trimEnd(b: Buffer, s: number, e: number): number {
   return e;
 }
 
-/** `wpi`: a string of printable ASCII without escapes, trimmed and not empty, or a JSON number's text. */
-function wpi(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
+/** A text field (`wpi`): a string of printable ASCII without escapes, trimmed and not empty, or a JSON number's text. */
+function text(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
   e = trimEnd(b, s, e);
   const c = b[s]!;
   if (c === 0x22) {

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { normalizeDate } from './date.js';
 import { normalizeDecimal, normalizeId } from './decimal.js';
-import { DATA_COLUMNS, type KnownField, type Row } from '../row.js';
+import { DATA_COLUMNS, FIELDS, type FieldKind, type KnownField, type Row } from '../fields.js';
 import { fail, kindOf, ok, type Result } from './result.js';
 
 export { DATA_COLUMNS, type Row };
@@ -47,30 +47,20 @@ function field<T>(normalize: (input: unknown) => Result<T>) {
   });
 }
 
-/** Each known field's normalizer, in schema order (the order of zod's issues). */
-const NORMALIZE = {
+/** Each kind's normalizer: the rule that the catalogue's kind names (src/fields.ts). */
+const NORMALIZE_KIND = {
   id: normalizeId,
-  wpi: normalizeWpi,
-  inventory_bulk_wine: normalizeDecimal,
-  inventory_finished_goods: normalizeDecimal,
-  inventory_sales: normalizeDecimal,
-  vintage_forecast: normalizeDecimal,
-  vintage_make: normalizeDecimal,
-  first_sale: normalizeDate,
-} as const satisfies Record<KnownField, (input: unknown) => Result<unknown>>;
-const CHECKS = Object.entries(NORMALIZE) as Array<[KnownField, (input: unknown) => Result<unknown>]>;
+  text: normalizeWpi,
+  decimal: normalizeDecimal,
+  date: normalizeDate,
+} as const satisfies Record<FieldKind, (input: unknown) => Result<unknown>>;
+/** Each known field's normalizer, in catalogue order (the order of zod's issues). */
+const CHECKS: ReadonlyArray<readonly [KnownField, (input: unknown) => Result<unknown>]> = FIELDS.map((f) => [f.name, NORMALIZE_KIND[f.kind]] as const);
 
-/** The 8 known fields; others are stripped (and counted by name, see field-counts.ts). */
-export const recordSchema = z.object({
-  id: field(NORMALIZE.id),
-  wpi: field(NORMALIZE.wpi),
-  inventory_bulk_wine: field(NORMALIZE.inventory_bulk_wine),
-  inventory_finished_goods: field(NORMALIZE.inventory_finished_goods),
-  inventory_sales: field(NORMALIZE.inventory_sales),
-  vintage_forecast: field(NORMALIZE.vintage_forecast),
-  vintage_make: field(NORMALIZE.vintage_make),
-  first_sale: field(NORMALIZE.first_sale),
-});
+/** The known fields; others are stripped (and counted by name, see field-counts.ts). */
+export const recordSchema = z.object(Object.fromEntries(CHECKS.map(([name, normalize]) => [name, field(normalize)])) as unknown as RecordShape);
+/** Each field's zod type by name (Object.fromEntries loses the names): its output is the Row's type. */
+type RecordShape = { [K in KnownField]: ReturnType<typeof field<Row[K]>> };
 
 const RECORD_ID_LIMIT = 100;
 

@@ -3,7 +3,7 @@
  * A renamed or emptied optional field would otherwise load as NULL on every row, silently; here it
  * is named, with the new field that probably replaced it. Pure: the caller reads and writes runs.
  */
-import { DATA_COLUMNS, type FieldCounts, type KnownField } from '../row.js';
+import { OPTIONAL_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
 
 /** What the last successful (non-dry) run saw. */
 export interface Baseline {
@@ -25,7 +25,7 @@ export function baselineOf(run: { id: string; field_counts: FieldCounts | null; 
  * Only optional fields can be blanked silently: a record without id or wpi is rejected, and the
  * reject-ratio guard explains that (see explainRejects).
  */
-export const GUARDED_FIELDS: readonly KnownField[] = DATA_COLUMNS.filter((c) => c !== 'wpi');
+export const GUARDED_FIELDS: readonly KnownField[] = OPTIONAL_FIELDS;
 
 /** A field the last run saw in at least this share of its records is expected to stay. */
 const EXPECTED_SHARE = 0.5;

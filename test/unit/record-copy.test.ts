@@ -15,7 +15,7 @@ import { listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipel
 import { CopyWriter } from '../../src/transform/record-copy.js';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
 import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';
-import { KNOWN_FIELDS } from '../../src/row.js';
+import { KNOWN_FIELDS } from '../../src/fields.js';
 
 const IDS = ['1', '42', '"42"', '"007"', '0', '-1', '1.5', '1e3', 'null', 'true', '"abc"', '" 7"', '123456789012345', '"123456789012345"',
   '1234567890123456', '9223372036854775807', '"9223372036854775807"', '9223372036854775808', '{"a":1}', '[1]'];

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ListingParser, type RecordBytesHook } from '../../src/extract/json/listing-parser.js';
 import { locateRecord } from '../../src/extract/json/record-locate.js';
 import { MemberReader } from '../../src/extract/json/record-members.js';
-import { KNOWN_FIELDS } from '../../src/row.js';
+import { KNOWN_FIELDS } from '../../src/fields.js';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
 
 function hash(bytes: Buffer, start = 0, end = bytes.length, seed = 0x5eed1e55): string {

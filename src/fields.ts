@@ -1,0 +1,127 @@
+/**
+ * The field catalogue: each upstream field of a bulk wine reconciliation record, once. Everything
+ * that spells the fields derives from this list: the row type, the zod schema and its normalizers
+ * (transform/record.ts), the byte-level fast path's column kinds (transform/record-copy.ts), the
+ * field counter, both COPY writers and the staging column order (load/staging.ts), the schema
+ * drift guard, the column lists of the runtime SQL (db/field-sql.ts renders them into sql/), and
+ * the start-up check that the migrated tables agree with it (db/catalogue-check.ts).
+ *
+ * Migrations stay hand-written: adding a field means an entry here, one migration that adds its
+ * column (to bulk_wine_reconciliation and bulk_wine_reconciliation_closed_versions, and to the two
+ * views over them), and tests. The start-up check names a field whose migration is missing.
+ *
+ * Order matters: it is the staging table's COPY column order and the order of zod's issues.
+ * Names are trusted constants: they are written into SQL text as identifiers.
+ */
+
+/**
+ * How a field is read and stored; each kind has one rule (the README's transform rules):
+ * id: an integer 1..2^63-1 (bigint); text: trimmed, not empty (text); decimal: exact canonical
+ * decimal text, never a JS number (numeric); date: YYYY-MM-DD as written (date).
+ */
+export type FieldKind = 'id' | 'text' | 'decimal' | 'date';
+
+export interface Field {
+  readonly name: string;
+  readonly kind: FieldKind;
+  /** A record without it is rejected; its column is NOT NULL. */
+  readonly required: boolean;
+  /** What it means: the COMMENT of its column in bulk_wine_reconciliation. */
+  readonly meaning: string;
+}
+
+export const FIELDS = [
+  { name: 'id', kind: 'id', required: true, meaning: 'Upstream record identifier.' },
+  { name: 'wpi', kind: 'text', required: true, meaning: 'Wine identifier code (upstream "wpi"), trimmed.' },
+  {
+    name: 'inventory_bulk_wine',
+    kind: 'decimal',
+    required: false,
+    meaning: 'Bulk wine inventory quantity; exact decimal as sent; unit not specified upstream.',
+  },
+  {
+    name: 'inventory_finished_goods',
+    kind: 'decimal',
+    required: false,
+    meaning: 'Finished goods inventory quantity; exact decimal as sent; unit not specified upstream.',
+  },
+  {
+    name: 'inventory_sales',
+    kind: 'decimal',
+    required: false,
+    meaning: 'Sales inventory quantity; exact decimal as sent (many fractional digits possible); unit not specified upstream.',
+  },
+  {
+    name: 'vintage_forecast',
+    kind: 'decimal',
+    required: false,
+    meaning: 'Vintage forecast quantity; exact decimal as sent; unit not specified upstream.',
+  },
+  { name: 'vintage_make', kind: 'decimal', required: false, meaning: 'Vintage make quantity; exact decimal as sent; unit not specified upstream.' },
+  {
+    name: 'first_sale',
+    kind: 'date',
+    required: false,
+    meaning: 'Date of first sale as written upstream (no time zone conversion); null when unknown.',
+  },
+] as const satisfies readonly Field[];
+
+type CatalogueField = (typeof FIELDS)[number];
+export type KnownField = CatalogueField['name'];
+/** Every field but the record id: the columns a run compares, stages and versions. */
+export type DataColumn = Exclude<KnownField, 'id'>;
+
+/**
+ * One record as loaded: the shape the transform step produces and the load step stages.
+ * Decimals are canonical decimal text, dates 'YYYY-MM-DD', the id its decimal digits: never a JS
+ * number or Date. An optional field is null when absent, null or "".
+ */
+export type Row = { [F in CatalogueField as F['name']]: F['required'] extends true ? string : string | null };
+
+/** The fields a record may carry, in catalogue order. */
+export const KNOWN_FIELDS: readonly KnownField[] = FIELDS.map((f) => f.name);
+/** The record's values besides its id, in catalogue order. */
+export const DATA_COLUMNS: readonly DataColumn[] = FIELDS.filter((f) => f.kind !== 'id').map((f) => f.name as DataColumn);
+export const DATA_FIELDS: readonly Field[] = FIELDS.filter((f) => f.kind !== 'id');
+export const DECIMAL_FIELDS: readonly Field[] = FIELDS.filter((f) => f.kind === 'decimal');
+/** Fields a record may lack (they load as null): the ones the schema-drift guard watches. */
+export const OPTIONAL_FIELDS: readonly KnownField[] = FIELDS.filter((f) => !f.required).map((f) => f.name);
+
+/** The PostgreSQL type of each kind's column. */
+export const SQL_TYPE: Readonly<Record<FieldKind, string>> = { id: 'bigint', text: 'text', decimal: 'numeric', date: 'date' };
+
+/** The stored form (JSON), as in sync_runs.field_counts. */
+export interface FieldCounts {
+  /** Records inspected: every array element that is a JSON object. */
+  records: number;
+  /** Per known field: records that have the key, and records whose value is neither null nor "". */
+  fields: Record<KnownField, { present: number; non_null: number }>;
+  /** Per unknown field name: records that have it. */
+  unknown: Record<string, number>;
+  /** True when more than MAX_UNKNOWN_FIELDS distinct unknown names appeared (the others are not listed). */
+  unknown_truncated?: boolean;
+}
+
+/**
+ * What the code that derives from the catalogue relies on, checked once at load: a mistake in an
+ * entry fails every command at start-up, naming the field, instead of loading wrong data.
+ */
+function checkCatalogue(fields: readonly Field[]): void {
+  const seen = new Set<string>();
+  fields.forEach((f, i) => {
+    const problem = (why: string) => new Error(`field catalogue (src/fields.ts): ${f.name}: ${why}`);
+    // Written into SQL as an identifier, unquoted: lower-case letters, digits and underscores.
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(f.name)) throw problem('a name must be a lower-case SQL identifier');
+    if (seen.has(f.name)) throw problem('listed twice');
+    seen.add(f.name);
+    // The SQL keys and joins every table on a column named id; the byte-level reader needs it first.
+    if ((f.kind === 'id') !== (i === 0 && f.name === 'id')) throw problem('the one field of kind id is "id", listed first');
+    // Each kind's normalizer decides required-ness (transform/record.ts): id and text reject a
+    // missing value, decimal and date load it as null.
+    if (f.required !== (f.kind === 'id' || f.kind === 'text')) throw problem(`a ${f.kind} field is ${f.kind === 'id' || f.kind === 'text' ? 'required' : 'optional'}`);
+    if (f.meaning.trim() === '') throw problem('say what it means (its column COMMENT)');
+  });
+  // Field presence travels as bits of an int32 (extract/record-members.ts).
+  if (fields.length > 31) throw new Error('field catalogue (src/fields.ts): at most 31 fields');
+}
+checkCatalogue(FIELDS);
