@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
+import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
 import { ConfigError } from './errors.js';
 import { readProxyEnv, type ProxyConfig } from './proxy-env.js';
 
@@ -56,7 +57,7 @@ export interface Config {
 
 export interface BiSettings {
   schema: string;
-  /** S in numeric(28, S): a whole number from 0 to 20. */
+  /** S in numeric(BI_PRECISION, S): a whole number from 0 to MAX_BI_SCALE (src/bi-types.ts). */
   scale: number;
 }
 
@@ -70,7 +71,6 @@ export interface ConfigNeeds {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const BI_SCALE_RULE = 'must be a whole number from 0 to 20';
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 const ratio = z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
@@ -93,7 +93,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const schema = value('SYNC_DB_SCHEMA', identifier, 'public');
   const bi = {
     schema: biSchema(env, schema, identifier, problems),
-    scale: value('SYNC_BI_SCALE', z.string().trim().regex(/^\d{1,2}$/, BI_SCALE_RULE).transform(Number).refine((n) => n <= 20, BI_SCALE_RULE), '10'),
+    scale: value('SYNC_BI_SCALE', z.string().trim().regex(/^\d{1,2}$/, BI_SCALE_RULE).transform(Number).refine(isBiScale, BI_SCALE_RULE), '10'),
   };
   const timezone = value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), 'UTC');
   const schedule = value(

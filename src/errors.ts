@@ -19,7 +19,8 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'LOCK_TIMEOUT'
   | 'RUN_TIMEOUT'
-  | 'LOCAL_DISK';
+  | 'LOCAL_DISK'
+  | 'CATALOGUE_MISMATCH';
 
 export class SyncError extends Error {
   readonly code: ErrorCode;
@@ -130,6 +131,15 @@ export class RunTimeoutError extends SyncError {
 export class LocalDiskError extends SyncError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('LOCAL_DISK', message, options);
+  }
+}
+
+/** The migrated tables and the field catalogue (src/fields.ts) disagree; each problem names its field. */
+export class CatalogueMismatchError extends SyncError {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super('CATALOGUE_MISMATCH', `field catalogue and database disagree: ${problems.join('; ')}`);
+    this.problems = problems;
   }
 }
 

@@ -1,65 +1,55 @@
 -- The views made for BI drivers, in SYNC_BI_SCHEMA. Rendered by src/db/bi-views.ts, which
 -- substitutes: {{bi}} and {{data}} (quoted schema identifiers), {{bi_name}} and {{data_name}} (the
--- schemas' names inside a string literal), {{scale}} (S = SYNC_BI_SCALE, 0..20), {{int_digits}} (28 - S) and
--- {{limit}} (10^(28-S) as a numeric literal). Applied in the migrate transaction, under its lock.
+-- schemas' names inside a string literal), {{scale}} (S = SYNC_BI_SCALE, 0..20), {{bi_type}}
+-- (numeric(P,S), P = BI_PRECISION = 28, src/bi-types.ts), {{int_digits}} (P - S) and {{limit}}
+-- (10^(P-S) as a numeric literal). Applied in the migrate transaction, under its lock.
 --
 -- Why: pgjdbc reports an unconstrained numeric as precision 0, psqlODBC describes it as
 -- DECIMAL(28,6), and Npgsql (Power BI) throws OverflowException on a value beyond System.Decimal.
--- Here every decimal is declared numeric(28,S): the value rounded to S places (numeric round() is
--- half away from zero), or NULL when even the rounded value has more than 28-S integer digits, so
+-- Here every decimal is declared numeric(P,S): the value rounded to S places (numeric round() is
+-- half away from zero), or NULL when even the rounded value has more than P-S integer digits, so
 -- the cast can never fail and one outlier never breaks a dashboard.
+--
+-- The record's fields come from the field catalogue (src/fields.ts), every field in catalogue
+-- order, rendered first by src/db/field-sql.ts (named here without braces: this comment is
+-- rendered too):
+--   bi_rounded_columns   id, wpi, round(inventory_bulk_wine, S) AS inventory_bulk_wine, ..., first_sale
+--   bi_typed_columns     id, wpi, CASE WHEN abs(inventory_bulk_wine) < limit THEN inventory_bulk_wine END::numeric(P,S)
+--                        AS inventory_bulk_wine, ..., first_sale
+--   bi_overflow_names    CASE WHEN abs(inventory_bulk_wine) >= limit THEN 'inventory_bulk_wine' END, ... per decimal
+--   bi_live_field_comments, bi_history_field_comments: COMMENT ON COLUMN for each field, from its meaning
 
 DROP VIEW IF EXISTS {{bi}}.reconciliation, {{bi}}.reconciliation_history, {{bi}}.sync_freshness, {{bi}}.data_dictionary;
 
 CREATE VIEW {{bi}}.reconciliation AS
-SELECT id, wpi,
-       CASE WHEN abs(inventory_bulk_wine) < {{limit}} THEN inventory_bulk_wine END::numeric(28, {{scale}}) AS inventory_bulk_wine,
-       CASE WHEN abs(inventory_finished_goods) < {{limit}} THEN inventory_finished_goods END::numeric(28, {{scale}}) AS inventory_finished_goods,
-       CASE WHEN abs(inventory_sales) < {{limit}} THEN inventory_sales END::numeric(28, {{scale}}) AS inventory_sales,
-       CASE WHEN abs(vintage_forecast) < {{limit}} THEN vintage_forecast END::numeric(28, {{scale}}) AS vintage_forecast,
-       CASE WHEN abs(vintage_make) < {{limit}} THEN vintage_make END::numeric(28, {{scale}}) AS vintage_make,
-       first_sale, first_seen_at, changed_at, run_id,
+SELECT {{bi_typed_columns}},
+       first_seen_at, changed_at, run_id,
        nullif(concat_ws(',',
-         CASE WHEN abs(inventory_bulk_wine) >= {{limit}} THEN 'inventory_bulk_wine' END,
-         CASE WHEN abs(inventory_finished_goods) >= {{limit}} THEN 'inventory_finished_goods' END,
-         CASE WHEN abs(inventory_sales) >= {{limit}} THEN 'inventory_sales' END,
-         CASE WHEN abs(vintage_forecast) >= {{limit}} THEN 'vintage_forecast' END,
-         CASE WHEN abs(vintage_make) >= {{limit}} THEN 'vintage_make' END), '') AS overflow_columns
+         {{bi_overflow_names}}), '') AS overflow_columns
 FROM (
-  SELECT id, wpi,
-         round(inventory_bulk_wine, {{scale}}) AS inventory_bulk_wine,
-         round(inventory_finished_goods, {{scale}}) AS inventory_finished_goods,
-         round(inventory_sales, {{scale}}) AS inventory_sales,
-         round(vintage_forecast, {{scale}}) AS vintage_forecast,
-         round(vintage_make, {{scale}}) AS vintage_make,
-         first_sale, first_seen_at, changed_at, run_id
+  SELECT {{bi_rounded_columns}},
+         first_seen_at, changed_at, run_id
   FROM {{data}}.bulk_wine_reconciliation
   WHERE deleted_at IS NULL
 ) rounded;
 
+-- The versions of {{data}}.bulk_wine_reconciliation_history, read from its two tables rather than
+-- the view, so that a migration adding a field can re-create that view without dropping this one
+-- (and the grants on it).
 CREATE VIEW {{bi}}.reconciliation_history AS
-SELECT id, wpi,
-       CASE WHEN abs(inventory_bulk_wine) < {{limit}} THEN inventory_bulk_wine END::numeric(28, {{scale}}) AS inventory_bulk_wine,
-       CASE WHEN abs(inventory_finished_goods) < {{limit}} THEN inventory_finished_goods END::numeric(28, {{scale}}) AS inventory_finished_goods,
-       CASE WHEN abs(inventory_sales) < {{limit}} THEN inventory_sales END::numeric(28, {{scale}}) AS inventory_sales,
-       CASE WHEN abs(vintage_forecast) < {{limit}} THEN vintage_forecast END::numeric(28, {{scale}}) AS vintage_forecast,
-       CASE WHEN abs(vintage_make) < {{limit}} THEN vintage_make END::numeric(28, {{scale}}) AS vintage_make,
-       first_sale, valid_from, valid_to, run_id,
+SELECT {{bi_typed_columns}},
+       valid_from, valid_to, run_id,
        nullif(concat_ws(',',
-         CASE WHEN abs(inventory_bulk_wine) >= {{limit}} THEN 'inventory_bulk_wine' END,
-         CASE WHEN abs(inventory_finished_goods) >= {{limit}} THEN 'inventory_finished_goods' END,
-         CASE WHEN abs(inventory_sales) >= {{limit}} THEN 'inventory_sales' END,
-         CASE WHEN abs(vintage_forecast) >= {{limit}} THEN 'vintage_forecast' END,
-         CASE WHEN abs(vintage_make) >= {{limit}} THEN 'vintage_make' END), '') AS overflow_columns
+         {{bi_overflow_names}}), '') AS overflow_columns
 FROM (
-  SELECT id, wpi,
-         round(inventory_bulk_wine, {{scale}}) AS inventory_bulk_wine,
-         round(inventory_finished_goods, {{scale}}) AS inventory_finished_goods,
-         round(inventory_sales, {{scale}}) AS inventory_sales,
-         round(vintage_forecast, {{scale}}) AS vintage_forecast,
-         round(vintage_make, {{scale}}) AS vintage_make,
-         first_sale, valid_from, valid_to, run_id
-  FROM {{data}}.bulk_wine_reconciliation_history
+  SELECT {{bi_rounded_columns}},
+         valid_from, valid_to, run_id
+  FROM {{data}}.bulk_wine_reconciliation_closed_versions
+  UNION ALL
+  SELECT {{bi_rounded_columns}},
+         changed_at, NULL::timestamptz, run_id
+  FROM {{data}}.bulk_wine_reconciliation
+  WHERE deleted_at IS NULL
 ) rounded;
 
 -- One row, also before the first run (then all NULL), so a dashboard tile never goes blank.
@@ -97,35 +87,21 @@ CROSS JOIN LATERAL (
 ) a
 WHERE n.nspname = '{{bi_name}}' AND c.relkind = 'v';
 
-COMMENT ON SCHEMA {{bi}} IS 'Views of the wine reconciliation data made for BI tools and their drivers (Power BI, Excel, Tableau, Metabase, Superset, DBeaver): decimals typed numeric(28,{{scale}}), rounded to {{scale}} decimal places. The exact values, every digit, are in schema {{data_name}}. Re-created by wine-recon-sync when its settings change: do not build objects on these views.';
+COMMENT ON SCHEMA {{bi}} IS 'Views of the wine reconciliation data made for BI tools and their drivers (Power BI, Excel, Tableau, Metabase, Superset, DBeaver): decimals typed {{bi_type}}, rounded to {{scale}} decimal places. The exact values, every digit, are in schema {{data_name}}. Re-created by wine-recon-sync when its settings change: do not build objects on these views.';
 
-COMMENT ON VIEW {{bi}}.reconciliation IS 'Bulk wine reconciliation records currently in the upstream listing, one row per record id: {{data_name}}.bulk_wine_reconciliation_current with the five quantities rounded half away from zero to {{scale}} decimal places as numeric(28,{{scale}}), which every BI driver reads. A quantity too large for numeric(28,{{scale}}) (more than {{int_digits}} integer digits) is NULL here and named in overflow_columns. Units are not given by the upstream API.';
-COMMENT ON COLUMN {{bi}}.reconciliation.id IS 'Upstream record identifier. Same as in {{data_name}}.bulk_wine_reconciliation.';
-COMMENT ON COLUMN {{bi}}.reconciliation.wpi IS 'Wine identifier code (upstream "wpi"), trimmed. Same as in {{data_name}}.bulk_wine_reconciliation.';
-COMMENT ON COLUMN {{bi}}.reconciliation.inventory_bulk_wine IS 'Bulk wine inventory quantity; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation.inventory_bulk_wine.';
-COMMENT ON COLUMN {{bi}}.reconciliation.inventory_finished_goods IS 'Finished goods inventory quantity; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation.inventory_finished_goods.';
-COMMENT ON COLUMN {{bi}}.reconciliation.inventory_sales IS 'Sales inventory quantity; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation.inventory_sales.';
-COMMENT ON COLUMN {{bi}}.reconciliation.vintage_forecast IS 'Vintage forecast quantity; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation.vintage_forecast.';
-COMMENT ON COLUMN {{bi}}.reconciliation.vintage_make IS 'Vintage make quantity; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation.vintage_make.';
-COMMENT ON COLUMN {{bi}}.reconciliation.first_sale IS 'Date of first sale as written upstream; null when unknown. Same as in {{data_name}}.bulk_wine_reconciliation.';
+COMMENT ON VIEW {{bi}}.reconciliation IS 'Bulk wine reconciliation records currently in the upstream listing, one row per record id: {{data_name}}.bulk_wine_reconciliation_current with the quantities rounded half away from zero to {{scale}} decimal places as {{bi_type}}, which every BI driver reads. A quantity too large for {{bi_type}} (more than {{int_digits}} integer digits) is NULL here and named in overflow_columns. Units are not given by the upstream API.';
+{{bi_live_field_comments}}
 COMMENT ON COLUMN {{bi}}.reconciliation.first_seen_at IS 'When a sync first loaded this record. Same as in {{data_name}}.bulk_wine_reconciliation.';
 COMMENT ON COLUMN {{bi}}.reconciliation.changed_at IS 'When a sync last changed this record. Same as in {{data_name}}.bulk_wine_reconciliation.';
 COMMENT ON COLUMN {{bi}}.reconciliation.run_id IS 'sync_runs.id of the run that last changed this record. Same as in {{data_name}}.bulk_wine_reconciliation.';
-COMMENT ON COLUMN {{bi}}.reconciliation.overflow_columns IS 'Only in the BI views: comma-separated names of the quantities left NULL here because they do not fit numeric(28,{{scale}}); NULL when every quantity fits. Their exact values are in {{data_name}}.bulk_wine_reconciliation.';
+COMMENT ON COLUMN {{bi}}.reconciliation.overflow_columns IS 'Only in the BI views: comma-separated names of the quantities left NULL here because they do not fit {{bi_type}}; NULL when every quantity fits. Their exact values are in {{data_name}}.bulk_wine_reconciliation.';
 
-COMMENT ON VIEW {{bi}}.reconciliation_history IS 'Every version of every record (type 2 history): {{data_name}}.bulk_wine_reconciliation_history with the five quantities rounded half away from zero to {{scale}} decimal places as numeric(28,{{scale}}). A version is valid from valid_from until valid_to (null for the current version). A quantity too large for numeric(28,{{scale}}) is NULL here and named in overflow_columns.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.id IS 'Upstream record identifier. Same as in {{data_name}}.bulk_wine_reconciliation_history.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.wpi IS 'Wine identifier code in this version. Same as in {{data_name}}.bulk_wine_reconciliation_history.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.inventory_bulk_wine IS 'Bulk wine inventory quantity in this version; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation_history.inventory_bulk_wine.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.inventory_finished_goods IS 'Finished goods inventory quantity in this version; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation_history.inventory_finished_goods.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.inventory_sales IS 'Sales inventory quantity in this version; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation_history.inventory_sales.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.vintage_forecast IS 'Vintage forecast quantity in this version; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation_history.vintage_forecast.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.vintage_make IS 'Vintage make quantity in this version; unit not specified upstream. Rounded half away from zero to {{scale}} decimal places, numeric(28,{{scale}}); NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.bulk_wine_reconciliation_history.vintage_make.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.first_sale IS 'Date of first sale in this version. Same as in {{data_name}}.bulk_wine_reconciliation_history.';
+COMMENT ON VIEW {{bi}}.reconciliation_history IS 'Every version of every record (type 2 history): {{data_name}}.bulk_wine_reconciliation_history with the quantities rounded half away from zero to {{scale}} decimal places as {{bi_type}}. A version is valid from valid_from until valid_to (null for the current version). A quantity too large for {{bi_type}} is NULL here and named in overflow_columns.';
+{{bi_history_field_comments}}
 COMMENT ON COLUMN {{bi}}.reconciliation_history.valid_from IS 'When this version was first loaded. Same as in {{data_name}}.bulk_wine_reconciliation_history.';
 COMMENT ON COLUMN {{bi}}.reconciliation_history.valid_to IS 'When this version was replaced or the record deleted; null for the current version. Same as in {{data_name}}.bulk_wine_reconciliation_history.';
 COMMENT ON COLUMN {{bi}}.reconciliation_history.run_id IS 'sync_runs.id of the run that opened this version. Same as in {{data_name}}.bulk_wine_reconciliation_history.';
-COMMENT ON COLUMN {{bi}}.reconciliation_history.overflow_columns IS 'Only in the BI views: comma-separated names of the quantities left NULL here because they do not fit numeric(28,{{scale}}); NULL when every quantity fits. Their exact values are in {{data_name}}.bulk_wine_reconciliation_history.';
+COMMENT ON COLUMN {{bi}}.reconciliation_history.overflow_columns IS 'Only in the BI views: comma-separated names of the quantities left NULL here because they do not fit {{bi_type}}; NULL when every quantity fits. Their exact values are in {{data_name}}.bulk_wine_reconciliation_history.';
 
 COMMENT ON VIEW {{bi}}.sync_freshness IS 'How fresh the data is, for dashboard tiles and alerts: always one row with the last successful sync (dry runs excluded) and its age, and the last sync of any outcome with its status and error. Built from {{data_name}}.sync_runs.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_success_run_id IS 'sync_runs.id of the last successful sync that committed data (not a dry run; as {{data_name}}.sync_last_load); null before the first one.';
@@ -141,5 +117,5 @@ COMMENT ON VIEW {{bi}}.data_dictionary IS 'What every view and column of this sc
 COMMENT ON COLUMN {{bi}}.data_dictionary.view_name IS 'View in this schema.';
 COMMENT ON COLUMN {{bi}}.data_dictionary.column_name IS 'Column of that view; null on the row describing the view itself.';
 COMMENT ON COLUMN {{bi}}.data_dictionary.position IS 'Column position in the view, from 1; 0 on the row describing the view itself.';
-COMMENT ON COLUMN {{bi}}.data_dictionary.data_type IS 'Declared SQL type of the column, e.g. numeric(28,{{scale}}); null on the view''s own row.';
+COMMENT ON COLUMN {{bi}}.data_dictionary.data_type IS 'Declared SQL type of the column, e.g. {{bi_type}}; null on the view''s own row.';
 COMMENT ON COLUMN {{bi}}.data_dictionary.description IS 'The COMMENT of the view or column: what it means and how it differs from the exact table.';

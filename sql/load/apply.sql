@@ -2,18 +2,21 @@
 -- classify_changes. now() is the transaction's start: every row a run touches carries the same
 -- timestamp. The staging COPY statement is rendered from STAGING_COLUMNS (src/load/staging.ts),
 -- the one definition of the column order that both COPY writers follow.
+--
+-- The record's fields come from the field catalogue (src/fields.ts), rendered when the statements
+-- load (src/db/field-sql.ts). `id` is the key, spelled out; the data columns are the other fields:
+--   {{data_columns}}              wpi, inventory_bulk_wine, ..., first_sale
+--   {{s.data_columns}}            the same, qualified: s.wpi, s.inventory_bulk_wine, ...
+--   {{data_nulls}}                NULL, NULL, ... (one per data column)
+--   {{c.data_assignments}}        wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, ...
+--   {{data_columns_ddl}}          wpi text NOT NULL, inventory_bulk_wine numeric, ... (NOT NULL when required)
+--   {{data_columns_ddl_nullable}} the same without NOT NULL
 
 -- name: create_staging
 CREATE TEMP TABLE staging_records (
   position                 bigint  NOT NULL,
   id                       bigint  NOT NULL,
-  wpi                      text    NOT NULL,
-  inventory_bulk_wine      numeric,
-  inventory_finished_goods numeric,
-  inventory_sales          numeric,
-  vintage_forecast         numeric,
-  vintage_make             numeric,
-  first_sale               date,
+  {{data_columns_ddl}},
   raw_offset               bigint  NOT NULL,
   raw_length               integer NOT NULL,
   hash_hi                  integer,
@@ -41,22 +44,15 @@ SELECT NOT EXISTS (SELECT 1 FROM bulk_wine_reconciliation) AS empty;
 
 -- name: insert_all
 -- Initial load into an empty table: every staged record is new, nothing to compare.
-INSERT INTO bulk_wine_reconciliation (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                                      vintage_forecast, vintage_make, first_sale, first_seen_at, changed_at, run_id)
-SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-       vintage_forecast, vintage_make, first_sale, now(), now(), $1
+INSERT INTO bulk_wine_reconciliation (id, {{data_columns}}, first_seen_at, changed_at, run_id)
+SELECT id, {{data_columns}}, now(), now(), $1
 FROM staging_records;
 
 -- name: create_changes
 CREATE TEMP TABLE staging_changes (
   id                       bigint NOT NULL,
-  wpi                      text,
-  inventory_bulk_wine      numeric,
-  inventory_finished_goods numeric,
-  inventory_sales          numeric,
-  vintage_forecast         numeric,
-  vintage_make             numeric,
-  first_sale               date,
+  -- Nullable: a deletion carries no values.
+  {{data_columns_ddl_nullable}},
   hash                     bigint,
   action                   text   NOT NULL
 ) ON COMMIT DROP;
@@ -69,15 +65,14 @@ CREATE TEMP TABLE staging_changes (
 -- the row version it was compared with: one snapshot, so an edit committed while the run goes on
 -- gives the row another xmin and the fingerprint is ignored next time.
 WITH compared AS MATERIALIZED (
-  SELECT s.id, s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales,
-         s.vintage_forecast, s.vintage_make, s.first_sale,
+  SELECT s.id, {{s.data_columns}},
          CASE WHEN s.hash_hi IS NULL THEN NULL ELSE (s.hash_hi::bigint << 32) | (s.hash_lo::bigint & 4294967295) END AS hash,
          t.xmin AS row_xmin,
          CASE WHEN t.id IS NULL THEN 'insert'
               WHEN t.deleted_at IS NOT NULL THEN 'restore'
-              WHEN (t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales, t.vintage_forecast, t.vintage_make, t.first_sale)
+              WHEN ({{t.data_columns}})
                    IS DISTINCT FROM
-                   (s.wpi, s.inventory_bulk_wine, s.inventory_finished_goods, s.inventory_sales, s.vintage_forecast, s.vintage_make, s.first_sale)
+                   ({{s.data_columns}})
               THEN 'update' END AS action
   FROM staging_records s
   LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id
@@ -89,41 +84,34 @@ vouched AS (
   WHERE (bulk_wine_reconciliation_source_hash.hash, bulk_wine_reconciliation_source_hash.row_xmin::text)
         IS DISTINCT FROM (EXCLUDED.hash, EXCLUDED.row_xmin::text)
 )
-INSERT INTO staging_changes (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                             vintage_forecast, vintage_make, first_sale, hash, action)
-SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-       vintage_forecast, vintage_make, first_sale, hash, action
+INSERT INTO staging_changes (id, {{data_columns}}, hash, action)
+SELECT id, {{data_columns}}, hash, action
 FROM compared WHERE action IS NOT NULL
 UNION ALL
-SELECT t.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'delete'
+SELECT t.id, {{data_nulls}}, NULL, 'delete'
 FROM bulk_wine_reconciliation t
 WHERE t.id = ANY ($1::bigint[]) AND t.deleted_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM staging_records s WHERE s.id = t.id);
 
 -- name: insert_new
 -- A new record's first version is its row (the history view shows it): written once.
-INSERT INTO bulk_wine_reconciliation (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                                      vintage_forecast, vintage_make, first_sale, first_seen_at, changed_at, run_id)
-SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-       vintage_forecast, vintage_make, first_sale, now(), now(), $1
+INSERT INTO bulk_wine_reconciliation (id, {{data_columns}}, first_seen_at, changed_at, run_id)
+SELECT id, {{data_columns}}, now(), now(), $1
 FROM staging_changes WHERE action = 'insert';
 
 -- name: close_versions
 -- Changed and deleted rows: their current version (the row as it is) becomes a closed version.
 -- Runs before the rows change. A restored row has none: its last version closed on deletion.
-INSERT INTO bulk_wine_reconciliation_closed_versions (id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,
-                                                      vintage_forecast, vintage_make, first_sale, valid_from, valid_to, run_id)
-SELECT t.id, t.wpi, t.inventory_bulk_wine, t.inventory_finished_goods, t.inventory_sales,
-       t.vintage_forecast, t.vintage_make, t.first_sale, t.changed_at, now(), t.run_id
+INSERT INTO bulk_wine_reconciliation_closed_versions (id, {{data_columns}}, valid_from, valid_to, run_id)
+SELECT t.id, {{t.data_columns}}, t.changed_at, now(), t.run_id
 FROM bulk_wine_reconciliation t JOIN staging_changes c ON c.id = t.id
 WHERE c.action IN ('update', 'delete');
 
 -- name: update_changed
 -- Changed and restored rows take the new values, which opens their new current version.
 UPDATE bulk_wine_reconciliation t
-SET wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, inventory_finished_goods = c.inventory_finished_goods,
-    inventory_sales = c.inventory_sales, vintage_forecast = c.vintage_forecast, vintage_make = c.vintage_make,
-    first_sale = c.first_sale, changed_at = now(), deleted_at = NULL, run_id = $1
+SET {{c.data_assignments}},
+    changed_at = now(), deleted_at = NULL, run_id = $1
 FROM staging_changes c
 WHERE t.id = c.id AND c.action IN ('update', 'restore');
 

@@ -6,7 +6,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BiSettings } from '../config.js';
 import { SQL_DIR } from '../paths.js';
+import { biDecimalType } from '../bi-types.js';
 import { installBiViews } from './bi-views.js';
+import { checkFieldCatalogue } from './catalogue-check.js';
 import { migrateLock } from './lock.js';
 import { inTransaction, withIdentifiers, type Pool } from './pool.js';
 import { loadStatements } from './statements.js';
@@ -51,7 +53,8 @@ export async function migrate(pool: Pool, schema: string, bi?: BiSettings): Prom
       await client.query(SQL.record, [m.version, m.name]);
       done.push(m.name);
     }
-    if (bi && (await installBiViews(client, schema, bi))) done.push(`bi views (${bi.schema}, numeric(28,${bi.scale}))`);
+    await checkFieldCatalogue(client, schema);
+    if (bi && (await installBiViews(client, schema, bi))) done.push(`bi views (${bi.schema}, ${biDecimalType(bi.scale)})`);
     return done;
   });
 }

@@ -1,4 +1,5 @@
 /** How many live values the BI views round or leave NULL: the run says so, and warns when it gets worse. */
+import { BI_PRECISION, biDecimalType, checkBiScale } from '../bi-types.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
 
@@ -8,7 +9,7 @@ export interface BiRounding {
   scale: number;
   /** Values that lose fractional digits in the BI views. */
   rounded: number;
-  /** Values too large for numeric(28, scale): NULL in the BI views. */
+  /** Values too large for numeric(BI_PRECISION, scale): NULL in the BI views. */
   overflow: number;
 }
 
@@ -32,12 +33,13 @@ export function carriedBiRounding(
 }
 
 /**
- * The smallest magnitude that rounds (half away from zero) to S places with more than 28-S integer
- * digits: 28-S nines, then S nines and a 5 after the point. Built as text: S is a validated integer.
+ * The smallest magnitude that rounds (half away from zero) to S places with more than P-S integer
+ * digits (P = BI_PRECISION): P-S nines, then S nines and a 5 after the point. Built as text, never a
+ * JS number: S is a validated integer.
  */
 export function overflowThreshold(scale: number): string {
-  if (!Number.isInteger(scale) || scale < 0 || scale > 20) throw new RangeError(`BI scale must be 0..20, got ${scale}`);
-  return `${'9'.repeat(28 - scale)}.${'9'.repeat(scale)}5`;
+  checkBiScale(scale);
+  return `${'9'.repeat(BI_PRECISION - scale)}.${'9'.repeat(scale)}5`;
 }
 
 /**
@@ -58,6 +60,6 @@ export function describeBiRounding(r: BiRounding): string | undefined {
   if (r.rounded === 0 && r.overflow === 0) return undefined;
   const parts: string[] = [];
   if (r.rounded > 0) parts.push(`${r.rounded} live value${r.rounded === 1 ? ' has' : 's have'} more than ${r.scale} decimal places and ${r.rounded === 1 ? 'is' : 'are'} rounded`);
-  if (r.overflow > 0) parts.push(`${r.overflow} live value${r.overflow === 1 ? ' does' : 's do'} not fit numeric(28,${r.scale}) and ${r.overflow === 1 ? 'is' : 'are'} NULL (see overflow_columns)`);
+  if (r.overflow > 0) parts.push(`${r.overflow} live value${r.overflow === 1 ? ' does' : 's do'} not fit ${biDecimalType(r.scale)} and ${r.overflow === 1 ? 'is' : 'are'} NULL (see overflow_columns)`);
   return `BI views: ${parts.join('; ')}; the exact tables keep every digit`;
 }

@@ -1,0 +1,49 @@
+-- Installing the BI views (src/db/bi-views.ts; the views themselves are sql/bi/views.sql), inside
+-- the migrate transaction. {{schema}} and {{view}} are substituted as quoted identifiers;
+-- {{grantee}} too, or PUBLIC; {{privilege}} is a privilege name as pg_class.relacl lists it.
+
+-- name: installed
+SELECT bi_schema, definition_sha256 FROM sync_bi_views;
+
+-- name: schema_exists
+-- Checked first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database.
+SELECT 1 FROM pg_namespace WHERE nspname = $1;
+
+-- name: create_schema
+CREATE SCHEMA {{schema}};
+
+-- name: views_present
+-- $2: the names of the BI views.
+SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relkind = 'v' AND c.relname = ANY($2);
+
+-- name: current_grants
+-- What others than the owner were granted on the BI views: dropping a view drops its grants.
+SELECT c.relname AS view, a.privilege_type AS privilege, r.rolname AS grantee
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+CROSS JOIN LATERAL aclexplode(c.relacl) a
+LEFT JOIN pg_roles r ON r.oid = a.grantee
+WHERE n.nspname = $1 AND c.relname = ANY($2) AND a.grantee <> c.relowner;
+
+-- name: grant
+GRANT {{privilege}} ON {{schema}}.{{view}} TO {{grantee}};
+
+-- name: record_installed
+INSERT INTO sync_bi_views (bi_schema, scale, definition_sha256) VALUES ($1, $2, $3)
+ON CONFLICT (singleton) DO UPDATE SET bi_schema = excluded.bi_schema, scale = excluded.scale,
+  definition_sha256 = excluded.definition_sha256, installed_at = now();
+
+-- name: drop_views
+-- The views of sql/bi/views.sql (BI_VIEWS in src/db/bi-views.ts).
+DROP VIEW IF EXISTS {{schema}}.reconciliation, {{schema}}.reconciliation_history, {{schema}}.sync_freshness, {{schema}}.data_dictionary;
+
+-- name: savepoint
+SAVEPOINT drop_old_bi_schema;
+
+-- name: rollback_to_savepoint
+ROLLBACK TO SAVEPOINT drop_old_bi_schema;
+
+-- name: drop_schema
+-- RESTRICT (the default): the schema goes only when nothing else lives in it.
+DROP SCHEMA {{schema}};
