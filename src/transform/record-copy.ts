@@ -210,7 +210,7 @@ function digitAt(b: Buffer, intStart: number, intLen: number, fracStart: number,
   return k < intLen ? b[intStart + k]! : b[fracStart + k - intLen]!;
 }
 
-/** `first_sale`: a real calendar date `YYYY-MM-DD`, or an ISO date-time keeping its date as written; null, "", 0000-00-00 to \N. */
+/** A date field (`first_sale`): a real calendar date `YYYY-MM-DD`, or an ISO date-time keeping its date as written; null, "", 0000-00-00 to \N. */
 function date(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
   e = trimEnd(b, s, e);
   if (b[s] === 0x6e) return writeNull(out, o);

@@ -78,14 +78,21 @@ const NOT_AN_OBJECT: FieldError[] = [{ path: '', message: 'record is not a JSON 
 export function transformRecord(value: unknown): RecordResult {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, recordId: null, errors: NOT_AN_OBJECT };
   const record = value as Record<string, unknown>;
-  // A record without id or wpi is rejected for sure: its reasons are found without zod, whose
-  // failure path (issue objects, a ZodError) costs ~10 µs a record, which a listing where every
-  // record lost a required field (a renamed id) would pay a million times.
-  if (record.id == null || record.wpi == null) return { ok: false, recordId: null, errors: fieldErrors(record) };
+  // A record without a required field (id, wpi) is rejected for sure: its reasons are found
+  // without zod, whose failure path (issue objects, a ZodError) costs ~10 µs a record, which a
+  // listing where every record lost a required field (a renamed id) would pay a million times.
+  if (lacksRequired(record)) return { ok: false, recordId: null, errors: fieldErrors(record) };
   const parsed = recordSchema.safeParse(record);
   if (parsed.success) return { ok: true, row: parsed.data };
   const errors = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
   return { ok: false, recordId: readableId(record.id), errors };
+}
+
+const REQUIRED: readonly KnownField[] = FIELDS.filter((f) => f.required).map((f) => f.name);
+
+function lacksRequired(record: Record<string, unknown>): boolean {
+  for (let i = 0; i < REQUIRED.length; i++) if (record[REQUIRED[i]!] == null) return true;
+  return false;
 }
 
 /** Every reason a record fails, as recordSchema reports them (same paths, messages and order). */
