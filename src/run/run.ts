@@ -26,7 +26,7 @@ import { biRoundingLevel, carriedBiRounding, countBiRounding, describeBiRounding
 import { LockWaitWatch } from '../load/lock-wait.js';
 import { compressListing, latestPayload, restorePayload, storePayload, type CompressedListing } from '../load/payloads.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
-import type { FieldCounts } from '../row.js';
+import type { FieldCounts } from '../fields.js';
 import {
   baselineOf,
   describeDisappeared,
