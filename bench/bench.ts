@@ -3,7 +3,9 @@
  * on 127.0.0.1 with gzip, against a floor measured in the same run the way acceptance measures it
  * (curl --compressed + psql \copy into a table with a primary key), before and after the syncs.
  * Each of `--runs` runs (default 3) measures a first load, an unchanged re-sync (and its WAL), a
- * 1%-changed re-sync and two all-rejected listings; the summary gives the minimum and median and
+ * 1%-changed re-sync and two all-rejected listings, each with its steps and how they overlapped
+ * (step-overlap.ts) and the CPU of Node and of its PostgreSQL backends (backend-cpu.ts); the
+ * summary gives the minimum and median and
  * the process exits 1 when a target is missed in any run. `--scale N` adds the large-listing check
  * (scale-check.ts). It writes the results as JSON (`--out`, default bench/results/bench-N.json)
  * and the runs as an SVG plot against the floor (`--svg`, default docs/bench.svg; plot.ts).
@@ -24,7 +26,7 @@ import { measureFloor, rowsDifferingFromFloor } from './floor.js';
 import { listingFiles, type ListingFiles } from './listing-files.js';
 import { BENCH_EMAIL, BENCH_PASSWORD, startListingServer, type ListingServer } from './listing-server.js';
 import { captionOf, renderBenchSvg } from './plot.js';
-import { judge, NAMES, stepTable, summaryTable, targetLines, type BenchRun } from './report.js';
+import { judge, NAMES, stepTable, summaryTable, targetLines, timeTable, type BenchRun } from './report.js';
 import { scaleCheck } from './scale-check.js';
 import { measureSync, runCli, type SyncMeasure } from './sync-runner.js';
 
@@ -95,7 +97,7 @@ async function main(): Promise<void> {
       `${records} records, ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}; ${report.uptime}`,
       ...(results.length === 0
         ? []
-        : ['', summaryTable(results), '', ...[NAMES.first, NAMES.unchanged, NAMES.changed].map((name) => stepTable(results, name)), '', ...targetLines(results)]),
+        : ['', summaryTable(results), '', timeTable(results), '', ...[NAMES.first, NAMES.unchanged, NAMES.changed].map((name) => stepTable(results, name)), '', ...targetLines(results)]),
       ...(scale ? ['', ...scale.lines] : []),
       '',
       `written to ${out}${results.length > 0 ? ` and ${svg}` : ''}`,
@@ -128,8 +130,11 @@ async function benchRun(
   const sync = async (name: string, listing: ListingFiles, expect: 'succeeded' | 'failed') => {
     server.serve(listing);
     const m = await measureSync(name, ['run'], env, admin);
+    const cpu = (c: { user: number; system: number } | null | undefined, none: string) => (c ? `${(c.user + c.system).toFixed(1)} s` : none);
     log(
-      `${name}: ${m.seconds.toFixed(2)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb.toFixed(1)} MB WAL (${m.tuplesWritten} rows written to its tables, ${m.otherTuples} in other databases meanwhile), ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
+      `${name}: ${m.seconds.toFixed(2)} s (steps ${m.overlap.stepsSeconds.toFixed(2)} s, ${m.overlap.overlapSeconds.toFixed(2)} s of them overlapping), ` +
+        `CPU node ${cpu(m.nodeCpu, '-')} postgres ${cpu(m.pgCpu, 'n/a')}, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb.toFixed(1)} MB WAL ` +
+        `(${m.tuplesWritten} rows written to its tables, ${m.otherTuples} in other databases meanwhile), ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
     );
     if (m.status !== expect) throw new Error(`${name}: expected ${expect}, got ${m.status}: ${m.error}`);
     syncs.push(m);

@@ -67,19 +67,52 @@ export function median(values: number[]): number {
 const f = (n: number | undefined, digits = 2) => (n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(digits));
 const range = (values: number[], digits = 2) => `${f(min(values), digits)} / ${f(median(values), digits)}`;
 
+/** User + system seconds; undefined when not measured. */
+const cpuOf = (cpu: { user: number; system: number } | null | undefined) => (cpu ? cpu.user + cpu.system : undefined);
+/** Min / median of the runs that measured it; `n/a` when none could (PostgreSQL not on this machine). */
+function cpuRange(values: Array<number | undefined>): string {
+  const measured = values.filter((v): v is number => v !== undefined);
+  return measured.length === 0 ? 'n/a' : range(measured, 1);
+}
+
 export function summaryTable(runs: BenchRun[]): string {
   const lines = [
-    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | peak RSS MB min / median | WAL MB min / median | rows written median |`,
-    '|---|---:|---:|---:|---:|---:|',
-    `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - | - |`,
-    `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - | - |`,
-    `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - | - |`,
+    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | Node CPU s min / median | PostgreSQL CPU s min / median | peak RSS MB min / median | WAL MB min / median | rows written median |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - | - | - | - |`,
+    `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - | - | - | - |`,
+    `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - | - | - | - |`,
   ];
   for (const name of Object.values(NAMES)) {
     const ms = runs.map((r) => ({ m: r.syncs.find((s) => s.name === name)!, floor: r.floorSeconds }));
     lines.push(
-      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${range(ms.map((x) => x.m.walMb), 1)} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} |`,
+      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${cpuRange(ms.map((x) => cpuOf(x.m.nodeCpu)))} | ${cpuRange(ms.map((x) => cpuOf(x.m.pgCpu)))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${range(ms.map((x) => x.m.walMb), 1)} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} |`,
     );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Per run, where the wall time went: the steps summed (more than the wall time when they overlap),
+ * how much of them ran beside another step and which, and the CPU of Node and of the PostgreSQL
+ * backends (n/a when the server is not on this machine).
+ */
+export function timeTable(runs: BenchRun[]): string {
+  const lines = [
+    '| measurement | run | wall s | steps summed s | of which overlapping s | steps that overlapped (s) | Node CPU s (user + sys) | PostgreSQL CPU s (user + sys, backends) |',
+    '|---|---:|---:|---:|---:|---|---:|---:|',
+  ];
+  for (const name of Object.values(NAMES)) {
+    runs.forEach((r, i) => {
+      const m = r.syncs.find((s) => s.name === name);
+      if (m === undefined) return;
+      const pairs = m.overlap.pairs.filter((p) => p.seconds >= 0.01).slice(0, 3);
+      const node = m.nodeCpu ? `${f(cpuOf(m.nodeCpu), 1)} (${f(m.nodeCpu.user, 1)} + ${f(m.nodeCpu.system, 1)})` : '-';
+      const pg = m.pgCpu ? `${f(cpuOf(m.pgCpu), 1)} (${f(m.pgCpu.user, 1)} + ${f(m.pgCpu.system, 1)}, ${m.pgCpu.backends.length})` : 'n/a';
+      lines.push(
+        `| ${name} | ${i + 1} | ${f(m.seconds)} | ${f(m.overlap.stepsSeconds)} | ${f(m.overlap.overlapSeconds)} | ${pairs.length === 0 ? '-' : pairs.map((p) => `${p.steps.join(' ∥ ')} ${f(p.seconds)}`).join('; ')} | ${node} | ${pg} |`,
+      );
+    });
   }
   return lines.join('\n');
 }

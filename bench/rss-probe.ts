@@ -1,10 +1,14 @@
-/** Loaded with `node --import` into a benchmarked process: reports its peak RSS on exit. */
+/**
+ * Loaded with `node --import` into a benchmarked process: reports on exit its peak RSS and the CPU
+ * it used (user and system, every thread of the process: the main thread, workers, libuv's pool).
+ */
 import { writeSync } from 'node:fs';
 
 const fd = Number(process.env.BENCH_RSS_FD ?? 3);
 process.on('exit', () => {
   try {
-    writeSync(fd, `${JSON.stringify({ maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
+    const usage = process.resourceUsage();
+    writeSync(fd, `${JSON.stringify({ maxRssBytes: usage.maxRSS * 1024, userCpuMicros: usage.userCPUTime, systemCpuMicros: usage.systemCPUTime })}\n`);
   } catch {
     // not run by the benchmark: nothing to report to
   }

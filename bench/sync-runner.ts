@@ -1,12 +1,15 @@
 /**
  * One sync launched as users launch it (`bin/wine-recon-sync` with its shebang's node flags),
- * measured from outside: wall time, peak RSS (reported by a probe loaded into the process), WAL
- * written (pg_current_wal_lsn before and after) and each step's duration from its debug log.
+ * measured from outside: wall time, peak RSS and CPU (reported by a probe loaded into the
+ * process), the CPU of its PostgreSQL backends (backend-cpu.ts), WAL written (pg_current_wal_lsn
+ * before and after), and each step's duration and how the steps overlapped, from its debug log.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { PACKAGE_ROOT } from '../src/paths.js';
+import { BackendCpuSampler, type ProcCpu } from './backend-cpu.js';
+import { spansOf, stepOverlap } from './step-overlap.js';
 
 const BIN = join(PACKAGE_ROOT, 'bin', 'wine-recon-sync');
 const PROBE = join(PACKAGE_ROOT, 'dist', 'bench', 'rss-probe.js');
@@ -26,6 +29,17 @@ export interface SyncMeasure {
   counts: Record<string, number | null>;
   /** Duration of each step and statement, from the run's debug log. */
   stepsMs: Record<string, number>;
+  /** The steps (spans inside no other step, statements of a step excluded) summed, and how much of that ran beside another step. */
+  overlap: {
+    stepsSeconds: number;
+    coveredSeconds: number;
+    overlapSeconds: number;
+    pairs: Array<{ steps: [string, string]; seconds: number }>;
+  };
+  /** CPU of the sync's Node process (every thread), seconds; undefined when the probe did not report. */
+  nodeCpu: ProcCpu | undefined;
+  /** CPU of its PostgreSQL backends, seconds; null when the server's processes are not on this machine (n/a). */
+  pgCpu: (ProcCpu & { backends: Array<{ pid: number } & ProcCpu> }) | null;
   runId: number;
 }
 
@@ -33,8 +47,13 @@ export async function measureSync(name: string, args: string[], env: Record<stri
   const walBefore = (await admin.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
   const tuplesBefore = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');
   const started = process.hrtime.bigint();
-  const { stdout, stderr, maxRssBytes } = await runCli([...args, '--json'], { ...env, LOG_LEVEL: 'debug' }, true);
+  let sampler: Promise<BackendCpuSampler | undefined> = Promise.resolve(undefined);
+  const { stdout, stderr, probe } = await runCli([...args, '--json'], { ...env, LOG_LEVEL: 'debug' }, true, (pid) => {
+    sampler = BackendCpuSampler.start(admin, pid).catch(() => undefined); // not measured: n/a
+  });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const pgCpu = (await (await sampler)?.stop()) ?? null;
+  const overlap = stepOverlap(spansOf(stderr));
   const wal = (await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS bytes', [walBefore])).rows[0].bytes;
   const tuplesAfter = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');
   let run: Record<string, unknown>;
@@ -47,7 +66,7 @@ export async function measureSync(name: string, args: string[], env: Record<stri
   return {
     name,
     seconds,
-    maxRssMb: maxRssBytes === undefined ? undefined : maxRssBytes / 2 ** 20,
+    maxRssMb: probe === undefined ? undefined : probe.maxRssBytes / 2 ** 20,
     walMb: Number(wal) / 2 ** 20,
     tuplesWritten: tuplesAfter.mine - tuplesBefore.mine,
     otherTuples: tuplesAfter.others - tuplesBefore.others,
@@ -55,6 +74,14 @@ export async function measureSync(name: string, args: string[], env: Record<stri
     error: (run.error as string | null) ?? null,
     counts: Object.fromEntries(['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'].map((k) => [k, pick(k)])),
     stepsMs: steps(stderr),
+    overlap: {
+      stepsSeconds: overlap.sumMs / 1000,
+      coveredSeconds: overlap.coveredMs / 1000,
+      overlapSeconds: overlap.overlapMs / 1000,
+      pairs: overlap.pairs.map((p) => ({ steps: p.steps, seconds: p.ms / 1000 })),
+    },
+    nodeCpu: probe === undefined ? undefined : { user: probe.userCpuMicros / 1e6, system: probe.systemCpuMicros / 1e6 },
+    pgCpu,
     runId: Number(run.id),
   };
 }
@@ -87,11 +114,25 @@ function steps(stderr: string): Record<string, number> {
   return out;
 }
 
-export function runCli(args: string[], env: Record<string, string>, probe = false): Promise<{ code: number | null; stdout: string; stderr: string; maxRssBytes?: number }> {
+/** What the probe (rss-probe.ts) reports from inside the process on exit. */
+export interface ProbeReport {
+  maxRssBytes: number;
+  userCpuMicros: number;
+  systemCpuMicros: number;
+}
+
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  probe = false,
+  onSpawn?: (pid: number) => void,
+): Promise<{ code: number | null; stdout: string; stderr: string; probe?: ProbeReport }> {
   return new Promise((resolve, reject) => {
     // The probe rides in NODE_OPTIONS and reports on fd 3.
     const childEnv = { PATH: process.env.PATH ?? '', ...env, ...(probe ? { NODE_OPTIONS: `--import=${PROBE}` } : {}) };
     const child = spawn(BIN, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    // The shebang's `env -S node` execs node in place: this pid is the sync's Node process.
+    if (child.pid !== undefined) onSpawn?.(child.pid);
     let stdout = '';
     let stderr = '';
     let probeOut = '';
@@ -99,6 +140,6 @@ export function runCli(args: string[], env: Record<string, string>, probe = fals
     child.stderr!.on('data', (d) => (stderr += d));
     child.stdio[3]!.on('data', (d) => (probeOut += d));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, maxRssBytes: probeOut ? JSON.parse(probeOut).maxRssBytes : undefined }));
+    child.on('close', (code) => resolve({ code, stdout, stderr, probe: probeOut ? (JSON.parse(probeOut) as ProbeReport) : undefined }));
   });
 }

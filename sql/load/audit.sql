@@ -51,8 +51,9 @@ COPY (SELECT data FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq) TO ST
 
 -- name: schema_baseline
 -- What the schema-drift guard compares a listing with: the last successful run that committed.
--- Its BI counts are still right for a run that changed no row (see src/load/bi-rounding.ts), while
--- the table is as it left it: live_after rows, each the version a run's fingerprint vouches for.
+-- Its BI counts are the next run's starting point (carried, or updated from the changed rows: see
+-- src/load/bi-rounding.ts) while the table is as it left it: live_after rows, each the version a
+-- run's fingerprint vouches for.
 SELECT r.id, r.field_counts, r.unknown_fields, r.bi_scale, r.bi_rounded, r.bi_overflow,
        (r.received - r.rejected - r.duplicates)::bigint AS live_after
 FROM sync_last_load l JOIN sync_runs r ON r.id = l.run_id;

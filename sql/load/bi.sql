@@ -14,3 +14,36 @@ SELECT {{decimals_rounded_count}} AS rounded,
        {{decimals_overflow_count}} AS overflow
 FROM bulk_wine_reconciliation
 WHERE deleted_at IS NULL;
+
+-- name: count_bi_rounding_changes
+-- The same count, from the rows this run changed only: the last successful run's count ($3 rounded,
+-- $4 overflow), less what the values the run replaced or deleted contributed, plus what its new live
+-- values contribute. Exact only when that count still described the live rows when this run began
+-- (src/load/bi-rounding.ts decides). Runs after the changes are applied, inside the run's transaction:
+--   old values: the versions close_versions closed in this transaction (valid_to = now(), the
+--     transaction's start), of the rows classified 'update' or 'delete': live rows before the run.
+--     A restored row was not live, so it contributed nothing before.
+--   new values: the rows classified 'insert', 'update' or 'restore', as the table holds them now.
+-- Both sides reach their rows through staging_changes by primary key (closed versions: (id, valid_from)).
+-- Each side also says how many rows it found, so that the caller can check them against the run's
+-- change counts and count in full should a version be missing (a statement changed, say).
+WITH replaced AS (
+  SELECT count(*) AS found,
+         {{decimals_rounded_count}} AS rounded,
+         {{decimals_overflow_count}} AS overflow
+  FROM (SELECT v.* FROM staging_changes c
+        JOIN bulk_wine_reconciliation_closed_versions v ON v.id = c.id AND v.valid_to = now()
+        WHERE c.action IN ('update', 'delete')) AS old_values
+),
+written AS (
+  SELECT count(*) AS found,
+         {{decimals_rounded_count}} AS rounded,
+         {{decimals_overflow_count}} AS overflow
+  FROM (SELECT t.* FROM staging_changes c
+        JOIN bulk_wine_reconciliation t ON t.id = c.id
+        WHERE c.action IN ('insert', 'update', 'restore') AND t.deleted_at IS NULL) AS new_values
+)
+SELECT $3::bigint - replaced.rounded + written.rounded AS rounded,
+       $4::bigint - replaced.overflow + written.overflow AS overflow,
+       replaced.found AS replaced, written.found AS written
+FROM replaced, written;

@@ -1,9 +1,11 @@
 /** How many live values the BI views round or leave NULL: the run says so, and warns when it gets worse. */
 import { BI_PRECISION, biDecimalType, checkBiScale } from '../bi-types.js';
 import type { PoolClient } from '../db/pool.js';
-import { loadStatements } from '../db/statements.js';
+import { loadStatements, timedQuery } from '../db/statements.js';
+import type { Logger } from '../log.js';
+import type { ChangeCounts } from './apply.js';
 
-const SQL = loadStatements('load/bi.sql', ['count_bi_rounding']);
+const SQL = loadStatements('load/bi.sql', ['count_bi_rounding', 'count_bi_rounding_changes']);
 
 export interface BiRounding {
   scale: number;
@@ -14,18 +16,87 @@ export interface BiRounding {
 }
 
 /** Counts on the caller's connection, so inside a run's transaction it sees the run's changes. */
-export async function countBiRounding(client: PoolClient, scale: number): Promise<BiRounding> {
-  const { rows } = await client.query<{ rounded: string; overflow: string }>(SQL.count_bi_rounding, [scale, overflowThreshold(scale)]);
+export async function countBiRounding(client: PoolClient, scale: number, log?: Logger): Promise<BiRounding> {
+  const { rows } = await timedQuery<{ rounded: string; overflow: string }>(client, 'count_bi_rounding', SQL.count_bi_rounding, [scale, overflowThreshold(scale)], log);
   return { scale, rounded: Number(rows[0]!.rounded), overflow: Number(rows[0]!.overflow) };
 }
 
 /**
- * The last successful run's count, when it still holds: the caller knows that no live row changed
- * since that run committed (this run changed none, and the fingerprints, which any outside write
- * invalidates, were trusted), and the scale is the same. Saves a read of every live row per re-sync.
+ * How a run gets its count: `carried` (it changed no row: the last count as it is), `incremental`
+ * (the last count updated from the rows it changed), or `full` (a scan of every live row).
+ */
+export type BiCountMethod = 'carried' | 'incremental' | 'full';
+
+export type BiCountPlan = { method: 'full'; scale: number } | { method: 'carried' | 'incremental'; base: BiRounding };
+
+/** The count a successful run stored in sync_runs (bigint columns: text from pg). */
+export interface LastCount {
+  bi_scale: number | null;
+  bi_rounded: string | null;
+  bi_overflow: string | null;
+}
+
+/** What a run changed, as classify_changes counted it. */
+export type RunChanges = Pick<ChangeCounts, 'initialLoad' | 'liveBefore' | 'inserted' | 'updated' | 'restored' | 'deleted'>;
+
+/**
+ * The last successful run's count is a starting point only when it described the live rows as this
+ * run found them: the same scale, and the table provably as runs left it (`asRunsLeftIt`: every
+ * live row the version a run's fingerprint vouches for, none removed behind a run's back) with as
+ * many live rows as that run left. Anything else (a first run, a write outside a run, a new scale,
+ * a load into an empty table, which has no change table) is counted in full.
+ */
+export function biCountPlan(
+  last: (LastCount & { live_after: string | null }) | undefined,
+  scale: number,
+  changes: RunChanges,
+  asRunsLeftIt: boolean,
+): BiCountPlan {
+  const trusted = asRunsLeftIt && !changes.initialLoad && last?.live_after != null && changes.liveBefore === Number(last.live_after);
+  const base = trusted ? carriedBiRounding(last, scale) : undefined;
+  if (base === undefined) return { method: 'full', scale };
+  const changed = changes.inserted + changes.updated + changes.deleted + changes.restored;
+  return { method: changed === 0 ? 'carried' : 'incremental', base };
+}
+
+/**
+ * The count after a run's changes, by the plan above. The incremental count reads only the changed
+ * rows (sql/load/bi.sql count_bi_rounding_changes); it falls back to the full count when the rows it
+ * found are not the ones the run changed or a total went below zero: a starting point that was
+ * wrong after all must not be carried on from run to run.
+ */
+export async function countAfterRun(
+  client: PoolClient,
+  plan: BiCountPlan,
+  changes: RunChanges,
+  log?: Logger,
+): Promise<{ bi: BiRounding; method: BiCountMethod }> {
+  if (plan.method === 'carried') return { bi: plan.base, method: 'carried' };
+  if (plan.method === 'incremental') {
+    const { scale, rounded, overflow } = plan.base;
+    const { rows } = await timedQuery<{ rounded: string; overflow: string; replaced: string; written: string }>(
+      client,
+      'count_bi_rounding_changes',
+      SQL.count_bi_rounding_changes,
+      [scale, overflowThreshold(scale), String(rounded), String(overflow)],
+      log,
+    );
+    const r = rows[0]!;
+    const bi = { scale, rounded: Number(r.rounded), overflow: Number(r.overflow) };
+    const found = Number(r.replaced) === changes.updated + changes.deleted && Number(r.written) === changes.inserted + changes.updated + changes.restored;
+    if (found && bi.rounded >= 0 && bi.overflow >= 0) return { bi, method: 'incremental' };
+    log?.warn({ ...bi, replaced: Number(r.replaced), written: Number(r.written), changes }, 'BI rounding: the changed rows did not add up; counted in full');
+  }
+  const scale = plan.method === 'full' ? plan.scale : plan.base.scale;
+  return { bi: await countBiRounding(client, scale, log), method: 'full' };
+}
+
+/**
+ * The last successful run's count at this scale, as it stored it; undefined without one. Whether it
+ * still describes the live rows is biCountPlan's question.
  */
 export function carriedBiRounding(
-  last: { bi_scale: number | null; bi_rounded: string | null; bi_overflow: string | null } | undefined,
+  last: LastCount | undefined,
   scale: number,
 ): BiRounding | undefined {
   if (last?.bi_scale !== scale || last.bi_rounded === null || last.bi_overflow === null) return undefined;
@@ -49,7 +120,7 @@ export function overflowThreshold(scale: number): string {
  */
 export function biRoundingLevel(
   now: BiRounding,
-  last: { bi_scale: number | null; bi_rounded: string | null; bi_overflow: string | null } | undefined,
+  last: LastCount | undefined,
 ): 'warn' | 'info' {
   if (last?.bi_scale !== now.scale || last.bi_rounded === null || last.bi_overflow === null) return 'warn';
   return now.rounded > Number(last.bi_rounded) || now.overflow > Number(last.bi_overflow) ? 'warn' : 'info';

@@ -22,7 +22,7 @@ import { readRecords } from '../extract/json/record-locate.js';
 import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
 import { duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
-import { biRoundingLevel, carriedBiRounding, countBiRounding, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
+import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
 import { compressListing, latestPayload, restorePayload, storePayload, type CompressedListing } from '../load/payloads.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
@@ -237,20 +237,19 @@ export class Run {
   }
 
   /**
-   * What the BI views round, after the changes, in the log. A re-sync that changed no
-   * row carries the last successful run's count forward, when the table is provably as that run
-   * left it: every live row is the version a run's fingerprint vouches for, none was removed, and
-   * as many are live.
+   * What the BI views round, after the changes, in the log. When the last successful run's count
+   * still described the table as this run found it (bi-rounding.ts biCountPlan), it is carried
+   * forward (no row changed) or updated from the changed rows only; otherwise every live row is
+   * counted. The log line says which (`biCount`) and which run's count it rests on (`countedBy`).
    */
   private async countBiRounding(last: LastSuccess | undefined, counts: ChangeCounts, asRunsLeftIt: boolean, log: Logger): Promise<BiRounding> {
-    const scale = this.config.bi.scale;
-    const noRowChanged = counts.inserted + counts.updated + counts.deleted + counts.restored === 0;
-    const sameRows = asRunsLeftIt && noRowChanged && last?.live_after != null && counts.liveBefore === Number(last.live_after);
-    const carried = sameRows ? carriedBiRounding(last, scale) : undefined;
-    const bi = carried ?? (await countBiRounding(this.client, scale));
+    const plan = biCountPlan(last, this.config.bi.scale, counts, asRunsLeftIt);
+    const { bi, method } = await countAfterRun(this.client, plan, counts, log);
+    const how = { biCount: method, countedBy: Number(method === 'carried' ? last!.id : this.runId), ...(method === 'incremental' ? { countedFrom: Number(last!.id) } : {}) };
     // A warning only when the count grew or the scale changed: a state logged every night is noise.
     const note = describeBiRounding(bi);
-    if (note) log[biRoundingLevel(bi, last)]({ ...bi, countedBy: carried ? Number(last!.id) : Number(this.runId) }, note);
+    if (note) log[biRoundingLevel(bi, last)]({ ...bi, ...how }, note);
+    else log.debug({ ...bi, ...how }, 'BI views show every live value exactly');
     return bi;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { biRoundingLevel, describeBiRounding, overflowThreshold } from '../../src/load/bi-rounding.js';
+import { biCountPlan, biRoundingLevel, describeBiRounding, overflowThreshold } from '../../src/load/bi-rounding.js';
 
 describe('BI rounding report', () => {
   it('the overflow threshold is the half-way point below 10^(28-S)', () => {
@@ -29,5 +29,22 @@ describe('BI rounding report', () => {
     expect(biRoundingLevel(now, last(10, '4', '1'))).toBe('warn');
     expect(biRoundingLevel(now, last(10, '5', '0'))).toBe('warn');
     expect(biRoundingLevel(now, last(8, '5', '1'))).toBe('warn');
+  });
+
+  it('starts from the last count only when it described the table as the run found it', () => {
+    const last = { id: '7', bi_scale: 10, bi_rounded: '5', bi_overflow: '1', live_after: '100' };
+    const changes = { initialLoad: false, liveBefore: 100, inserted: 0, updated: 0, restored: 0, deleted: 0 };
+    const base = { scale: 10, rounded: 5, overflow: 1 };
+    expect(biCountPlan(last, 10, changes, true)).toEqual({ method: 'carried', base });
+    expect(biCountPlan(last, 10, { ...changes, updated: 1 }, true)).toEqual({ method: 'incremental', base });
+    expect(biCountPlan(last, 10, { ...changes, deleted: 3, restored: 1 }, true)).toEqual({ method: 'incremental', base });
+    const full = { method: 'full', scale: 10 };
+    expect(biCountPlan(last, 10, { ...changes, updated: 1 }, false)).toEqual(full); // written outside a run
+    expect(biCountPlan(last, 10, { ...changes, liveBefore: 99 }, true)).toEqual(full); // a row gone
+    expect(biCountPlan({ ...last, live_after: null }, 10, changes, true)).toEqual(full);
+    expect(biCountPlan({ ...last, bi_rounded: null }, 10, changes, true)).toEqual(full); // not counted then
+    expect(biCountPlan(last, 12, changes, true)).toEqual({ method: 'full', scale: 12 }); // another scale
+    expect(biCountPlan(undefined, 10, changes, true)).toEqual(full); // the first run
+    expect(biCountPlan({ ...last, live_after: '0' }, 10, { ...changes, initialLoad: true, liveBefore: 0, inserted: 3 }, true)).toEqual(full);
   });
 });
