@@ -38,6 +38,15 @@ export class AppendFile {
     await this.handle.writev(chunks);
   }
 
+  /** Closes the file without writing what is queued: the run failed, and its temp directory goes. */
+  async discard(): Promise<void> {
+    this.queued = [];
+    this.queuedBytes = 0;
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
+  }
+
   /** Writes out what was queued and closes the file; it can then be read. */
   async close(): Promise<void> {
     await this.flush();

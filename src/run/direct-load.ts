@@ -125,6 +125,12 @@ export class DirectLoad {
     ];
   }
 
+  /** After a failed run: the files closed (the run's temp directory is removed with them). */
+  async discard(): Promise<void> {
+    await this.setAsideFile.discard();
+    await this.fingerprints.discard();
+  }
+
   private noteSetAside(id: number): void {
     this.setAsideIds.addNumber(id);
     this.setAsideCount++;

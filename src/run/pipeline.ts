@@ -1,6 +1,7 @@
 /**
  * The streaming middle of a run: spooled listing bytes -> lossless parser -> record checks ->
- * COPY text for the staging table, with rejects set aside.
+ * COPY text for the staging table (a first load's: for the table itself, see direct-load.ts), with
+ * rejects set aside.
  * Memory is bounded by one chunk of records, whatever the size of the listing.
  */
 import { createReadStream } from 'node:fs';

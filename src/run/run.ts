@@ -97,6 +97,7 @@ export class Run {
       lockWait.stop();
       this.deps.signal.removeEventListener('abort', cancel);
       await shortcut.catch(() => undefined); // its connection back in the pool before the run ends
+      await this.direct?.discard().catch(() => undefined); // a first load's files, if the run stopped while writing them
       await rm(this.tmp, { recursive: true, force: true });
     }
   }
