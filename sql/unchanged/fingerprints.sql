@@ -51,6 +51,21 @@ INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
 SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (hash_lo::bigint & 4294967295) END, pg_current_xact_id()::xid
 FROM staging_records;
 
+-- name: copy_initial
+-- A first load's fingerprints, straight from the file the run set them aside in
+-- (src/unchanged/initial-fingerprints.ts); row_xmin is the run's transaction id, which every row
+-- it inserts carries (no savepoint).
+COPY bulk_wine_reconciliation_source_hash (id, hash, row_xmin) FROM STDIN (FORMAT binary)
+
+-- name: save_settled
+-- A first load's duplicate ids: staging_records holds the copy that won each (sql/load/first_load.sql
+-- settle_copies), written over the row of an earlier copy or new; its fingerprint replaces the
+-- earlier copy's. An updated row keeps the run's transaction id as xmin.
+INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
+SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (hash_lo::bigint & 4294967295) END, pg_current_xact_id()::xid
+FROM staging_records
+ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin;
+
 -- name: drop_deleted
 DELETE FROM bulk_wine_reconciliation_source_hash s
 USING staging_changes c

@@ -20,6 +20,8 @@ const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const STATEMENT_FRAGMENTS: Record<string, Fragment> = {
   /** `wpi, inventory_bulk_wine, ...`, or `s.wpi, s.inventory_bulk_wine, ...` as {{s.data_columns}}. */
   data_columns: (a) => list(DATA_FIELDS, (f) => a + f.name),
+  /** Every field in catalogue order (`id, wpi, ...`): the order both COPY writers write a record in. */
+  record_columns: (a) => list(FIELDS, (f) => a + f.name),
   /** One NULL per data column: a row that carries no values (a deletion). */
   data_nulls: () => list(DATA_FIELDS, () => 'NULL'),
   /** {{c.data_assignments}}: `wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, ...`. */

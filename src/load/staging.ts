@@ -43,7 +43,7 @@ export function copyLine(position: number, row: Row, rawOffset: number, rawLengt
 
 const COPY_SPECIAL = /[\\\t\n\r]/;
 /** Text-format COPY escaping: backslash, tab, newline and carriage return. */
-function copyText(value: string): string {
+export function copyText(value: string): string {
   if (!COPY_SPECIAL.test(value)) return value;
   return value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 }

@@ -1,6 +1,7 @@
 /**
  * The streaming middle of a run: spooled listing bytes -> lossless parser -> record checks ->
- * COPY text for the staging table, with rejects set aside.
+ * COPY text for the staging table (a first load's: for the table itself, see direct-load.ts), with
+ * rejects set aside.
  * Memory is bounded by one chunk of records, whatever the size of the listing.
  */
 import { createReadStream } from 'node:fs';
@@ -14,6 +15,7 @@ import { FieldCounter, KNOWN_FIELDS } from '../transform/field-counts.js';
 import { transformRecord } from '../transform/record.js';
 import { CopyWriter } from '../transform/record-copy.js';
 import type { UnchangedShortcut } from '../unchanged/shortcut.js';
+import type { DirectLoad } from './direct-load.js';
 
 const READ_CHUNK = 1024 * 1024;
 /**
@@ -89,8 +91,10 @@ export interface ListingLinesOptions {
 export interface FastPaths {
   hook: RecordBytesHook;
   shortcut: UnchangedShortcut;
-  /** COPY lines written straight from bytes. */
+  /** COPY lines written straight from bytes (a first load's: `direct.rows`). */
   writer: CopyWriter;
+  /** A first load: rows go straight to the table, duplicate ids aside (direct-load.ts); staging otherwise. */
+  direct: DirectLoad | undefined;
   /** Where records start, to read a skipped duplicate's raw text back. */
   checkpoints: RecordCheckpoints;
 }
@@ -100,9 +104,9 @@ export interface FastPaths {
  * usual changed one written straight to COPY bytes; either still counts in `tally`. Any other
  * record is handed on to the zod path with its fingerprint attached.
  */
-export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut): FastPaths {
+export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut, direct?: DirectLoad): FastPaths {
   const members = new MemberReader(KNOWN_FIELDS);
-  const writer = new CopyWriter();
+  const writer = direct?.rows ?? new CopyWriter();
   const checkpoints = new RecordCheckpoints();
   const count = (bytes: Buffer) => {
     tally.received++;
@@ -120,6 +124,12 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
         return true;
       }
       const fingerprint = shortcut.fingerprint;
+      if (direct !== undefined) {
+        if (!direct.write(bytes, start, end, members, members.id, position, byteOffset, fingerprint)) return [fingerprint[0]!, fingerprint[1]!];
+        count(bytes);
+        shortcut.stagedId(members.id, position);
+        return true;
+      }
       if (writer.write(bytes, start, end, members, position, byteOffset, fingerprint)) {
         count(bytes);
         if (!tally.maybeDuplicates && !tally.ids.addNumber(members.id)) tally.maybeDuplicates = true;
@@ -129,7 +139,7 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
       return [fingerprint[0]!, fingerprint[1]!];
     },
   };
-  return { hook, shortcut, writer, checkpoints };
+  return { hook, shortcut, writer, direct, checkpoints };
 }
 
 /** Yields COPY text for every valid record; fills `tally` as it goes and at the end. */
@@ -138,6 +148,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   const parser = new ListingParser({ recordHook: fast?.hook });
   const seen = tally.ids;
   const writer = fast?.writer;
+  const direct = fast?.direct;
   let stored = 0;
   let pending: Reject[] = [];
   let out = '';
@@ -160,7 +171,10 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     const value = record.value;
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) tally.fields.count(value);
     const result = transformRecord(value);
-    if (result.ok) {
+    if (result.ok && direct !== undefined) {
+      out += direct.line(result.row, record.position, record.byteOffset, record.byteLength, record.fingerprint);
+      fast?.shortcut.staged(result.row.id, record.position);
+    } else if (result.ok) {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
       fast?.shortcut.staged(result.row.id, record.position);
       out += copyLine(record.position, result.row, record.byteOffset, record.byteLength, record.fingerprint);
@@ -173,6 +187,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       for (let at = 0; at < chunk.length; at += PUSH_BYTES) {
         for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
       }
+      if (direct?.flushDue) await direct.flush();
       if (pending.length >= REJECT_BATCH) {
         await options.writeRejects(pending);
         pending = [];
@@ -185,6 +200,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       }
     }
     tally.envelope = parser.end();
+    await direct?.flush();
   } catch (error) {
     if (error instanceof ListingSyntaxError) {
       throw new InvalidListingError(`listing is not valid JSON (${tally.bytes} bytes read): ${error.message}; nothing was loaded`, { cause: error });
@@ -212,6 +228,17 @@ export class IdBitmap {
   add(id: string): boolean {
     if (id.length > 9) return false;
     return this.addNumber(Number(id)); // an integer of at most 9 digits: exact
+  }
+
+  /** True when `n` is within the bitmap and not added yet: surely the first of its id. */
+  fresh(n: number): boolean {
+    return n < IdBitmap.MAX_ID && !this.has(n);
+  }
+
+  /** True when `n` was added (never for an id beyond the bitmap). */
+  has(n: number): boolean {
+    const byte = n >>> 3;
+    return n < IdBitmap.MAX_ID && byte < this.bits.length && (this.bits[byte]! & (1 << (n & 7))) !== 0;
   }
 
   addNumber(n: number): boolean {

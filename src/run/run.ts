@@ -37,6 +37,7 @@ import {
   type Baseline,
 } from '../transform/schema-drift.js';
 import { UnchangedShortcut } from '../unchanged/shortcut.js';
+import { DirectLoad } from './direct-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
 import type { SyncDeps, SyncRequest } from './sync.js';
@@ -63,6 +64,8 @@ export class Run {
   bi: BiRounding | undefined;
   private tmp: string | undefined;
   private baseline: Baseline | undefined;
+  /** A first load: rows COPYed straight into the table (direct-load.ts); undefined on the staging path. */
+  private direct: DirectLoad | undefined;
 
   constructor(
     private readonly config: Config,
@@ -94,6 +97,7 @@ export class Run {
       lockWait.stop();
       this.deps.signal.removeEventListener('abort', cancel);
       await shortcut.catch(() => undefined); // its connection back in the pool before the run ends
+      await this.direct?.discard().catch(() => undefined); // a first load's files, if the run stopped while writing them
       await rm(this.tmp, { recursive: true, force: true });
     }
   }
@@ -180,11 +184,13 @@ export class Run {
     return shortcut;
   }
 
-  /** The listing parsed and checked record by record, the changed records COPYed into staging. */
+  /** The listing parsed and checked record by record, the changed records COPYed into staging (a first load's: into the table). */
   private async stage({ path }: Listing, shortcut: UnchangedShortcut, log: Logger): Promise<FastPaths> {
     const { deps, runId } = this;
     const started = Date.now();
-    const fast = recordFastPaths(this.tally, shortcut);
+    // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live one.
+    if (shortcut.liveBefore === 0) this.direct = await DirectLoad.open(this.client, runId, this.tally.ids, this.tmp!, log);
+    const fast = recordFastPaths(this.tally, shortcut, this.direct);
     const lines = listingCopyLines({
       path,
       tally: this.tally,
@@ -193,9 +199,9 @@ export class Run {
       signal: deps.signal,
       fast,
     });
-    await stageRows(this.client, lines, deps.signal);
+    await (this.direct ? this.direct.copyRows(this.client, lines, deps.signal) : stageRows(this.client, lines, deps.signal));
     log.info(
-      { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, ms: Date.now() - started },
+      { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, firstLoad: this.direct !== undefined, ms: Date.now() - started },
       'listing parsed and staged',
     );
     return fast;
@@ -212,14 +218,18 @@ export class Run {
   /** What the listing changes, checked against the mass-delete guard, then applied; the fingerprints of what was written stored. */
   private async classifyAndApply(shortcut: UnchangedShortcut, missing: string[], log: Logger): Promise<ChangeCounts> {
     const { client, config, runId } = this;
-    const counts = await classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log);
+    const { direct } = this;
+    // A first load wrote its rows and their fingerprints already (stage, settleDuplicates).
+    const counts: ChangeCounts = direct
+      ? { initialLoad: true, liveBefore: 0, inserted: this.staged(), updated: 0, restored: 0, deleted: 0 }
+      : await classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log);
     checkDeletes(
       { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
       config.maxDeleteRatio,
       this.request.allowMassDelete === true,
     );
-    await applyChanges(client, runId, counts, log);
-    await shortcut.save(client, { runId, initialLoad: counts.initialLoad }, log);
+    if (!direct) await applyChanges(client, runId, counts, log);
+    await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: direct !== undefined }, log);
     this.applied = counts;
     this.skipped = shortcut.skipped;
     return counts;
@@ -256,7 +266,8 @@ export class Run {
   /**
    * Duplicate ids: the last valid copy wins. Earlier copies of a live id were settled by the
    * shortcut (staged ones are removed here; skipped ones are read back from the listing), those
-   * of new ids by the SQL pass; all go to sync_rejects.
+   * of new ids by the SQL pass; all go to sync_rejects. A first load settles only the ids its
+   * bitmap saw twice (or could not hold), and COPYs its fingerprints here (direct-load.ts).
    */
   private async settleDuplicates(
     { path }: Listing,
@@ -265,16 +276,31 @@ export class Run {
     log: Logger,
   ): Promise<void> {
     const { client, deps, runId } = this;
-    const staged = [...(await removeStagedPositions(client, settled.stagedLosers))];
-    if (this.tally.maybeDuplicates) staged.push(...(await removeDuplicates(client, log)));
-    const losers = [
-      ...settled.skippedLosers.map(({ position, id }) => ({ position, id, place: fast.checkpoints.place(position) })),
-      ...staged.map((row) => ({ position: Number(row.position), id: row.record_id, place: { offset: Number(row.raw_offset), skip: 0 } })),
-    ];
+    const losers = this.direct
+      ? (await this.direct.settle(client, runId, log)).map(({ position, id, offset }) => ({
+          position,
+          id,
+          place: offset === undefined ? fast.checkpoints.place(position) : { offset, skip: 0 },
+        }))
+      : await this.stagedLosers(fast, settled, log);
     this.duplicates = losers.length;
     if (losers.length === 0) return;
     const raw = await readRecords(path, losers.map((l) => l.place), MAX_DUPLICATE_RAW_BYTES);
     await insertRejects(deps.pool, runId, losers.map((l, k) => duplicateIdReject(l.position, l.id, raw[k]!.bytes.toString('utf8'))));
+  }
+
+  /** The staging path's earlier copies: of live ids, settled by the shortcut; of new ids, by the SQL pass. */
+  private async stagedLosers(
+    fast: FastPaths,
+    settled: { stagedLosers: number[]; skippedLosers: Array<{ position: number; id: string }> },
+    log: Logger,
+  ): Promise<Array<{ position: number; id: string; place: { offset: number; skip: number } }>> {
+    const staged = [...(await removeStagedPositions(this.client, settled.stagedLosers))];
+    if (this.tally.maybeDuplicates) staged.push(...(await removeDuplicates(this.client, log)));
+    return [
+      ...settled.skippedLosers.map(({ position, id }) => ({ position, id, place: fast.checkpoints.place(position) })),
+      ...staged.map((row) => ({ position: Number(row.position), id: row.record_id, place: { offset: Number(row.raw_offset), skip: 0 } })),
+    ];
   }
 
   private warnNewFields(log: Logger): void {

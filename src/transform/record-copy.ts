@@ -37,6 +37,13 @@ export class CopyWriter {
   private out = Buffer.allocUnsafe(FLUSH_AT * 2);
   private o = 0;
 
+  /**
+   * Without `rowSuffix`, staging lines (STAGING_COLUMNS: position, the fields, raw offset and
+   * length, fingerprint). With it, a first load's lines into the table itself: the fields, then
+   * `rowSuffix` as it is (the tab-led columns every row of the run shares, and the newline).
+   */
+  constructor(private readonly rowSuffix?: Buffer) {}
+
   /** Bytes written so far. */
   get length(): number {
     return this.o;
@@ -56,16 +63,17 @@ export class CopyWriter {
    */
   write(b: Buffer, start: number, end: number, fields: RecordFields, position: number, byteOffset: number, hash: Int32Array): boolean {
     if ((fields.present & REQUIRED) !== REQUIRED) return false;
-    const worst = this.o + (end - start) + DECIMAL_COUNT * (MAX_DIGITS + 3) + 128;
+    const suffix = this.rowSuffix;
+    const worst = this.o + (end - start) + DECIMAL_COUNT * (MAX_DIGITS + 3) + 128 + (suffix?.length ?? 0);
     if (worst > this.out.length) {
       const bigger = Buffer.allocUnsafe(Math.max(worst, this.out.length * 2));
       this.out.copy(bigger, 0, 0, this.o);
       this.out = bigger;
     }
     const out = this.out;
-    let o = writeInt(out, this.o, position);
+    let o = suffix === undefined ? writeInt(out, this.o, position) : this.o;
     for (let f = 0; f < KINDS.length; f++) {
-      out[o++] = 0x09;
+      if (f > 0 || suffix === undefined) out[o++] = 0x09;
       const kind = KINDS[f]!;
       if (kind === ID) o = id(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       else if ((fields.present & (1 << f)) === 0) o = writeNull(out, o);
@@ -73,6 +81,10 @@ export class CopyWriter {
       else if (kind === TEXT) o = text(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       else o = date(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       if (o < 0) return false;
+    }
+    if (suffix !== undefined) {
+      this.o = o + suffix.copy(out, o);
+      return true;
     }
     out[o++] = 0x09;
     o = writeInt(out, o, byteOffset);

@@ -143,8 +143,11 @@ export class UnchangedShortcut {
     return { stagedLosers: this.stagedLosers, skippedLosers: this.skippedLosers, missing };
   }
 
-  /** Before commit: the fingerprints of the rows this run wrote, under this build's trust key. */
-  async save(client: PoolClient, run: { runId: string; initialLoad: boolean }, log?: Logger): Promise<void> {
+  /**
+   * Before commit: the fingerprints of the rows this run wrote, under this build's trust key
+   * (`copied`: a first load COPYed them already, see initial-fingerprints.ts; only the build is recorded).
+   */
+  async save(client: PoolClient, run: { runId: string; initialLoad: boolean; copied?: boolean }, log?: Logger): Promise<void> {
     await saveFingerprints(client, { ...run, trustKey: this.key.key, orphans: this.live.orphans }, log);
   }
 

@@ -88,13 +88,16 @@ export async function readLiveRows(pool: Pool, signal: AbortSignal, options: Rea
  */
 export async function saveFingerprints(
   client: PoolClient,
-  run: { runId: string; trustKey: string; initialLoad: boolean; orphans: number },
+  run: { runId: string; trustKey: string; initialLoad: boolean; orphans: number; copied?: boolean },
   log?: Logger,
 ): Promise<void> {
   const timed = (name: keyof typeof SQL, params?: unknown[]) => timedQuery(client, name, SQL[name], params, log);
   if (run.initialLoad) {
-    await timed('clear');
-    await timed('save_initial');
+    // A first load COPYs its fingerprints beside its rows (initial-fingerprints.ts); else from staging.
+    if (!run.copied) {
+      await timed('clear');
+      await timed('save_initial');
+    }
   } else {
     await timed('save_written');
     await timed('drop_deleted');

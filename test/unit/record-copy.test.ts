@@ -11,7 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { ListingParser } from '../../src/extract/json/listing-parser.js';
 import { MemberReader } from '../../src/extract/json/record-members.js';
 import type { Reject } from '../../src/load/audit.js';
+import { rowLine } from '../../src/load/first-load.js';
 import { listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipeline.js';
+import { transformRecord } from '../../src/transform/record.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
 import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';
@@ -220,5 +222,36 @@ describe('byte-level fast path vs the zod path', () => {
     expect(line).toBe(
       `0\t7\tWPI-000007\t89255.306998944528548423672\t0.0000193\t0.000004184\t\\N\t-65983.02344427893628177595217\t2002-02-06\t29\t${text.length}\t-5\t6\n`,
     );
+  });
+
+  it('writes a first load line for the table (fields, then the shared columns) as the zod path does', () => {
+    const texts = [
+      '{"id":7,"wpi":"WPI-000007","inventory_bulk_wine":89255.3069989445285484236720,"inventory_sales":4.184e-6,"vintage_forecast":null,"first_sale":"2002-02-06T00:00:00.000000Z"}',
+      '{"id":"8","wpi":12.5,"inventory_finished_goods":"-0","vintage_make":"","first_sale":"0000-00-00"}',
+    ];
+    const suffix = '\t2026-01-02T03:04:05.123456Z\t2026-01-02T03:04:05.123456Z\t42\n';
+    const members = new MemberReader(KNOWN_FIELDS);
+    const writer = new CopyWriter(Buffer.from(suffix));
+    for (const text of texts) {
+      let line = '';
+      const parser = new ListingParser({
+        recordHook: {
+          record(bytes, start, end, ends, count, position, byteOffset) {
+            expect(members.read(bytes!, start, end, ends, count)).toBe(true);
+            expect(writer.write(bytes!, start, end, members, position, byteOffset, new Int32Array([-5, 6]))).toBe(true);
+            line = writer.take().toString();
+            return true;
+          },
+        },
+      });
+      const doc = Buffer.from(`{"bulk_wine_reconciliation":[${text}]}`);
+      parser.push(doc);
+      // The zod path's value of the same record: numbers kept as their text.
+      const [record] = new ListingParser().push(doc);
+      const result = transformRecord(record!.value);
+      if (!result.ok) throw new Error('expected a valid record');
+      expect(line).toBe(rowLine(result.row, suffix));
+      expect(line.split('\t')).toHaveLength(KNOWN_FIELDS.length + 3);
+    }
   });
 });

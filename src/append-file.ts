@@ -1,0 +1,56 @@
+/**
+ * A file written by appending, for data a run sets aside while it parses and reads back once
+ * afterwards (a first load's fingerprints and its duplicate copies). Appends are queued without
+ * waiting, from inside the parser's synchronous hooks; the caller writes them out at its own await
+ * points (`flush`), so memory holds only what was queued since. The file is created on the first
+ * flush that has something to write: most runs never set anything aside.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+
+export class AppendFile {
+  /** Bytes appended so far (queued or written). */
+  bytes = 0;
+  private queued: Buffer[] = [];
+  private queuedBytes = 0;
+  private handle: FileHandle | undefined;
+
+  constructor(readonly path: string) {}
+
+  /** Bytes queued and not yet written. */
+  get pending(): number {
+    return this.queuedBytes;
+  }
+
+  append(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.queued.push(chunk);
+    this.queuedBytes += chunk.length;
+    this.bytes += chunk.length;
+  }
+
+  /** Writes out what was queued. */
+  async flush(): Promise<void> {
+    if (this.queuedBytes === 0) return;
+    const chunks = this.queued;
+    this.queued = [];
+    this.queuedBytes = 0;
+    this.handle ??= await open(this.path, 'w');
+    await this.handle.writev(chunks);
+  }
+
+  /** Closes the file without writing what is queued: the run failed, and its temp directory goes. */
+  async discard(): Promise<void> {
+    this.queued = [];
+    this.queuedBytes = 0;
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
+  }
+
+  /** Writes out what was queued and closes the file; it can then be read. */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * A first load writes each row once. Into a table with no row at all, the listing's rows are
+ * COPYed straight into bulk_wine_reconciliation while it is parsed, instead of into staging and
+ * then across with INSERT ... SELECT (which cost ~3-5 s per million rows, plus the duplicate pass
+ * over every staged row, ~2-3 s). The run decides it before the COPY starts, in its transaction
+ * and under its advisory lock; a re-sync keeps the staging path (staging.ts, apply.ts).
+ *
+ * A row's line carries what every row of the run shares (timestamp, run id) as text, read once:
+ * the columns have no default to fill them, and a default set for the run would lock the table
+ * against BI readers. Copies of an id the run had already written are set aside (as staging lines,
+ * in a file) and settled afterwards against the copy in the table: the last copy wins, as in the
+ * staging path (sql/load/first_load.sql).
+ */
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { PoolClient } from '../db/pool.js';
+import { loadStatements, timedQuery } from '../db/statements.js';
+import { FIELDS, type Row } from '../fields.js';
+import type { Logger } from '../log.js';
+import { copyText, stageRows, type DuplicateRow } from './staging.js';
+
+const SQL = loadStatements('load/first_load.sql', ['marks', 'copy_rows', 'settle_copies', 'write_winners']);
+const APPLY = loadStatements('load/apply.sql', ['is_empty']);
+
+/** What every row of a first load carries, read once in the run's transaction. */
+export interface FirstLoadMarks {
+  /** The run's transaction id: the xmin of every row it inserts. */
+  xmin: number;
+  /** The tab-led columns after a row's fields (first_seen_at, changed_at, run_id) and the newline. */
+  rowSuffix: string;
+}
+
+/** When the table has no row at all (soft-deleted ones included): what a first load needs; otherwise undefined. */
+export async function firstLoadMarks(client: PoolClient, runId: string, log?: Logger): Promise<FirstLoadMarks | undefined> {
+  const empty = (await timedQuery<{ empty: boolean }>(client, 'is_empty', APPLY.is_empty, undefined, log)).rows[0]!.empty;
+  if (!empty) return undefined;
+  const marks = (await client.query<{ xmin: string; now: string }>(SQL.marks)).rows[0]!;
+  return { xmin: Number(marks.xmin), rowSuffix: `\t${marks.now}\t${marks.now}\t${runId}\n` };
+}
+
+/** A row's COPY line for the table itself (the zod path's; CopyWriter's byte-level lines are the same). */
+export function rowLine(row: Row, rowSuffix: string): string {
+  let line = '';
+  for (const field of FIELDS) {
+    const value = row[field.name];
+    // Only text can hold COPY's special characters: ids, decimals and dates are canonical digits.
+    line += (line === '' ? '' : '\t') + (value === null ? '\\N' : field.kind === 'text' ? copyText(value) : value);
+  }
+  return line + rowSuffix;
+}
+
+/** Streams `lines` (rowLine's form) into bulk_wine_reconciliation; returns once all are in. */
+export async function copyRows(client: PoolClient, lines: AsyncIterable<string | Buffer>, signal?: AbortSignal): Promise<void> {
+  await pipeline(lines, client.query(copyFrom(SQL.copy_rows)), signal ? { signal } : {});
+}
+
+/**
+ * The copies set aside (a file of staging lines, `path`) against the copies already in the table
+ * (`inTable`: their id and listing position): the last copy of each id wins and is written. Returns
+ * the losers set aside (for sync_rejects) and the ids whose winner was written, so a copy in the
+ * table of one of them lost. staging_records is left holding the winners written.
+ */
+export async function settleSetAside(
+  client: PoolClient,
+  { runId, path, inTable }: { runId: string; path: string; inTable: ReadonlyArray<{ id: string; position: number }> },
+  log?: Logger,
+): Promise<{ losers: DuplicateRow[]; written: Set<string> }> {
+  const started = Date.now();
+  await stageRows(client, createReadStream(path));
+  log?.debug({ statement: 'copy_set_aside', ms: Date.now() - started }, 'statement done');
+  const ids = inTable.map((c) => c.id);
+  const positions = inTable.map((c) => c.position);
+  const losers = (await timedQuery<DuplicateRow>(client, 'settle_copies', SQL.settle_copies, [ids, positions], log)).rows;
+  const written = (await timedQuery<{ id: string }>(client, 'write_winners', SQL.write_winners, [runId], log)).rows;
+  return { losers, written: new Set(written.map((r) => r.id)) };
+}

@@ -1,0 +1,138 @@
+/**
+ * A first load in a run (issue 18, "a first load writes each row once"): into a table with no row
+ * at all, each valid record's row is COPYed straight into bulk_wine_reconciliation while the
+ * listing is parsed (load/first-load.ts), and its fingerprint set aside for one binary COPY into
+ * the fingerprint table after it (unchanged/initial-fingerprints.ts). No staging table, no
+ * INSERT ... SELECT, no pass over every row.
+ *
+ * Duplicate ids come from the run's id bitmap, as records are written: the first copy of an id
+ * within the bitmap goes to the table; any copy of an id the bitmap has seen, and every copy of an
+ * id beyond it (2^27 and more), is set aside in a file as a staging line. Copies arrive out of
+ * order (the zod path handles a chunk's declined records after the fast path wrote the chunk's
+ * others), so the copy in the table is not always the earliest: after the COPY, the set-aside
+ * copies and the table's copy of their ids are settled by listing position, the last wins, on
+ * those few ids only. Memory stays flat: both files are written as the parse goes.
+ */
+import { join } from 'node:path';
+import { AppendFile } from '../append-file.js';
+import type { PoolClient } from '../db/pool.js';
+import type { Row } from '../fields.js';
+import type { Logger } from '../log.js';
+import { copyRows, firstLoadMarks, rowLine, settleSetAside, type FirstLoadMarks } from '../load/first-load.js';
+import { copyLine, type FingerprintHalves } from '../load/staging.js';
+import { CopyWriter, type RecordFields } from '../transform/record-copy.js';
+import { InitialFingerprints, saveSettledFingerprints } from '../unchanged/initial-fingerprints.js';
+import { IdBitmap } from './pipeline.js';
+
+/** Set-aside and fingerprint bytes are written out once this much is queued. */
+const FLUSH_AT = 256 * 1024;
+
+/** An earlier copy of an id, for sync_rejects: `offset` where it starts when known (else found from its position). */
+export interface LosingCopy {
+  position: number;
+  id: string;
+  offset?: number;
+}
+
+export class DirectLoad {
+  /** The table's COPY lines, written straight from a record's bytes. */
+  readonly rows: CopyWriter;
+  private readonly setAside = new CopyWriter();
+  private readonly setAsideFile: AppendFile;
+  /** Ids within the bitmap of which a copy was set aside. */
+  private readonly setAsideIds = new IdBitmap();
+  private setAsideCount = 0;
+  private readonly fingerprints: InitialFingerprints;
+
+  private constructor(
+    private readonly marks: FirstLoadMarks,
+    private readonly ids: IdBitmap,
+    dir: string,
+  ) {
+    this.rows = new CopyWriter(Buffer.from(marks.rowSuffix));
+    this.setAsideFile = new AppendFile(join(dir, 'set-aside.copy'));
+    this.fingerprints = new InitialFingerprints(join(dir, 'fingerprints.bin'));
+  }
+
+  /**
+   * A first load when the table has no row at all (read in the run's transaction, which holds the
+   * run's advisory lock, before anything is COPYed); otherwise undefined. `ids` is the run's id
+   * bitmap; `dir` the run's temp directory.
+   */
+  static async open(client: PoolClient, runId: string, ids: IdBitmap, dir: string, log?: Logger): Promise<DirectLoad | undefined> {
+    const marks = await firstLoadMarks(client, runId, log);
+    return marks && new DirectLoad(marks, ids, dir);
+  }
+
+  /** The byte-level path: writes the record `b[start, end)` (an `id` below 2^53) where it goes; false when the writer declines it. */
+  write(b: Buffer, start: number, end: number, fields: RecordFields, id: number, position: number, byteOffset: number, hash: Int32Array): boolean {
+    if (this.ids.fresh(id)) {
+      if (!this.rows.write(b, start, end, fields, position, byteOffset, hash)) return false;
+      this.ids.addNumber(id);
+      this.fingerprints.add(id, hash[0]!, hash[1]!, position);
+      return true;
+    }
+    if (!this.setAside.write(b, start, end, fields, position, byteOffset, hash)) return false;
+    this.noteSetAside(id);
+    return true;
+  }
+
+  /** The zod path: the row's line for the table's COPY, or '' when it is set aside. */
+  line(row: Row, position: number, byteOffset: number, byteLength: number, fingerprint: FingerprintHalves | undefined): string {
+    // An id of more than 9 digits is beyond the bitmap (2^27) anyway.
+    const id = row.id.length <= 9 ? Number(row.id) : Infinity;
+    if (this.ids.fresh(id)) {
+      this.ids.addNumber(id);
+      this.fingerprints.add(id, fingerprint?.[0] ?? 0, fingerprint?.[1] ?? 0, position);
+      return rowLine(row, this.marks.rowSuffix);
+    }
+    this.setAsideFile.append(Buffer.from(copyLine(position, row, byteOffset, byteLength, fingerprint)));
+    this.noteSetAside(id);
+    return '';
+  }
+
+  /** Whether flush is due: called between chunks, where the parse may wait. */
+  get flushDue(): boolean {
+    return this.setAside.length + this.setAsideFile.pending + this.fingerprints.pending >= FLUSH_AT;
+  }
+
+  async flush(): Promise<void> {
+    if (this.setAside.length > 0) this.setAsideFile.append(this.setAside.take());
+    await this.setAsideFile.flush();
+    await this.fingerprints.flush();
+  }
+
+  /** Streams the table's COPY lines into it. */
+  copyRows(client: PoolClient, lines: AsyncIterable<string | Buffer>, signal?: AbortSignal): Promise<void> {
+    return copyRows(client, lines, signal);
+  }
+
+  /**
+   * After the whole-listing checks: the fingerprints COPYed, and the duplicate ids settled, the
+   * last copy of each in the table (and its fingerprint). Returns the losing copies.
+   */
+  async settle(client: PoolClient, runId: string, log?: Logger): Promise<LosingCopy[]> {
+    await this.flush();
+    await this.setAsideFile.close();
+    const anySetAside = this.setAsideCount > 0;
+    const inTable = await this.fingerprints.store(client, this.marks.xmin, anySetAside ? (id) => this.setAsideIds.has(id) : undefined, log);
+    if (!anySetAside) return [];
+    const { losers, written } = await settleSetAside(client, { runId, path: this.setAsideFile.path, inTable }, log);
+    await saveSettledFingerprints(client, log);
+    return [
+      ...inTable.filter((c) => written.has(c.id)),
+      ...losers.map((row) => ({ position: Number(row.position), id: row.record_id, offset: Number(row.raw_offset) })),
+    ];
+  }
+
+  /** After a failed run: the files closed (the run's temp directory is removed with them). */
+  async discard(): Promise<void> {
+    await this.setAsideFile.discard();
+    await this.fingerprints.discard();
+  }
+
+  private noteSetAside(id: number): void {
+    this.setAsideIds.addNumber(id);
+    this.setAsideCount++;
+  }
+}
