@@ -1,5 +1,5 @@
 /**
- * A first load in a run (issue 18, "a first load writes each row once"): into a table with no row
+ * A first load in a run, which writes each row once: into a table with no row
  * at all, each valid record's row is COPYed straight into bulk_wine_reconciliation while the
  * listing is parsed (load/first-load.ts), and its fingerprint set aside for one binary COPY into
  * the fingerprint table after it (unchanged/initial-fingerprints.ts). No staging table, no
