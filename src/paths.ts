@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,3 +15,5 @@ function findRoot(): string {
 
 export const PACKAGE_ROOT = findRoot();
 export const SQL_DIR = join(PACKAGE_ROOT, 'sql');
+/** The program's version, from its package.json: written into every sync_runs row. */
+export const APP_VERSION: string = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')).version;

@@ -11,7 +11,7 @@ import { findRun, recentRuns, type RunRow } from '../load/audit.js';
 import { formatRun, formatRunsTable, formatSummary } from './summary.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
-import { APP_VERSION } from '../version.js';
+import { APP_VERSION } from '../paths.js';
 
 const { SCHEMA_SETTINGS, LOAD_SETTINGS, API_SETTINGS, REPORTING } = SETTINGS;
 

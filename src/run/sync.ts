@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { finishRun, markAbandoned, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { checkListingFile, checkReplaySource } from '../load/sources.js';
-import { APP_VERSION } from '../version.js';
+import { APP_VERSION } from '../paths.js';
 import { runDeadline } from './deadline.js';
 import { Run } from './run.js';
 

@@ -204,21 +204,7 @@ describe('byte-level fast path vs the zod path', () => {
     const text =
       '{"id":7,"wpi":"WPI-000007","inventory_bulk_wine":89255.3069989445285484236720,"inventory_finished_goods":"0.193e-4",' +
       '"inventory_sales":4.184e-6,"vintage_forecast":null,"vintage_make":-65983.02344427893628177595217,"first_sale":"2002-02-06T00:00:00.000000Z","bond":"x"}';
-    const doc = Buffer.from(`{"bulk_wine_reconciliation":[${text}]}`);
-    const members = new MemberReader(KNOWN_FIELDS);
-    const writer = new CopyWriter();
-    let line = '';
-    const parser = new ListingParser({
-      recordHook: {
-        record(bytes, start, end, ends, count, position, byteOffset) {
-          expect(members.read(bytes!, start, end, ends, count)).toBe(true);
-          expect(writer.write(bytes!, start, end, members, position, byteOffset, new Int32Array([-5, 6]))).toBe(true);
-          line = writer.take().toString();
-          return true;
-        },
-      },
-    });
-    expect(parser.push(doc)).toEqual([]);
+    const line = fastPathLine(text, new CopyWriter());
     expect(line).toBe(
       `0\t7\tWPI-000007\t89255.306998944528548423672\t0.0000193\t0.000004184\t\\N\t-65983.02344427893628177595217\t2002-02-06\t29\t${text.length}\t-5\t6\n`,
     );
@@ -230,22 +216,10 @@ describe('byte-level fast path vs the zod path', () => {
       '{"id":"8","wpi":12.5,"inventory_finished_goods":"-0","vintage_make":"","first_sale":"0000-00-00"}',
     ];
     const suffix = '\t2026-01-02T03:04:05.123456Z\t2026-01-02T03:04:05.123456Z\t42\n';
-    const members = new MemberReader(KNOWN_FIELDS);
     const writer = new CopyWriter(Buffer.from(suffix));
     for (const text of texts) {
-      let line = '';
-      const parser = new ListingParser({
-        recordHook: {
-          record(bytes, start, end, ends, count, position, byteOffset) {
-            expect(members.read(bytes!, start, end, ends, count)).toBe(true);
-            expect(writer.write(bytes!, start, end, members, position, byteOffset, new Int32Array([-5, 6]))).toBe(true);
-            line = writer.take().toString();
-            return true;
-          },
-        },
-      });
+      const line = fastPathLine(text, writer);
       const doc = Buffer.from(`{"bulk_wine_reconciliation":[${text}]}`);
-      parser.push(doc);
       // The zod path's value of the same record: numbers kept as their text.
       const [record] = new ListingParser().push(doc);
       const result = transformRecord(record!.value);
@@ -255,3 +229,21 @@ describe('byte-level fast path vs the zod path', () => {
     }
   });
 });
+
+/** The COPY line the byte-level fast path writes for one record (its fingerprint -5/6), taking it over from the parser. */
+function fastPathLine(text: string, writer: CopyWriter): string {
+  const members = new MemberReader(KNOWN_FIELDS);
+  let line = '';
+  const parser = new ListingParser({
+    recordHook: {
+      record(bytes, start, end, ends, count, position, byteOffset) {
+        expect(members.read(bytes!, start, end, ends, count)).toBe(true);
+        expect(writer.write(bytes!, start, end, members, position, byteOffset, new Int32Array([-5, 6]))).toBe(true);
+        line = writer.take().toString();
+        return true;
+      },
+    },
+  });
+  expect(parser.push(Buffer.from(`{"bulk_wine_reconciliation":[${text}]}`))).toEqual([]);
+  return line;
+}
