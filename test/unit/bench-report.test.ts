@@ -1,11 +1,12 @@
 /**
- * What `npm run bench` reports beside the wall times: how the steps of a run overlapped (from its
- * debug log), the CPU of Node and of the PostgreSQL backends (from /proc), and the tables that show
- * them, `n/a` when the server's processes are not on this machine.
+ * What `npm run bench` judges and reports: the performance issue's targets (each a ratio to the
+ * floor of the same run, the large-listing check's ratios to the reference listing), how the steps
+ * of a run overlapped (from its debug log), the CPU of Node and of the PostgreSQL backends (from
+ * /proc), and the tables that show them, `n/a` when the server's processes are not on this machine.
  */
 import { describe, expect, it } from 'vitest';
 import { parseProcStat, portsOfSockets } from '../../bench/backend-cpu.js';
-import { NAMES, summaryTable, timeTable, type BenchRun } from '../../bench/report.js';
+import { judge, judgeScale, NAMES, scaleTargetLines, summaryTable, targetLines, timeTable, type BenchRun, type ScaleInput, type ScaleMeasure } from '../../bench/report.js';
 import { spansOf, stepOverlap } from '../../bench/step-overlap.js';
 import type { SyncMeasure } from '../../bench/sync-runner.js';
 
@@ -122,5 +123,167 @@ describe('the report tables', () => {
     );
     expect(table).toHaveLength(2 + 2 * Object.values(NAMES).length);
     expect(table[3]).toBe(`| ${NAMES.first} | 2 | 16.00 | 16.50 | 1.50 | listing ready ∥ copy_live_out 0.61 | 5.8 (5.3 + 0.5) | 2.3 (2.0 + 0.3, 2) |`);
+  });
+});
+
+describe('the targets of a run (judge), each against the floor of the same run', () => {
+  const FLOOR = 4;
+  /** A run that meets every target exactly at its limit; `seconds` and `rss` override a measurement's. */
+  const runWith = (seconds: Partial<Record<string, number>> = {}, rss: Partial<Record<string, number>> = {}, other: Partial<SyncMeasure> = {}): Omit<BenchRun, 'targets'> => {
+    const at: Record<string, number> = {
+      [NAMES.first]: 2.0 * FLOOR,
+      [NAMES.unchanged]: 1.0 * FLOOR,
+      [NAMES.changed]: 1.2 * FLOOR,
+      [NAMES.renamed]: 2 * 2.0 * FLOOR,
+      [NAMES.empty]: 2 * 2.0 * FLOOR,
+    };
+    const floor = { seconds: FLOOR, downloadSeconds: 1, copySeconds: 3, tools: 'curl --compressed + psql \\copy' };
+    return {
+      floorBefore: floor,
+      floorAfter: { ...floor, seconds: FLOOR + 1 },
+      floorSeconds: FLOOR,
+      syncs: Object.values(NAMES).map((name) => ({
+        name,
+        seconds: seconds[name] ?? at[name]!,
+        maxRssMb: rss[name] ?? 250,
+        walMb: 4.9,
+        tuplesWritten: 100,
+        otherTuples: 0,
+        status: name.startsWith('all rejected') ? 'failed' : 'succeeded',
+        error: null,
+        counts: {},
+        stepsMs: {},
+        overlap: { stepsSeconds: 0, coveredSeconds: 0, overlapSeconds: 0, pairs: [] },
+        nodeCpu: undefined,
+        pgCpu: null,
+        runId: 1,
+        ...other,
+      })),
+      gzipRequested: true,
+      rowsDifferingFromFloor: 0,
+    };
+  };
+  const missed = (targets: Record<string, boolean>) => Object.keys(targets).filter((t) => !targets[t]);
+
+  it('names every target with its threshold', () => {
+    expect(Object.keys(judge(runWith()))).toEqual([
+      'first load <= 2.0x floor',
+      'unchanged re-sync <= 1.0x floor',
+      'unchanged re-sync WAL < 5 MB',
+      'unchanged re-sync writes <= 100 rows',
+      '1% changed <= 1.2x floor',
+      'peak RSS <= 250 MB (every sync)',
+      'all-rejected <= 2.0x first load',
+      'sync asked for gzip',
+      'loaded rows identical to the floor rows',
+    ]);
+  });
+
+  it('meets each target at its limit: first load 2.0x, unchanged 1.0x, 1% changed 1.2x the floor, 250 MB', () => {
+    expect(missed(judge(runWith()))).toEqual([]);
+  });
+
+  it('misses each just past its limit, and only that one', () => {
+    const past = 1.01;
+    expect(missed(judge(runWith({ [NAMES.first]: 2.0 * FLOOR * past, [NAMES.renamed]: 2.0 * FLOOR * past * 2, [NAMES.empty]: 2.0 * FLOOR * past * 2 })))).toEqual([
+      'first load <= 2.0x floor',
+    ]);
+    expect(missed(judge(runWith({ [NAMES.unchanged]: 1.0 * FLOOR * past })))).toEqual(['unchanged re-sync <= 1.0x floor']);
+    expect(missed(judge(runWith({ [NAMES.changed]: 1.2 * FLOOR * past })))).toEqual(['1% changed <= 1.2x floor']);
+    expect(missed(judge(runWith({}, { [NAMES.empty]: 250.5 })))).toEqual(['peak RSS <= 250 MB (every sync)']);
+    expect(missed(judge(runWith({ [NAMES.renamed]: 4.0 * FLOOR * past })))).toEqual(['all-rejected <= 2.0x first load']);
+  });
+
+  it('judges against the better of the two floors', () => {
+    // 1.1x the better floor, 0.88x the worse: missed.
+    expect(missed(judge(runWith({ [NAMES.unchanged]: 1.1 * FLOOR })))).toEqual(['unchanged re-sync <= 1.0x floor']);
+  });
+
+  it('keeps the WAL, rows-written, gzip and identical-rows checks', () => {
+    expect(missed(judge(runWith({}, {}, { walMb: 5 })))).toEqual(['unchanged re-sync WAL < 5 MB']);
+    expect(missed(judge(runWith({}, {}, { tuplesWritten: 101 })))).toEqual(['unchanged re-sync writes <= 100 rows']);
+    expect(missed(judge({ ...runWith(), gzipRequested: false }))).toEqual(['sync asked for gzip']);
+    expect(missed(judge({ ...runWith(), rowsDifferingFromFloor: 1 }))).toEqual(['loaded rows identical to the floor rows']);
+  });
+
+  it('says when fewer than the three consecutive runs the targets ask for were made', () => {
+    const run = runWith();
+    const judged = { ...run, targets: judge(run) };
+    expect(targetLines([judged]).at(-1)).toBe('note: the targets ask for 3 consecutive runs that all meet them; this bench made 1');
+    expect(targetLines([judged, judged, judged])).toContain('met    unchanged re-sync <= 1.0x floor (3 of 3 runs)');
+    expect(targetLines([judged, judged, judged]).some((l) => l.startsWith('note: the targets ask'))).toBe(false);
+  });
+});
+
+describe('the large-listing check (judgeScale): 10M against 1M, first loads and their replays', () => {
+  const m = (seconds: number, maxRssMb: number | undefined, counts: Record<string, number>, status = 'succeeded'): ScaleMeasure => ({ seconds, maxRssMb, status, counts });
+  const ROWS = { reference: 999_998, large: 9_999_998 };
+  /** Exactly at every limit: 11x the time, 1.3x the RSS, the large replay 1.3x its reference's and 250 MB. */
+  const input = (over: { load?: Partial<ScaleMeasure>; replay?: Partial<ScaleMeasure>; referenceReplay?: Partial<ScaleMeasure> } = {}): ScaleInput => ({
+    reference: {
+      records: 1_000_000,
+      rows: ROWS.reference,
+      load: m(10, 150, { inserted: ROWS.reference }),
+      replay: { ...m(5, 250 / 1.3, { unchanged: ROWS.reference }), ...over.referenceReplay },
+    },
+    large: {
+      records: 10_000_000,
+      rows: ROWS.large,
+      load: { ...m(110, 195, { inserted: ROWS.large }), ...over.load },
+      replay: { ...m(50, 250, { unchanged: ROWS.large }), ...over.replay },
+    },
+  });
+  const missed = (i: ScaleInput) => Object.entries(judgeScale(i).targets).filter(([, ok]) => !ok).map(([t]) => t);
+
+  it('names the verdicts with their thresholds: 11x the time, 1.3x the RSS, the replay 250 MB and 1.3x', () => {
+    expect(Object.keys(judgeScale(input()).targets)).toEqual([
+      'first loads (run --from-file) of 1000000 and 10000000 records succeeded, every row inserted',
+      "10000000-record first load time <= 11.0x the 1000000-record one's",
+      "10000000-record first load peak RSS <= 1.3x the 1000000-record one's",
+      'replays (replay --run) of both runs succeeded, every row unchanged',
+      '10000000-record replay peak RSS <= 250 MB',
+      "10000000-record replay peak RSS <= 1.3x the 1000000-record replay's",
+    ]);
+  });
+
+  it('meets each at its limit, and gives the ratios', () => {
+    const v = judgeScale(input());
+    expect(missed(input())).toEqual([]);
+    expect(v.ratios.size).toBe(10);
+    expect(v.ratios.time).toBeCloseTo(11);
+    expect(v.ratios.rss).toBeCloseTo(1.3);
+    expect(v.ratios.replayRss).toBeCloseTo(1.3);
+    expect(v.limits).toEqual({ time: expect.closeTo(11, 9), rss: 1.3, replayRss: 1.3, replayRssMb: 250 });
+  });
+
+  it('misses each just past its limit', () => {
+    expect(missed(input({ load: { seconds: 110.2 } }))).toEqual(["10000000-record first load time <= 11.0x the 1000000-record one's"]);
+    expect(missed(input({ load: { maxRssMb: 195.2 } }))).toEqual(["10000000-record first load peak RSS <= 1.3x the 1000000-record one's"]);
+    expect(missed(input({ replay: { maxRssMb: 250.2 } }))).toEqual([
+      '10000000-record replay peak RSS <= 250 MB',
+      "10000000-record replay peak RSS <= 1.3x the 1000000-record replay's",
+    ]);
+    // Under 250 MB, but more than 1.3x a lean reference replay.
+    expect(missed(input({ referenceReplay: { maxRssMb: 150 } }))).toEqual(["10000000-record replay peak RSS <= 1.3x the 1000000-record replay's"]);
+  });
+
+  it('scales the time limit with the sizes: 11x for 10x the records, 22x for 20x', () => {
+    const double: ScaleInput = { ...input(), large: { ...input().large, records: 20_000_000 } };
+    expect(judgeScale(double).limits.time).toBeCloseTo(22);
+    expect(Object.keys(judgeScale(double).targets)[1]).toBe("20000000-record first load time <= 22.0x the 1000000-record one's");
+  });
+
+  it('fails a load that did not insert every row, a replay that changed rows, and an unmeasured RSS', () => {
+    expect(missed(input({ load: { counts: { inserted: ROWS.large - 1 } } }))).toEqual([
+      'first loads (run --from-file) of 1000000 and 10000000 records succeeded, every row inserted',
+    ]);
+    expect(missed(input({ replay: { counts: { unchanged: ROWS.large - 5 } } }))).toEqual(['replays (replay --run) of both runs succeeded, every row unchanged']);
+    expect(missed(input({ replay: { maxRssMb: undefined } }))).toContain('10000000-record replay peak RSS <= 250 MB');
+  });
+
+  it('prints each verdict with what was measured', () => {
+    const lines = scaleTargetLines(judgeScale(input({ load: { seconds: 120 } })));
+    expect(lines[1]).toBe("MISSED 10000000-record first load time <= 11.0x the 1000000-record one's (12.00x: 120.00 s against 10.00 s)");
+    expect(lines[4]).toBe('met    10000000-record replay peak RSS <= 250 MB (250 MB)');
   });
 });
