@@ -7,7 +7,8 @@
  * (step-overlap.ts) and the CPU of Node and of its PostgreSQL backends (backend-cpu.ts); the
  * summary gives the minimum and median and
  * the process exits 1 when a target is missed in any run. `--scale N` adds the large-listing check
- * (scale-check.ts). It writes the results as JSON (`--out`, default bench/results/bench-N.json)
+ * (scale-check.ts): N records against `--records` (`--runs 0 --scale 10000000` runs only that
+ * check, against 1M). It writes the results as JSON (`--out`, default bench/results/bench-N.json)
  * and the runs as an SVG plot against the floor (`--svg`, default docs/bench.svg; plot.ts).
  *
  *   BENCH_DATABASE_URL=postgres://… npm run bench [-- --records 1000000 --runs 3 --data-dir DIR]
@@ -44,8 +45,9 @@ async function main(): Promise<void> {
       svg: { type: 'string' },
     },
   });
-  const records = Number(values.records);
-  const runs = Number(values.runs);
+  const records = wholeNumber('--records', values.records, 1);
+  const runs = wholeNumber('--runs', values.runs, 0);
+  const scaleRecords = values.scale === undefined ? undefined : wholeNumber('--scale (more than --records)', values.scale, records + 1);
   const dataDir = values['data-dir'] ?? join(tmpdir(), 'wrs-bench-data');
   await mkdir(dataDir, { recursive: true });
   const work = await mkdtemp(join(tmpdir(), 'wrs-bench-'));
@@ -63,12 +65,17 @@ async function main(): Promise<void> {
   try {
     const serverVersion = (await admin.query('SHOW server_version')).rows[0].server_version as string;
     log(`benchmark: ${records} records × ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    const files = {
-      base: await listingFiles(dataDir, records, 'base', { log }),
-      changed: await listingFiles(dataDir, records, 'changed', { log }),
-      renamed: await listingFiles(dataDir, records, 'renamed', { log }),
-      empty: await listingFiles(dataDir, 2 * records, 'empty', { log }),
-    };
+    // With --runs 0 only the scale check runs, and it needs only the base listing, not its gzip.
+    const base = await listingFiles(dataDir, records, 'base', { gzip: runs > 0, log });
+    const listings =
+      runs === 0
+        ? undefined
+        : {
+            base,
+            changed: await listingFiles(dataDir, records, 'changed', { log }),
+            renamed: await listingFiles(dataDir, records, 'renamed', { log }),
+            empty: await listingFiles(dataDir, 2 * records, 'empty', { log }),
+          };
     const env = {
       DATABASE_URL: databaseUrl,
       SYNC_DB_SCHEMA: 'bench_sync',
@@ -79,9 +86,10 @@ async function main(): Promise<void> {
     const results: BenchRun[] = [];
     for (let i = 1; i <= runs; i++) {
       log(`--- run ${i} of ${runs} (load average ${loadavg()[0]!.toFixed(2)})`);
-      results.push(await benchRun(server, files, env, admin, databaseUrl));
+      results.push(await benchRun(server, listings!, env, admin, databaseUrl));
     }
-    const scale = values.scale ? await scaleCheck({ records: Number(values.scale), reference: files.base, dataDir, env: { ...env, SYNC_DB_SCHEMA: 'bench_scale' }, admin, log }) : undefined;
+    const scale =
+      scaleRecords === undefined ? undefined : await scaleCheck({ records: scaleRecords, reference: base, dataDir, env: { ...env, SYNC_DB_SCHEMA: 'bench_scale' }, admin, log });
 
     const report = { date: new Date().toISOString(), records, runs: results, postgres: serverVersion, node: process.version, uptime: uptime(), scale };
     const out = values.out ?? join(PACKAGE_ROOT, 'bench', 'results', `bench-${records}.json`);
@@ -153,6 +161,12 @@ async function benchRun(
   log(`floor after: ${floorAfter.seconds.toFixed(2)} s (download ${floorAfter.downloadSeconds.toFixed(2)} + copy ${floorAfter.copySeconds.toFixed(2)})`);
   const run = { floorBefore, floorAfter, floorSeconds: Math.min(floorBefore.seconds, floorAfter.seconds), syncs, gzipRequested, rowsDifferingFromFloor: differing };
   return { ...run, targets: judge(run) };
+}
+
+/** A flag's whole number, at least `min`; anything else stops the bench before it generates or measures. */
+function wholeNumber(flag: string, value: string, min: number): number {
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new Error(`${flag} must be a whole number of at least ${min}, got "${value}"`);
+  return Number(value);
 }
 
 function uptime(): string {
