@@ -28,6 +28,10 @@ INSERT INTO sync_rejects (run_id, position, record_id, errors, raw)
 SELECT $1, r.position, r.record_id, r.errors, r.raw
 FROM unnest($2::bigint[], $3::text[], $4::jsonb[], $5::text[]) AS r (position, record_id, errors, raw);
 
+-- name: delete_rejects
+-- A run's rejects so far, when the listing they came from turned out to be a failed download attempt.
+DELETE FROM sync_rejects WHERE run_id = $1;
+
 -- name: insert_payload
 INSERT INTO sync_payloads (run_id, sha256, bytes, algorithm, stored_bytes) VALUES ($1, $2, $3, $4, $5);
 

@@ -9,6 +9,7 @@ const SQL = loadStatements('load/audit.sql', [
   'start_run',
   'finish_run',
   'insert_rejects',
+  'delete_rejects',
   'recent_runs',
   'schema_baseline',
   'run_totals',
@@ -131,6 +132,11 @@ export interface LastSuccess {
 export async function lastSuccess(pool: Pool): Promise<LastSuccess | undefined> {
   const { rows } = await pool.query<LastSuccess>(SQL.schema_baseline);
   return rows[0];
+}
+
+/** Removes a run's rejects: they came from a download attempt that failed part way. */
+export async function deleteRejects(pool: Pool, runId: string): Promise<void> {
+  await pool.query(SQL.delete_rejects, [runId]);
 }
 
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {

@@ -1,11 +1,12 @@
 /**
- * The streaming middle of a run: spooled listing bytes -> lossless parser -> record checks ->
- * COPY text for the staging table (a first load's: for the table itself, see direct-load.ts), with
- * rejects set aside.
+ * The streaming middle of a run: listing bytes (a whole file, or the spool file followed as it
+ * downloads) -> lossless parser -> record checks -> COPY text for the staging table (a first
+ * load's: for the table itself, see direct-load.ts), with rejects set aside.
  * Memory is bounded by one chunk of records, whatever the size of the listing.
  */
 import { createReadStream } from 'node:fs';
 import { InvalidListingError } from '../errors.js';
+import { AttemptAbandoned } from '../extract/http/spool-watch.js';
 import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from '../extract/json/listing-parser.js';
 import { RecordCheckpoints } from '../extract/json/record-locate.js';
 import { MemberReader } from '../extract/json/record-members.js';
@@ -44,6 +45,11 @@ export interface ListingTally {
   envelope: ListingEnvelope | undefined;
   /** Ids staged so far, by either path. */
   ids: IdBitmap;
+  /**
+   * The bytes came from a download attempt that failed before its end: everything counted, staged
+   * and rejected from them is void (the caller starts over with a fresh tally).
+   */
+  abandoned: boolean;
 }
 
 export function newTally(): ListingTally {
@@ -56,6 +62,7 @@ export function newTally(): ListingTally {
     reasons: new Map(),
     envelope: undefined,
     ids: new IdBitmap(),
+    abandoned: false,
   };
 }
 
@@ -78,7 +85,8 @@ function countReason(reasons: ListingTally['reasons'], path: string, message: st
 }
 
 export interface ListingLinesOptions {
-  path: string;
+  /** The listing's bytes in order (fileChunks, or SpoolWatch.follow). */
+  chunks: AsyncIterable<Buffer>;
   tally: ListingTally;
   writeRejects: (rejects: Reject[]) => Promise<void>;
   onProgress?: (tally: ListingTally) => void;
@@ -142,7 +150,17 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
   return { hook, shortcut, writer, direct, checkpoints };
 }
 
-/** Yields COPY text for every valid record; fills `tally` as it goes and at the end. */
+/** A whole listing file, a MiB at a time. */
+export function fileChunks(path: string, signal?: AbortSignal): AsyncIterable<Buffer> {
+  return createReadStream(path, { highWaterMark: READ_CHUNK, signal });
+}
+
+/**
+ * Yields COPY text for every valid record; fills `tally` as it goes and at the end. When the
+ * chunks stop with AttemptAbandoned, it ends quietly with `tally.abandoned` set: the COPY it
+ * feeds finishes cleanly (a failed COPY would abort the run's transaction, which uses no
+ * savepoint), and what it staged and rejected is for the caller to throw away.
+ */
 export async function* listingCopyLines(options: ListingLinesOptions): AsyncGenerator<string | Buffer> {
   const { tally, fast } = options;
   const parser = new ListingParser({ recordHook: fast?.hook });
@@ -180,9 +198,8 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       out += copyLine(record.position, result.row, record.byteOffset, record.byteLength, record.fingerprint);
     } else reject(record, result.recordId, result.errors);
   };
-  const stream = createReadStream(options.path, { highWaterMark: READ_CHUNK, signal: options.signal });
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of options.chunks) {
       tally.bytes += chunk.length;
       for (let at = 0; at < chunk.length; at += PUSH_BYTES) {
         for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
@@ -202,6 +219,11 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     tally.envelope = parser.end();
     await direct?.flush();
   } catch (error) {
+    if (error instanceof AttemptAbandoned) {
+      tally.abandoned = true;
+      pending = []; // void with the attempt: not written
+      return;
+    }
     if (error instanceof ListingSyntaxError) {
       throw new InvalidListingError(`listing is not valid JSON (${tally.bytes} bytes read): ${error.message}; nothing was loaded`, { cause: error });
     }

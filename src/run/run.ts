@@ -4,27 +4,28 @@
  *   extract -> begin -> prepare the shortcut -> stage -> guard -> settle duplicates ->
  *   classify and apply -> count BI rounding -> archive -> commit
  *
+ * A download (extract) goes on while the transaction begins and the stage parses the spool file
+ * behind it; a download attempt that fails part way makes the stage start over (forgetAttempt).
+ *
  * Each phase is a method of its own name below. runSync (sync.ts) wraps it with the run lock and
  * the audit row.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { backendPid, cancelStatement } from '../db/lock.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
-import { GuardError, SyncError } from '../errors.js';
+import { GuardError } from '../errors.js';
 import { spoolFault } from '../extract/http/spool-fault.js';
 import { readRecords } from '../extract/json/record-locate.js';
 import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
-import { duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
+import { deleteRejects, duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
-import { compressListing, latestPayload, restorePayload, storePayload, type CompressedListing } from '../load/payloads.js';
+import { compressListing, latestPayload, storePayload, type CompressedListing } from '../load/payloads.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
 import type { FieldCounts } from '../fields.js';
 import {
@@ -39,16 +40,11 @@ import {
 import { UnchangedShortcut } from '../unchanged/shortcut.js';
 import { DirectLoad } from './direct-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
-import { listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
+import { openListing, type Listing, type ListingSource } from './listing-source.js';
+import { fileChunks, listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
 import type { SyncDeps, SyncRequest } from './sync.js';
 
 const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
-
-/** The listing as a local file (downloaded, given, or restored from the archive) and its SHA-256. */
-interface Listing {
-  path: string;
-  sha256: string;
-}
 
 /** The archive being compressed alongside the run. */
 interface Archiving {
@@ -57,7 +53,7 @@ interface Archiving {
 }
 
 export class Run {
-  private readonly tally: ListingTally = newTally();
+  private tally: ListingTally = newTally();
   private duplicates = 0;
   private skipped = 0;
   private applied: ChangeCounts | undefined;
@@ -86,51 +82,45 @@ export class Run {
     const lockWait = new LockWaitWatch(this.deps.pool, this.config.lockTimeoutMs);
     lockWait.watch(backendPid(this.client));
     lockWait.start();
-    // The live rows are read while the listing downloads (it takes about as long): off the critical path.
+    // The live rows are read while the download starts. A re-sync's parse needs them (its record
+    // hook decides with them): it begins once they are in, then catches up with the spool file.
     const log = this.deps.log.child({ step: 'load' });
     const shortcut = UnchangedShortcut.prepare(this.deps.pool, this.deps.signal, { log, onConnection: (pid) => lockWait.watch(pid) });
     shortcut.catch(() => undefined); // awaited in load(); a failure surfaces there
+    let source: ListingSource | undefined;
     try {
-      const listing = await this.extract();
-      await this.load(listing, shortcut, lockWait);
+      source = openListing(this.request.source, this.deps, this.tmp);
+      await this.load(source, shortcut, lockWait);
     } finally {
       lockWait.stop();
       this.deps.signal.removeEventListener('abort', cancel);
+      source?.stop();
+      await source?.ready.catch(() => undefined); // the spool file closed before the temp dir is removed
       await shortcut.catch(() => undefined); // its connection back in the pool before the run ends
       await this.direct?.discard().catch(() => undefined); // a first load's files, if the run stopped while writing them
       await rm(this.tmp, { recursive: true, force: true });
     }
   }
 
-  /** The listing as a local file (downloaded, given, or restored from the archive) and its SHA-256. */
-  private async extract(): Promise<Listing> {
-    const { source } = this.request;
-    const log = this.deps.log.child({ step: 'extract' });
-    const started = Date.now();
-    let path: string;
-    let sha256: string;
-    if (source.kind === 'api') {
-      if (!this.deps.api) throw new SyncError('CONFIG', 'API runs need WINE_API_BASE_URL and credentials', { exitCode: 2 });
-      path = join(this.tmp!, 'listing.json');
-      sha256 = (await this.deps.api.downloadListing(path, this.deps.signal)).sha256;
-    } else {
-      path = source.kind === 'file' ? resolve(source.path) : join(this.tmp!, 'listing.json');
-      sha256 = source.kind === 'replay' ? await restorePayload(this.deps.pool, source.runId, path) : await sha256File(path, this.deps.signal);
-    }
-    log.info({ bytes: (await stat(path)).size, sha256, ms: Date.now() - started }, 'listing ready');
-    return { path, sha256 };
-  }
-
-  /** Everything after the download, in the run's one transaction; rolled back on any failure. */
-  private async load(listing: Listing, reading: Promise<UnchangedShortcut>, lockWait: LockWaitWatch): Promise<void> {
+  /**
+   * Everything after the download starts, in the run's one transaction; rolled back on any
+   * failure. With a download, the transaction is open while the listing streams in: a slow
+   * upstream holds it open longer (the data tables are only read until the changes are applied),
+   * within SYNC_RUN_TIMEOUT_MS.
+   */
+  private async load(source: ListingSource, reading: Promise<UnchangedShortcut>, lockWait: LockWaitWatch): Promise<void> {
     const log = this.deps.log.child({ step: 'load' });
     const last = await lastSuccess(this.deps.pool);
     this.baseline = baselineOf(last);
-    const archive = await this.startArchive(listing, log);
+    // Started once the listing is whole: beside the rest of the parse and the apply.
+    const archiving = source.ready.then((listing) => this.startArchive(listing, log));
+    archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       await this.begin();
       const shortcut = await this.prepareShortcut(reading, log);
-      const fast = await this.stage(listing, shortcut, log);
+      const fast = await this.stage(source, shortcut, log);
+      const listing = await source.ready;
+      const archive = await archiving;
       this.guard(log);
       const started = Date.now();
       const settled = shortcut.settle();
@@ -142,7 +132,8 @@ export class Run {
       await this.commit();
     } catch (error) {
       this.applied = undefined;
-      await archive?.stop();
+      source.stop();
+      await (await archiving.catch(() => undefined))?.stop();
       throw lockWait.explain(error);
     }
   }
@@ -184,27 +175,71 @@ export class Run {
     return shortcut;
   }
 
-  /** The listing parsed and checked record by record, the changed records COPYed into staging (a first load's: into the table). */
-  private async stage({ path }: Listing, shortcut: UnchangedShortcut, log: Logger): Promise<FastPaths> {
+  /**
+   * The listing parsed and checked record by record, the changed records COPYed into staging (a
+   * first load's: into the table). A download is parsed as it is spooled, one attempt at a time:
+   * when an attempt fails part way, what was made of it is forgotten and the parse starts over
+   * with the next attempt.
+   */
+  private async stage(source: ListingSource, shortcut: UnchangedShortcut, log: Logger): Promise<FastPaths> {
     const { deps, runId } = this;
+    const { watch } = source;
     const started = Date.now();
-    // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live one.
-    if (shortcut.liveBefore === 0) this.direct = await DirectLoad.open(this.client, runId, this.tally.ids, this.tmp!, log);
-    const fast = recordFastPaths(this.tally, shortcut, this.direct);
-    const lines = listingCopyLines({
-      path,
-      tally: this.tally,
-      writeRejects: (rejects) => insertRejects(deps.pool, runId, rejects),
-      onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
-      signal: deps.signal,
-      fast,
-    });
-    await (this.direct ? this.direct.copyRows(this.client, lines, deps.signal) : stageRows(this.client, lines, deps.signal));
-    log.info(
-      { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, firstLoad: this.direct !== undefined, ms: Date.now() - started },
-      'listing parsed and staged',
-    );
-    return fast;
+    let attempt = 0;
+    try {
+      for (;;) {
+        let chunks: AsyncIterable<Buffer>;
+        if (watch) {
+          attempt = await watch.nextAttempt(attempt, deps.signal);
+          chunks = watch.follow(attempt, deps.signal);
+        } else chunks = fileChunks(source.path ?? (await source.ready).path, deps.signal);
+        // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live one.
+        if (shortcut.liveBefore === 0) this.direct = await DirectLoad.open(this.client, runId, this.tally.ids, this.tmp!, log);
+        const fast = recordFastPaths(this.tally, shortcut, this.direct);
+        const lines = listingCopyLines({
+          chunks,
+          tally: this.tally,
+          writeRejects: (rejects) => insertRejects(deps.pool, runId, rejects),
+          onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
+          signal: deps.signal,
+          fast,
+        });
+        await (this.direct ? this.direct.copyRows(this.client, lines, deps.signal) : stageRows(this.client, lines, deps.signal));
+        if (!this.tally.abandoned) {
+          log.info(
+            { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, firstLoad: this.direct !== undefined, ms: Date.now() - started },
+            'listing parsed and staged',
+          );
+          return fast;
+        }
+        log.info({ attempt, bytes: this.tally.bytes, received: this.tally.received }, 'download attempt failed part way; its records are forgotten and the parse starts over');
+        await this.forgetAttempt(shortcut);
+      }
+    } catch (error) {
+      if (!watch?.gaveUp) throw error;
+      // The download failed: nothing of its attempts counts, and the error is the download's own.
+      await this.forgetAttempt(shortcut).catch(() => undefined);
+      await source.ready;
+      throw error;
+    }
+  }
+
+  /**
+   * Everything the parse made of a download attempt that failed part way: the counts, the id
+   * bitmap, the shortcut's marks, a first load's files, and (by rolling the transaction back and
+   * beginning again) every row staged or COPYed into the table; then the rejects stored so far.
+   * Those are stored as parsing goes, not held back until the download ends: up to 10,000 of them
+   * with their raw text would be a lot of memory to hold, and a retry is rare enough that deleting
+   * them is the cheaper side. The run lock is the session's, not the transaction's: it stays held.
+   */
+  private async forgetAttempt(shortcut: UnchangedShortcut): Promise<void> {
+    this.tally = newTally();
+    shortcut.reset();
+    await this.direct?.discard();
+    this.direct = undefined;
+    await this.client.query('ROLLBACK');
+    await this.begin();
+    await deleteRejects(this.deps.pool, this.runId);
   }
 
   /** The whole-listing checks, before anything is written: envelope, reject ratio, schema drift. */
@@ -364,10 +399,4 @@ export class Run {
   topReasons(): Array<{ reason: string; count: number }> {
     return topReasons(this.tally, 5);
   }
-}
-
-async function sha256File(path: string, signal: AbortSignal): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }

@@ -52,7 +52,7 @@ export interface FaultOptions {
    * one of each kind); count-mismatch: how much `count`/`recordCount` exceed the array length (default 1).
    */
   count?: number;
-  /** slow: the stall after the first chunk, default 5000 ms. */
+  /** slow: the stall after the first chunk, default 5000 ms; truncate: a stall before the cut, default none. */
   delayMs?: number;
 }
 
@@ -124,6 +124,8 @@ export interface ListingPlan {
   count: number;
   recordCount: number;
   truncate: boolean;
+  /** truncate: how long the connection stays open, silent, before it is dropped. */
+  truncateDelayMs: number;
   slowMs: number;
 }
 
@@ -173,11 +175,12 @@ export function planListing(dataset: Dataset, raw: Buffer[] | null, faults: Faul
     count += mismatch.count ?? 1;
     recordCount += mismatch.count ?? 1;
   }
-  const truncate = faults.take('truncate') !== undefined;
+  const truncated = faults.take('truncate');
+  const truncate = truncated !== undefined;
   const slow = faults.take('slow');
   // A raw record may grow by a few bytes when the invalid-records fault edits it.
   const room = raw ? raw.reduce((max, text) => Math.max(max, text.length), 0) + 64 : MAX_RECORD_BYTES;
-  return { size, room, write, count, recordCount, truncate, slowMs: slow ? (slow.delayMs ?? 5000) : 0 };
+  return { size, room, write, count, recordCount, truncate, truncateDelayMs: truncated?.delayMs ?? 0, slowMs: slow ? (slow.delayMs ?? 5000) : 0 };
 }
 
 /** A raw record text made invalid by editing one field (for the invalid-records fault on raw records). */

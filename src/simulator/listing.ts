@@ -87,6 +87,12 @@ export class ListingEndpoint {
     let pos = head.copy(chunk, 0);
     let sent = 0;
     let stalled = plan.slowMs === 0;
+    // truncate: the bytes before the cut go out, then (with a delay) a silence, then the connection drops.
+    const cut = async (data: Buffer): Promise<void> => {
+      if (plan.truncateDelayMs === 0) return cutOff(res, data);
+      if (await flush(res, closing, data)) await stall(res, closing, plan.truncateDelayMs);
+      res.destroy();
+    };
     const send = async (): Promise<boolean> => {
       if (!(await flush(res, closing, chunk.subarray(0, pos), recycle(chunk)))) return false;
       sent += pos;
@@ -101,11 +107,11 @@ export class ListingEndpoint {
       if (i > 0) chunk[pos++] = 0x2c;
       const start = pos;
       pos = plan.write(chunk, pos, i);
-      if (sent + pos >= stopAt) return cutOff(res, chunk.subarray(0, Math.max(start + 1, Math.min(pos - 1, stopAt - sent))));
+      if (sent + pos >= stopAt) return cut(chunk.subarray(0, Math.max(start + 1, Math.min(pos - 1, stopAt - sent))));
     }
     if (plan.truncate) {
       // No record to cut (an empty listing): cut the envelope instead.
-      return cutOff(res, Buffer.concat([chunk.subarray(0, pos), tail]).subarray(0, Math.max(1, stopAt - sent)));
+      return cut(Buffer.concat([chunk.subarray(0, pos), tail]).subarray(0, Math.max(1, stopAt - sent)));
     }
     // slow: the first chunk goes out without the tail, then the stall.
     if (!stalled && !(await send())) return;

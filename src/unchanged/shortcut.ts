@@ -11,7 +11,8 @@
  *
  * Run calls it once per phase: `prepare` (read the live rows and what vouches for them), `decide`
  * per compact record (skip, or hand on with its fingerprint), `staged` per record handed on,
- * `settle` (duplicates and deletions), `save` (fingerprints of what the run wrote).
+ * `settle` (duplicates and deletions), `save` (fingerprints of what the run wrote); `reset` when
+ * the listing is parsed again from its start (a download retried part way).
  *
  * Live rows sit in typed arrays sorted by id (20 bytes per live row, no objects). Deletions come
  * from this side: a live id the listing never had is one whose slot was not seen.
@@ -44,8 +45,8 @@ export class UnchangedShortcut {
   private readonly seen: Int32Array;
   /** Live ids too long for `live.ids`: id text -> seen mark as above. */
   private readonly bigSeen = new Map<string, number>();
-  private readonly skippedLosers: Array<{ position: number; id: string }> = [];
-  private readonly stagedLosers: number[] = [];
+  private skippedLosers: Array<{ position: number; id: string }> = [];
+  private stagedLosers: number[] = [];
   private cursor = 0;
 
   private constructor(
@@ -132,6 +133,19 @@ export class UnchangedShortcut {
   stagedId(id: number, position: number): void {
     const slot = this.find(id);
     if (slot >= 0) this.see(slot, position, false);
+  }
+
+  /**
+   * Forgets every record seen (marks, duplicates, the skipped count), keeping the live rows read
+   * once: for a listing parsed again from its start after a download attempt failed part way.
+   */
+  reset(): void {
+    this.seen.fill(0);
+    for (const id of this.bigSeen.keys()) this.bigSeen.set(id, 0);
+    this.skippedLosers = [];
+    this.stagedLosers = [];
+    this.skipped = 0;
+    this.cursor = 0;
   }
 
   /** After the whole listing: the duplicate copies it settled, and the live ids the listing lacked. */

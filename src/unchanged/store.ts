@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 
 const SQL = loadStatements('unchanged/fingerprints.sql', [
   'begin_read',
-  'no_jit',
+  'read_plan',
   'state',
   'copy_live_out',
   'count_stored',
@@ -62,7 +62,7 @@ export async function readLiveRows(pool: Pool, signal: AbortSignal, options: Rea
   signal.addEventListener('abort', cancel, { once: true });
   try {
     await client.query(SQL.begin_read);
-    await client.query(SQL.no_jit);
+    await client.query(SQL.read_plan);
     const state = (await client.query<{ trust_key: string; run_id: string }>(SQL.state)).rows[0];
     const started = Date.now();
     const reader = new LiveRowReader();

@@ -12,7 +12,7 @@ import { ListingParser } from '../../src/extract/json/listing-parser.js';
 import { MemberReader } from '../../src/extract/json/record-members.js';
 import type { Reject } from '../../src/load/audit.js';
 import { rowLine } from '../../src/load/first-load.js';
-import { listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipeline.js';
+import { fileChunks, listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipeline.js';
 import { transformRecord } from '../../src/transform/record.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
@@ -118,7 +118,7 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
   let taken = 0;
   const fastPaths = fast ? recordFastPaths(tally, UnchangedShortcut.empty()) : undefined;
   const chunks: string[] = [];
-  for await (const chunk of listingCopyLines({ path, tally, writeRejects: async (r) => void rejects.push(...r), fast: fastPaths })) {
+  for await (const chunk of listingCopyLines({ chunks: fileChunks(path), tally, writeRejects: async (r) => void rejects.push(...r), fast: fastPaths })) {
     if (typeof chunk !== 'string') taken += chunk.toString().split('\n').length - 1;
     chunks.push(chunk.toString());
   }
@@ -159,7 +159,7 @@ describe('fingerprints travel with their record', () => {
     const tally = newTally();
     const fast = recordFastPaths(tally, UnchangedShortcut.empty(key));
     const chunks: string[] = [];
-    for await (const chunk of listingCopyLines({ path: listingFile(records), tally, writeRejects: async () => undefined, fast })) chunks.push(chunk.toString());
+    for await (const chunk of listingCopyLines({ chunks: fileChunks(listingFile(records)), tally, writeRejects: async () => undefined, fast })) chunks.push(chunk.toString());
     const lines = chunks.join('').split('\n').filter(Boolean);
     expect(tally.rejected).toBe(1000);
     expect(lines).toHaveLength(2000);

@@ -1,8 +1,8 @@
 /**
  * The upstream API client (the only importer of got): login with token reuse, and the listing
- * downloaded to a spool file as it streams in, with
- * retries for transient failures. The spool makes a retry after a cut-off body trivial and keeps
- * the database transaction out of the network wait.
+ * downloaded to a spool file as it streams in, with retries for transient failures. Each attempt
+ * rewrites the spool file from its start, and tells a SpoolWatch, when given one, what it wrote:
+ * the run parses the file as it grows and starts over when an attempt fails (spool-watch.ts).
  */
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
@@ -16,6 +16,8 @@ import { proxyRoute } from './http-agents.js';
 import { findToken, jwtExpiryMs } from './token.js';
 import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
 import { spoolFault } from './spool-fault.js';
+import { SpoolWriter } from './spool-writer.js';
+import type { SpoolWatch } from './spool-watch.js';
 
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const LOGIN_REFUSED_STATUS = new Set([400, 401, 403, 404, 422]);
@@ -57,14 +59,29 @@ export class WineApi {
     }
   }
 
-  /** Downloads the whole listing into `path`, retrying transient failures; returns its size and SHA-256. */
-  async downloadListing(path: string, signal: AbortSignal): Promise<Download> {
+  /**
+   * Downloads the whole listing into `path`, retrying transient failures; returns its size and
+   * SHA-256. `watch` hears of every attempt, every write, and the outcome.
+   */
+  async downloadListing(path: string, signal: AbortSignal, watch?: SpoolWatch): Promise<Download> {
+    try {
+      const download = await this.download(path, signal, watch);
+      watch?.complete();
+      return download;
+    } catch (error) {
+      watch?.fail(error);
+      throw error;
+    }
+  }
+
+  private async download(path: string, signal: AbortSignal, watch: SpoolWatch | undefined): Promise<Download> {
     let reloggedAfter401 = false;
     for (let attempt = 1; ; attempt++) {
       try {
         const token = await this.validToken(signal);
-        return await this.fetchListing(token, path, signal);
+        return await this.fetchListing(token, path, signal, watch);
       } catch (error) {
+        watch?.attemptFailed();
         if (signal.aborted) throw new AbortedError();
         if (!(error instanceof UpstreamError)) throw error;
         if (error.status === 401 && error.code !== 'LOGIN_REFUSED' && !reloggedAfter401) {
@@ -147,11 +164,14 @@ export class WineApi {
     return found.token;
   }
 
-  private async fetchListing(token: string, path: string, signal: AbortSignal): Promise<Download> {
+  private async fetchListing(token: string, path: string, signal: AbortSignal, watch: SpoolWatch | undefined): Promise<Download> {
     const url = this.config.listingUrl;
     const file = await open(path, 'w').catch((error: unknown) => {
       throw spoolFault(error, path, 0) ?? error;
     });
+    // Once the file exists. A reader of the previous attempt cannot take these bytes for its own:
+    // that attempt was marked failed before this one started.
+    watch?.begin();
     // The listener goes on before any await: got emits 'response' as soon as headers arrive.
     const headers = { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json' };
     this.log.trace({ url, headers }, 'listing request');
@@ -168,16 +188,16 @@ export class WineApi {
     request.once('response', (r) => (response = r));
     try {
       const hash = createHash('sha256');
+      const spool = new SpoolWriter(file, path, watch && ((total) => watch.wrote(total)));
       let bytes = 0;
       try {
         for await (const chunk of request as AsyncIterable<Buffer>) {
           if (bytes === 0 && response) await checkResponse(response, chunk, request, this.now(), url, route.via?.from);
           bytes += chunk.length;
           hash.update(chunk);
-          await file.write(chunk).catch((error: unknown) => {
-            throw spoolFault(error, path, bytes) ?? error;
-          });
+          await spool.write(chunk);
         }
+        await spool.flush();
       } catch (error) {
         if (error instanceof SyncError) throw error;
         throw connectionError('listing', url, error, bytes);
