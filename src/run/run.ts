@@ -24,7 +24,7 @@ import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.
 import { duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
-import { compressListing, latestPayload, restorePayload, storePayload, type CompressedListing } from '../load/payloads.js';
+import { compressListing, latestPayload, restorePayload, storePayload, upstreamGzip, type CompressedListing } from '../load/payloads.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
 import type { FieldCounts } from '../fields.js';
 import {
@@ -48,9 +48,11 @@ const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
 interface Listing {
   path: string;
   sha256: string;
+  /** The downloaded body as it arrived, when it came gzip-coded: the archive ready-made. */
+  gzip?: { path: string; size: number };
 }
 
-/** The archive being compressed alongside the run. */
+/** The archive being compressed alongside the run (or ready: the upstream's gzip). */
 interface Archiving {
   compressed: Promise<CompressedListing>;
   stop(): Promise<void>;
@@ -109,16 +111,23 @@ export class Run {
     const started = Date.now();
     let path: string;
     let sha256: string;
+    let gzip: Listing['gzip'];
     if (source.kind === 'api') {
       if (!this.deps.api) throw new SyncError('CONFIG', 'API runs need WINE_API_BASE_URL and credentials', { exitCode: 2 });
       path = join(this.tmp!, 'listing.json');
-      sha256 = (await this.deps.api.downloadListing(path, this.deps.signal)).sha256;
+      // Kept only when the run may archive: otherwise the second file is written for nothing.
+      const keepGzipAt = this.archives() ? join(this.tmp!, 'listing.json.gz') : undefined;
+      ({ sha256, gzip } = await this.deps.api.downloadListing(path, this.deps.signal, { keepGzipAt }));
     } else {
       path = source.kind === 'file' ? resolve(source.path) : join(this.tmp!, 'listing.json');
       sha256 = source.kind === 'replay' ? await restorePayload(this.deps.pool, source.runId, path) : await sha256File(path, this.deps.signal);
     }
     log.info({ bytes: (await stat(path)).size, sha256, ms: Date.now() - started }, 'listing ready');
-    return { path, sha256 };
+    return { path, sha256, ...(gzip ? { gzip } : {}) };
+  }
+
+  private archives(): boolean {
+    return !this.request.dryRun && this.config.archiveKeep > 0;
   }
 
   /** Everything after the download, in the run's one transaction; rolled back on any failure. */
@@ -148,17 +157,19 @@ export class Run {
   }
 
   /**
-   * The archive is compressed on libuv's thread pool while the listing is parsed and applied;
-   * stopped if the run fails. The same listing as the newest archived one is not stored again:
-   * re-runs write no payload WAL.
+   * The archive is the upstream's own gzip body when it sent one (nothing to compress); otherwise
+   * it is compressed on libuv's thread pool while the listing is parsed and applied, and stopped
+   * if the run fails. The same listing as the newest archived one is not stored again: re-runs
+   * write no payload WAL.
    */
-  private async startArchive({ path, sha256 }: Listing, log: Logger): Promise<Archiving | undefined> {
-    if (this.request.dryRun || this.config.archiveKeep === 0) return undefined;
+  private async startArchive({ path, sha256, gzip }: Listing, log: Logger): Promise<Archiving | undefined> {
+    if (!this.archives()) return undefined;
     const latest = await latestPayload(this.deps.pool);
     if (latest?.sha256 === sha256) {
       log.info({ archivedBy: Number(latest.runId) }, 'listing identical to the newest archived one; not archived again');
       return undefined;
     }
+    if (gzip) return { compressed: Promise.resolve(upstreamGzip(gzip)), stop: async () => undefined };
     const stopper = new AbortController();
     const compressed = compressListing(path, join(this.tmp!, 'listing.json.archive'), stopper.signal);
     compressed.catch(() => undefined); // awaited in archive(); a failure surfaces there
