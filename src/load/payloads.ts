@@ -1,7 +1,8 @@
 /**
- * sync_payloads: the listing exactly as received, compressed to a temporary file, then streamed
- * into sync_payload_chunks with a binary COPY in chunks of a few MB, so the body is never held in
- * memory and no stored value nears PostgreSQL's 1 GB field limit, whatever the listing's size.
+ * sync_payloads: the listing exactly as received, compressed to a temporary file (or the
+ * upstream's own gzip body, as it arrived), then streamed into sync_payload_chunks with a binary
+ * COPY in chunks of a few MB, so the body is never held in memory and no stored value nears
+ * PostgreSQL's 1 GB field limit, whatever the listing's size.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -34,12 +35,23 @@ export interface CompressedListing {
   path: string;
   size: number;
   algorithm: PayloadAlgorithm;
+  /** How the archive was made, for the log. */
+  made: 'compressed' | 'upstream gzip';
 }
 
 /** Compresses the spooled listing to `dest`, on libuv's thread pool (off the JavaScript thread). */
 export async function compressListing(source: string, dest: string, signal?: AbortSignal, algorithm = preferredAlgorithm()): Promise<CompressedListing> {
   await pipeline(createReadStream(source, { highWaterMark: READ_BYTES }), compressor(algorithm), createWriteStream(dest), signal ? { signal } : {});
-  return { path: dest, size: (await stat(dest)).size, algorithm };
+  return { path: dest, size: (await stat(dest)).size, algorithm, made: 'compressed' };
+}
+
+/**
+ * The upstream's gzip body, as it arrived, is the archive as it is: no recompression, and nothing
+ * to check, since the listing is what our own gunzip made of these very bytes (restorePayload
+ * uses the same gunzip, which reads every member of a multi-member body).
+ */
+export function upstreamGzip(body: { path: string; size: number }): CompressedListing {
+  return { ...body, algorithm: 'gzip', made: 'upstream gzip' };
 }
 
 /** Stores the compressed listing as the run's payload, then keeps only the newest `keep`. */
@@ -57,7 +69,7 @@ export async function storePayload(
   await client.query(SQL.insert_payload, [runId, payload.sha256, payload.bytes, compressed.algorithm, compressed.size]);
   await pipeline(chunkRows(BigInt(runId), compressed, payload.chunkBytes ?? PAYLOAD_CHUNK_BYTES), client.query(copyFrom(SQL.copy_payload_chunks)));
   await client.query(SQL.prune_payloads, [payload.keep]);
-  log?.debug({ statement: 'store_payload', algorithm: compressed.algorithm, storedBytes: compressed.size, ms: Date.now() - started }, 'statement done');
+  log?.debug({ statement: 'store_payload', archive: compressed.made, algorithm: compressed.algorithm, storedBytes: compressed.size, ms: Date.now() - started }, 'statement done');
 }
 
 /** The compressed file as binary COPY rows (run_id, seq, data), read a MB at a time. */

@@ -19,6 +19,8 @@ import type { SyncSource } from './sync.js';
 export interface Listing {
   path: string;
   sha256: string;
+  /** The downloaded body as it arrived, when it came gzip-coded: the archive ready-made. */
+  gzip?: { path: string; size: number };
 }
 
 export interface ListingSource {
@@ -44,12 +46,12 @@ export interface SourceDeps {
  * returns at once. A download is spooled while the stage parses behind it, a given file hashed
  * while it is parsed.
  */
-export function openListing(source: SyncSource, deps: SourceDeps, dir: string): ListingSource {
+export function openListing(source: SyncSource, deps: SourceDeps, dir: string, options: { keepGzip: boolean }): ListingSource {
   const { api, signal } = deps;
   const log = deps.log.child({ step: 'extract' });
   const started = Date.now();
-  const ready = async (path: string, sha256: Promise<string>): Promise<Listing> => {
-    const listing = { path, sha256: await sha256 };
+  const ready = async (path: string, whole: Promise<Pick<Listing, 'sha256' | 'gzip'>>): Promise<Listing> => {
+    const listing = { path, ...(await whole) };
     log.info({ bytes: (await stat(path)).size, sha256: listing.sha256, ms: Date.now() - started }, 'listing ready');
     return listing;
   };
@@ -59,14 +61,15 @@ export function openListing(source: SyncSource, deps: SourceDeps, dir: string): 
     const path = join(dir, 'listing.json');
     const watch = new SpoolWatch(path);
     const stopper = new AbortController();
-    const download = api.downloadListing(path, AbortSignal.any([signal, stopper.signal]), watch).then((d) => d.sha256);
+    const keepGzipAt = options.keepGzip ? join(dir, 'listing.json.gz') : undefined;
+    const download = api.downloadListing(path, AbortSignal.any([signal, stopper.signal]), { keepGzipAt, watch }).then(({ sha256, gzip }) => ({ sha256, ...(gzip ? { gzip } : {}) }));
     result = { ready: ready(path, download), watch, stop: () => stopper.abort() };
   } else if (source.kind === 'file') {
     const path = resolve(source.path);
-    result = { ready: ready(path, sha256File(path, signal)), path, stop: () => undefined };
+    result = { ready: ready(path, sha256File(path, signal).then((sha256) => ({ sha256 }))), path, stop: () => undefined };
   } else {
     const path = join(dir, 'listing.json');
-    result = { ready: ready(path, restorePayload(deps.pool, source.runId, path)), stop: () => undefined };
+    result = { ready: ready(path, restorePayload(deps.pool, source.runId, path).then((sha256) => ({ sha256 }))), stop: () => undefined };
   }
   result.ready.catch(() => undefined); // awaited by the run; a failure surfaces there
   return result;

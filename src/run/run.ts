@@ -25,7 +25,7 @@ import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.
 import { deleteRejects, duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
-import { compressListing, latestPayload, storePayload, type CompressedListing } from '../load/payloads.js';
+import { compressListing, latestPayload, storePayload, upstreamGzip, type CompressedListing } from '../load/payloads.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
 import type { FieldCounts } from '../fields.js';
 import {
@@ -46,7 +46,7 @@ import type { SyncDeps, SyncRequest } from './sync.js';
 
 const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
 
-/** The archive being compressed alongside the run. */
+/** The archive being compressed alongside the run (or ready: the upstream's gzip). */
 interface Archiving {
   compressed: Promise<CompressedListing>;
   stop(): Promise<void>;
@@ -89,7 +89,8 @@ export class Run {
     shortcut.catch(() => undefined); // awaited in load(); a failure surfaces there
     let source: ListingSource | undefined;
     try {
-      source = openListing(this.request.source, this.deps, this.tmp);
+      // The upstream's gzip body is kept only when the run may archive: otherwise it is written for nothing.
+      source = openListing(this.request.source, this.deps, this.tmp, { keepGzip: this.archives() });
       await this.load(source, shortcut, lockWait);
     } finally {
       lockWait.stop();
@@ -139,17 +140,19 @@ export class Run {
   }
 
   /**
-   * The archive is compressed on libuv's thread pool while the listing is parsed and applied;
-   * stopped if the run fails. The same listing as the newest archived one is not stored again:
-   * re-runs write no payload WAL.
+   * The archive is the upstream's own gzip body when it sent one (nothing to compress); otherwise
+   * it is compressed on libuv's thread pool while the listing is parsed and applied, and stopped
+   * if the run fails. The same listing as the newest archived one is not stored again: re-runs
+   * write no payload WAL.
    */
-  private async startArchive({ path, sha256 }: Listing, log: Logger): Promise<Archiving | undefined> {
-    if (this.request.dryRun || this.config.archiveKeep === 0) return undefined;
+  private async startArchive({ path, sha256, gzip }: Listing, log: Logger): Promise<Archiving | undefined> {
+    if (!this.archives()) return undefined;
     const latest = await latestPayload(this.deps.pool);
     if (latest?.sha256 === sha256) {
       log.info({ archivedBy: Number(latest.runId) }, 'listing identical to the newest archived one; not archived again');
       return undefined;
     }
+    if (gzip) return { compressed: Promise.resolve(upstreamGzip(gzip)), stop: async () => undefined };
     const stopper = new AbortController();
     const compressed = compressListing(path, join(this.tmp!, 'listing.json.archive'), stopper.signal);
     compressed.catch(() => undefined); // awaited in archive(); a failure surfaces there
@@ -160,6 +163,10 @@ export class Run {
         await compressed.catch(() => undefined); // let it stop before the temp dir is removed
       },
     };
+  }
+
+  private archives(): boolean {
+    return !this.request.dryRun && this.config.archiveKeep > 0;
   }
 
   private async begin(): Promise<void> {

@@ -1,13 +1,15 @@
 /**
  * GET/HEAD of the listing: the `serviceapp` header and a bearer token checked, then the whole
  * listing (`for_reporting=1`) streamed with backpressure, so a million records are served with
- * flat memory, or a raw body set by a test, or, without `for_reporting=1`, Laravel-style pages.
+ * flat memory (compressed on the way when a content coding is set and the client accepts it, as a
+ * web server with compression on does), or a raw body set by a test, or, without
+ * `for_reporting=1`, Laravel-style pages.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_RECORD_BYTES, type Dataset } from './dataset.js';
 import { planListing, refuseListing, type Faults, type ListingPlan } from './faults.js';
 import type { JwtIssuer } from './jwt.js';
-import { cutOff, flush, headerIs, send, sendJson, stall } from './respond.js';
+import { accepts, cutCoded, cutOff, encoder, flush, headerIs, send, sendJson, stall, type ContentCoding } from './respond.js';
 
 export const LISTING_PATH = '/api/bulk-wine-reconciliation-data';
 export const LISTING_MESSAGE = 'Bulk wine reconciliation data retrieved successfully';
@@ -17,7 +19,8 @@ const CHUNK_BYTES = 64 * 1024;
 
 export class ListingEndpoint {
   private recordsJson: Buffer[] | null = null;
-  private rawBody: { body: Buffer; contentType: string } | null = null;
+  private rawBody: { body: Buffer; contentType: string; contentEncoding: string | undefined } | null = null;
+  private coding: ContentCoding | null = null;
 
   constructor(
     private readonly dataset: Dataset,
@@ -31,8 +34,13 @@ export class ListingEndpoint {
     this.recordsJson = list === null ? null : list.map((text) => Buffer.from(text, 'utf8'));
   }
 
-  setRawBody(body: string | Buffer | null, contentType = 'application/json'): void {
-    this.rawBody = body === null ? null : { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body), contentType };
+  /** `contentEncoding`: the header sent with the body, which is then already coded by the caller. */
+  setRawBody(body: string | Buffer | null, contentType = 'application/json', contentEncoding?: string): void {
+    this.rawBody = body === null ? null : { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body), contentType, contentEncoding };
+  }
+
+  setContentCoding(coding: ContentCoding | null): void {
+    this.coding = coding;
   }
 
   recordCount(): number {
@@ -57,26 +65,35 @@ export class ListingEndpoint {
       res.end();
       return;
     }
-    return this.stream(res, plan);
+    return this.stream(res, plan, this.coding && accepts(req.headers['accept-encoding'], this.coding) ? this.coding : null);
   }
 
   /**
    * The listing body, written in chunks of about 64 KB, each written only once the socket has
    * taken the previous ones ('drain'): memory stays flat whatever the number of records.
    */
-  private async stream(res: ServerResponse, plan: ListingPlan): Promise<void> {
+  private async stream(res: ServerResponse, plan: ListingPlan, coding: ContentCoding | null): Promise<void> {
     const closing = this.closing;
     const head = Buffer.from(`{"message":"${LISTING_MESSAGE}","count":${plan.count},"bulk_wine_reconciliation":[`);
     const tail = Buffer.from(`],"recordCount":${plan.recordCount}}`);
     const headers: Record<string, string | number> = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
+    if (coding) Object.assign(headers, { 'content-encoding': coding, vary: 'Accept-Encoding' });
     let stopAt = Infinity;
     if (plan.truncate) {
-      // Declare the whole length, send about half of it (ending mid-record), then drop the connection.
+      // Declare the whole length, send about half of it (ending mid-record), then drop the connection;
+      // coded (no length known ahead), the coded stream ends there without its end.
       const total = head.length + tail.length + Math.max(0, plan.size - 1) + measure(plan);
-      headers['content-length'] = total;
+      if (!coding) headers['content-length'] = total;
       stopAt = Math.floor(total / 2);
     }
     res.writeHead(200, headers);
+    // Coded, the body goes through the encoder; the client leaving stops it.
+    const coded = coding ? encoder(coding) : undefined;
+    if (coded) {
+      coded.pipe(res);
+      res.once('close', () => coded.destroy());
+    }
+    const out = coded ?? res;
     const size = Math.max(CHUNK_BYTES, plan.room + 1, head.length + tail.length);
     // Chunks go back to `spare` once the socket has taken them: a few buffers serve the whole listing.
     const spare: Buffer[] = [];
@@ -87,19 +104,23 @@ export class ListingEndpoint {
     let pos = head.copy(chunk, 0);
     let sent = 0;
     let stalled = plan.slowMs === 0;
-    // truncate: the bytes before the cut go out, then (with a delay) a silence, then the connection drops.
+    // truncate: the bytes before the cut go out, then (with a delay) a silence, then the connection
+    // drops; a coded body instead ends short of its coding's end (only our decoder notices).
     const cut = async (data: Buffer): Promise<void> => {
+      if (coded) return cutCoded(coded, res, data);
       if (plan.truncateDelayMs === 0) return cutOff(res, data);
       if (await flush(res, closing, data)) await stall(res, closing, plan.truncateDelayMs);
       res.destroy();
     };
     const send = async (): Promise<boolean> => {
-      if (!(await flush(res, closing, chunk.subarray(0, pos), recycle(chunk)))) return false;
+      if (!(await flush(out, closing, chunk.subarray(0, pos), recycle(chunk)))) return false;
       sent += pos;
       pos = 0;
       chunk = spare.pop() ?? Buffer.allocUnsafe(size);
       if (stalled) return true;
       stalled = true;
+      // Coded, the first chunk would wait in the encoder through the stall.
+      if (coded) await new Promise<void>((resolve) => coded.flush(() => resolve()));
       return stall(res, closing, plan.slowMs);
     };
     for (let i = 0; i < plan.size; i++) {
@@ -117,15 +138,15 @@ export class ListingEndpoint {
     if (!stalled && !(await send())) return;
     if (pos + tail.length > size && !(await send())) return;
     pos += tail.copy(chunk, pos);
-    if (!(await flush(res, closing, chunk.subarray(0, pos)))) return;
-    res.end();
+    if (!(await flush(out, closing, chunk.subarray(0, pos)))) return;
+    out.end();
   }
 
   private async streamRaw(res: ServerResponse, headOnly: boolean): Promise<void> {
-    const { body, contentType } = this.rawBody!;
+    const { body, contentType, contentEncoding } = this.rawBody!;
     const truncate = this.faults.take('truncate') !== undefined;
     const slow = this.faults.take('slow');
-    res.writeHead(200, { 'content-type': contentType, 'content-length': body.length });
+    res.writeHead(200, { 'content-type': contentType, 'content-length': body.length, ...(contentEncoding ? { 'content-encoding': contentEncoding } : {}) });
     if (headOnly) return void res.end();
     if (truncate) return cutOff(res, body.subarray(0, Math.floor(body.length / 2)));
     if (slow) {

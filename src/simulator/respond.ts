@@ -3,6 +3,11 @@
  * as soon as the connection or the simulator closes, so a stalled client never holds it open.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
+import * as zlib from 'node:zlib';
+
+/** Content codings the listing can be served in (RFC 9110; `x-gzip` is gzip under its old name). */
+export type ContentCoding = 'gzip' | 'x-gzip' | 'deflate' | 'br';
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -41,11 +46,26 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return Buffer.concat(parts);
 }
 
+/** Whether the request's Accept-Encoding takes `coding` (q=0 refuses it), as a server with compression on decides. */
+export function accepts(acceptEncoding: string | string[] | undefined, coding: ContentCoding): boolean {
+  const names = coding === 'x-gzip' ? ['gzip', 'x-gzip'] : [coding];
+  return String(headerValue(acceptEncoding) ?? '')
+    .split(',')
+    .map((part) => part.trim().toLowerCase().split(/\s*;\s*/))
+    .some(([name, ...params]) => (names.includes(name!) || name === '*') && !params.some((p) => /^q=0(\.0*)?$/.test(p)));
+}
+
+/** zlib at its default level, as a web server compresses: not the level the archive would use. */
+export function encoder(coding: ContentCoding): zlib.Gzip | zlib.Deflate | zlib.BrotliCompress {
+  if (coding === 'br') return zlib.createBrotliCompress();
+  return coding === 'deflate' ? zlib.createDeflate() : zlib.createGzip();
+}
+
 /**
- * Writes; waits for 'drain' when the socket buffer is full. false when the connection is gone or
- * the simulator is `closing`. `written` runs once the socket no longer needs `data`.
+ * Writes; waits for 'drain' when the socket (or the encoder in front of it) is full. false when
+ * the connection is gone or the simulator is `closing`. `written` runs once `data` is taken.
  */
-export function flush(res: ServerResponse, closing: AbortSignal, data: Buffer, written?: () => void): Promise<boolean> {
+export function flush(res: Writable, closing: AbortSignal, data: Buffer, written?: () => void): Promise<boolean> {
   if (res.destroyed || closing.aborted) return Promise.resolve(false);
   const onWritten = written && ((error?: Error | null) => (error ? undefined : written()));
   if (res.write(data, onWritten)) return Promise.resolve(true);
@@ -77,6 +97,21 @@ export function stall(res: ServerResponse, closing: AbortSignal, ms: number): Pr
     res.on('close', onClose);
     closing.addEventListener('abort', onClose);
   });
+}
+
+/**
+ * A coded body cut short: `data` and what came before go out decodable, then the response ends
+ * cleanly without the coding's end (a gzip stream with no trailer). Only the client's decoder can
+ * tell: chunked transfer has no length to check.
+ */
+export async function cutCoded(coded: zlib.Gzip | zlib.Deflate | zlib.BrotliCompress, res: ServerResponse, data: Buffer): Promise<void> {
+  coded.write(data);
+  await new Promise<void>((resolve) => coded.flush(() => resolve()));
+  coded.unpipe(res);
+  const left: Buffer[] = [];
+  for (let part: Buffer | null; (part = coded.read() as Buffer | null) !== null; ) left.push(part);
+  res.end(Buffer.concat(left));
+  coded.destroy();
 }
 
 /** Sends `data`, then drops the connection before the declared length is reached. */

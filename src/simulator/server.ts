@@ -15,11 +15,12 @@ import { Faults, type FaultName, type FaultOptions } from './faults.js';
 import { JwtIssuer } from './jwt.js';
 import { ListingEndpoint, LISTING_PATH } from './listing.js';
 import { LoginEndpoint, LOGIN_PATH, type TokenShape } from './login.js';
-import { sendJson } from './respond.js';
+import { sendJson, type ContentCoding } from './respond.js';
 
 export { FAULT_NAMES, type FaultName, type FaultOptions } from './faults.js';
 export { LISTING_MESSAGE, LISTING_PATH } from './listing.js';
 export { LOGIN_PATH, type TokenShape } from './login.js';
+export type { ContentCoding } from './respond.js';
 
 /** The simulator's own credentials when SIMULATOR_EMAIL / SIMULATOR_PASSWORD are not given: not secrets. */
 export const DEFAULT_EMAIL = 'demo@example.com';
@@ -77,8 +78,16 @@ export interface Simulator {
   mutate(m: Mutation): void;
   /** Serve exactly these raw record texts (inserted verbatim into the array); null = the generated dataset. */
   setRecordsJson(list: string[] | null): void;
-  /** Serve exactly this whole listing body (default content type application/json); null = normal. */
-  setRawBody(body: string | Buffer | null, contentType?: string): void;
+  /**
+   * Serve exactly this whole listing body (default content type application/json); null = normal.
+   * With `contentEncoding`, that header goes with it: the body is taken as already coded.
+   */
+  setRawBody(body: string | Buffer | null, contentType?: string, contentEncoding?: string): void;
+  /**
+   * Compress the listing (generated or set records) in this coding when the request accepts it,
+   * as a web server with compression on does; null (the default) = never.
+   */
+  setContentCoding(coding: ContentCoding | null): void;
   /** Records the listing serves now (the raw records' count when setRecordsJson is active). */
   recordCount(): number;
   /** Closes the server and every open socket promptly, stalled ones included. */
@@ -185,8 +194,12 @@ class SimulatorServer implements Simulator {
     this.listing.setRecordsJson(list);
   }
 
-  setRawBody(body: string | Buffer | null, contentType?: string): void {
-    this.listing.setRawBody(body, contentType);
+  setRawBody(body: string | Buffer | null, contentType?: string, contentEncoding?: string): void {
+    this.listing.setRawBody(body, contentType, contentEncoding);
+  }
+
+  setContentCoding(coding: ContentCoding | null): void {
+    this.listing.setContentCoding(coding);
   }
 
   recordCount(): number {

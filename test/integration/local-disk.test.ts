@@ -35,7 +35,12 @@ function runInFullTmpfs(env: Record<string, string>): Promise<CliResult> {
 }
 
 describeWith('mount in a private namespace (unshare -m, as root)', canMountTmpfs(), 'local disk faults are not retried', () => {
-  it('a full spool directory fails the run at once, naming the directory, with one login and one listing request', async () => {
+  // A gzip listing is spooled twice: decoded, and as it arrived for the archive; either file may fill the disk.
+  it.each([
+    ['plain', null],
+    ['gzip', 'gzip'],
+  ] as const)('a full spool directory fails the run at once (%s listing), naming the directory, with one login and one listing request', async (_label, coding) => {
+    fx.sim.setContentCoding(coding);
     const r = await runInFullTmpfs(fx.envWith({ WINE_API_RETRIES: '5' }));
     expect(r.code, r.stderr).toBe(1);
     const run = JSON.parse(r.stdout);

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, gunzipSync, gzipSync } from 'node:zlib';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
@@ -13,8 +13,9 @@ import { preferredAlgorithm, type PayloadAlgorithm } from '../../src/load/payloa
 import { compressListing, restorePayload, storePayload } from '../../src/load/payloads.js';
 import { SQL_DIR } from '../../src/paths.js';
 import { useSyncFixture } from '../support/fixture.js';
-import { runCli } from '../support/harness.js';
+import { inProcess, runCli, tableText, type InProcess, type TestDb } from '../support/harness.js';
 import { listing } from '../support/listing.js';
+import { rawListing } from '../support/raw-listing.js';
 
 const rec = (id: number, wpi: string) =>
   `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":0.123456789012345678901,"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-02"}`;
@@ -146,5 +147,134 @@ describe('payloads archived before chunks (one gzip bytea)', () => {
     expect(JSON.parse(replay.stdout)).toMatchObject({ trigger: 'replay', status: 'succeeded', inserted: 3, bytes: Buffer.byteLength(small) });
     const { rows } = await pool.query('SELECT wpi, inventory_sales::text FROM bulk_wine_reconciliation ORDER BY id');
     expect(rows).toEqual([1, 2, 3].map((i) => ({ wpi: `OLD-${i}`, inventory_sales: '0.123456789012345678901' })));
+  });
+});
+
+describe('the archive of a downloaded listing', () => {
+  const dl = useSyncFixture('payload-downloads', { simulator: { records: 300 }, each: true });
+
+  /** The run's archived body as stored, its algorithm and sizes. */
+  async function stored(db: TestDb, runId: number) {
+    const rows = await db.rows<{ body: Buffer; algorithm: string; bytes: string; stored_bytes: string; sha256: string }>(
+      `SELECT (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks WHERE run_id = $1) AS body, algorithm, bytes::text, stored_bytes::text, sha256
+       FROM sync_payloads WHERE run_id = $1`,
+      [runId],
+    );
+    return rows[0];
+  }
+
+  /** How the run's archive was made, from its store_payload log line. */
+  const madeBy = (ctx: InProcess, runId: number) =>
+    ctx.logs.map((line) => JSON.parse(line) as { runId?: number; statement?: string; archive?: string }).find((l) => l.runId === runId && l.statement === 'store_payload')?.archive;
+
+  const payloadCount = async () => (await dl.db.rows<{ n: number }>('SELECT count(*)::int AS n FROM sync_payloads'))[0]!.n;
+
+  it("stores the upstream's gzip body byte for byte, and replays it to the same SHA-256 and rows", async () => {
+    dl.sim.setContentCoding('gzip');
+    const sent = await rawListing(dl.sim, 'gzip, deflate, br');
+    expect(sent.headers['content-encoding']).toBe('gzip');
+    const json = gunzipSync(sent.body);
+    const ctx = inProcess(dl.env);
+    const { run } = await ctx.run();
+    expect(run).toMatchObject({ status: 'succeeded', received: 300, inserted: 300, bytes: json.length });
+
+    const payload = (await stored(dl.db, run.id))!;
+    expect(payload.body.equals(sent.body)).toBe(true);
+    expect(payload).toMatchObject({ algorithm: 'gzip', bytes: String(json.length), stored_bytes: String(sent.body.length), sha256: sha256(json) });
+    expect(madeBy(ctx, run.id)).toBe('upstream gzip');
+
+    const rows = await tableText(dl.db);
+    const replay = await ctx.run({ source: { kind: 'replay', runId: String(run.id) }, trigger: 'replay' });
+    expect(replay.run).toMatchObject({ status: 'succeeded', received: 300, inserted: 0, updated: 0, deleted: 0, bytes: json.length });
+    expect(ctx.logs.join('\n')).toContain(`"sha256":"${sha256(json)}"`);
+    expect(await tableText(dl.db)).toEqual(rows);
+
+    // The same listing again, as gzip: identical to the newest archived one, not stored twice.
+    const again = await ctx.run();
+    expect(again.run.status).toBe('succeeded');
+    expect(ctx.logs.some((l) => l.includes(`"runId":${again.run.id}`) && l.includes('not archived again'))).toBe(true);
+    expect(await payloadCount()).toBe(1);
+  });
+
+  it('stores a multi-member gzip body as sent and replays it whole', async () => {
+    const json = Buffer.from(listing(Array.from({ length: 40 }, (_, i) => rec(i + 1, `MM-${i}`))));
+    const members = Buffer.concat([gzipSync(json.subarray(0, 1000)), gzipSync(json.subarray(1000, 1001)), gzipSync(json.subarray(1001))]);
+    dl.sim.setRawBody(members, 'application/json', 'gzip');
+    const ctx = inProcess(dl.env);
+    const { run } = await ctx.run();
+    expect(run).toMatchObject({ status: 'succeeded', inserted: 40, bytes: json.length });
+    expect((await stored(dl.db, run.id))!.body.equals(members)).toBe(true);
+    expect(madeBy(ctx, run.id)).toBe('upstream gzip');
+
+    const out = join(dl.dir, 'members.json');
+    expect(await restorePayload(dl.db.pool, String(run.id), out)).toBe(sha256(json));
+    expect((await readFile(out)).equals(json)).toBe(true);
+    const rows = await tableText(dl.db);
+    await dl.db.pool.query('UPDATE bulk_wine_reconciliation SET wpi = wpi || \'-edited\' WHERE id = 7');
+    const replay = await ctx.run({ source: { kind: 'replay', runId: String(run.id) }, trigger: 'replay' });
+    expect(replay.run).toMatchObject({ status: 'succeeded', received: 40, updated: 1 });
+    expect(await tableText(dl.db)).toEqual(rows);
+  });
+
+  it('compresses the listing itself when the upstream sent it plain, deflate or br', async () => {
+    const json = Buffer.from(listing(Array.from({ length: 30 }, (_, i) => rec(i + 1, `PL-${i}`))));
+    const ctx = inProcess(dl.env);
+    const bodies: Array<[string, Buffer, string | undefined]> = [
+      ['identity', json, undefined],
+      ['deflate (raw, no zlib header)', deflateRawSync(json), 'deflate'],
+      ['br', brotliCompressSync(json), 'br'],
+    ];
+    for (const [label, body, coding] of bodies) {
+      await dl.db.pool.query('TRUNCATE sync_payloads CASCADE');
+      dl.sim.setRawBody(body, 'application/json', coding);
+      const { run } = await ctx.run();
+      expect(run, label).toMatchObject({ status: 'succeeded', received: 30, bytes: json.length });
+      const payload = (await stored(dl.db, run.id))!;
+      expect(payload.algorithm, label).toBe(preferredAlgorithm());
+      expect(payload.body.equals(body), label).toBe(false);
+      expect(madeBy(ctx, run.id), label).toBe('compressed');
+      const out = join(dl.dir, `plain-${run.id}.json`);
+      expect(await restorePayload(dl.db.pool, String(run.id), out), label).toBe(sha256(json));
+    }
+  });
+
+  it('a gzip body cut short fails retryably after the retries, and leaves the tables and archive as they were', async () => {
+    const ctx = inProcess({ ...dl.env, WINE_API_RETRIES: '2' });
+    expect((await ctx.run()).run.status).toBe('succeeded');
+    const before = { rows: await tableText(dl.db), payloads: await payloadCount() };
+    dl.sim.mutate({ change: 10 });
+    dl.sim.setContentCoding('gzip');
+    dl.sim.setFault('truncate');
+    const listingsBefore = dl.sim.stats.listings;
+    const { run } = await ctx.run();
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/^listing body \(gzip\) ends early or is damaged after \d+ bytes: unexpected end of file \(gave up after 2 attempts\)$/);
+    expect(dl.sim.stats.listings - listingsBefore).toBe(2);
+    expect(await tableText(dl.db)).toEqual(before.rows);
+    expect(await payloadCount()).toBe(before.payloads);
+  });
+
+  it.each([
+    ['a gzip stream that ends early (chunked)', 'stream'],
+    ['a gzip body whose connection drops before its Content-Length', 'raw'],
+  ])('a retry after %s archives the whole body of the attempt that succeeded', async (_label, how) => {
+    dl.sim.setContentCoding('gzip');
+    let sent = await rawListing(dl.sim, 'gzip');
+    if (how === 'raw') {
+      // A large body, so the first half leaves a full file behind for the retry to start over.
+      sent = { ...sent, body: gzipSync(listing(Array.from({ length: 20_000 }, (_, i) => rec(i + 1, randomBytes(24).toString('hex'))))) };
+      dl.sim.setRawBody(sent.body, 'application/json', 'gzip');
+    }
+    dl.sim.setFault('truncate', { times: 1 });
+    const ctx = inProcess(dl.env);
+    const listingsBefore = dl.sim.stats.listings;
+    const { run } = await ctx.run();
+    expect(run.status, run.error ?? '').toBe('succeeded');
+    expect(dl.sim.stats.listings - listingsBefore).toBe(2);
+    expect(ctx.logs.some((l) => l.includes('upstream request failed; retrying'))).toBe(true);
+    const payload = (await stored(dl.db, run.id))!;
+    expect(payload.body.equals(sent.body)).toBe(true);
+    expect(payload.sha256).toBe(sha256(gunzipSync(sent.body)));
+    expect(madeBy(ctx, run.id)).toBe('upstream gzip');
   });
 });

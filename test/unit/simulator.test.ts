@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { brotliDecompressSync, constants, gunzipSync, gzipSync, inflateSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator, type TokenShape } from '../../src/simulator/server.js';
+import { rawListing } from '../support/raw-listing.js';
 
 const LOGIN_HEADERS = { 'content-type': 'application/json', 'x-requested-with': 'XMLHttpRequest', service_app: 'mobile' };
 const LISTING = '/api/bulk-wine-reconciliation-data';
@@ -605,6 +607,63 @@ describe('simulator: dataset changes', () => {
       expect(((await (await listing(sim, jwt)).json()) as Listing).count).toBe(10);
     } finally {
       await sim.close();
+    }
+  });
+});
+
+describe('simulator: content coding', () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ records: 300 });
+  });
+  afterEach(() => {
+    sim.setContentCoding(null);
+    sim.setFault(null);
+  });
+  afterAll(() => sim.close());
+
+  it('compresses the listing only when a coding is set and the request accepts it', async () => {
+    const plain = await rawListing(sim, 'gzip, deflate, br');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    sim.setContentCoding('gzip');
+    const gzip = await rawListing(sim, 'gzip, deflate, br');
+    expect(gzip.headers).toMatchObject({ 'content-encoding': 'gzip', vary: 'Accept-Encoding' });
+    expect(gunzipSync(gzip.body).equals(plain.body)).toBe(true);
+    // A web server's default level, not the archive's level 1.
+    expect(gzip.body.equals(gzipSync(plain.body, { level: 1 }))).toBe(false);
+    expect((await rawListing(sim, 'gzip, deflate, br')).body.equals(gzip.body)).toBe(true);
+    for (const refusing of ['identity', 'br', 'gzip;q=0']) expect((await rawListing(sim, refusing)).headers['content-encoding']).toBeUndefined();
+    sim.setContentCoding('x-gzip');
+    expect((await rawListing(sim, 'gzip')).headers['content-encoding']).toBe('x-gzip');
+    sim.setContentCoding('deflate');
+    expect(inflateSync((await rawListing(sim, 'deflate')).body).equals(plain.body)).toBe(true);
+    sim.setContentCoding('br');
+    expect(brotliDecompressSync((await rawListing(sim, 'br')).body).equals(plain.body)).toBe(true);
+  });
+
+  it('truncate, coded: half the listing decodable, then the response ends cleanly without the gzip end', async () => {
+    const plain = await rawListing(sim, 'identity');
+    sim.setContentCoding('gzip');
+    sim.setFault('truncate', { times: 1 });
+    const cut = await rawListing(sim, 'gzip');
+    expect(cut.cut).toBe(false);
+    expect(cut.headers['content-length']).toBeUndefined();
+    expect(() => gunzipSync(cut.body)).toThrow(/unexpected end of file/);
+    const part = gunzipSync(cut.body, { finishFlush: constants.Z_SYNC_FLUSH });
+    expect(part.length).toBeGreaterThan(plain.body.length * 0.45);
+    expect(part.length).toBeLessThan(plain.body.length * 0.55);
+    expect(plain.body.subarray(0, part.length).equals(part)).toBe(true);
+  });
+
+  it('setRawBody with a content encoding sends that header with the body as given', async () => {
+    const coded = Buffer.concat([gzipSync('{"a":'), gzipSync('1}')]);
+    sim.setRawBody(coded, 'application/json', 'gzip');
+    try {
+      const raw = await rawListing(sim, 'gzip');
+      expect(raw.headers).toMatchObject({ 'content-encoding': 'gzip', 'content-length': String(coded.length) });
+      expect(raw.body.equals(coded)).toBe(true);
+    } finally {
+      sim.setRawBody(null);
     }
   });
 });

@@ -5,19 +5,20 @@
  * the run parses the file as it grows and starts over when an attempt fails (spool-watch.ts).
  */
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import got, { type Response } from 'got';
 import type { ApiConfig, ProxyConfig } from '../../config.js';
 import { AbortedError, SyncError, UpstreamError } from '../../errors.js';
 import type { Logger, SecretRegistry } from '../../log.js';
 import { redactUrl } from '../../proxy-env.js';
 import { connectionError, proxyRefusal } from './connection-errors.js';
+import { ACCEPT_ENCODING, contentCoding, decodedBody, isGzip } from './content-coding.js';
 import { proxyRoute } from './http-agents.js';
 import { findToken, jwtExpiryMs } from './token.js';
 import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
 import { spoolFault } from './spool-fault.js';
-import { SpoolWriter } from './spool-writer.js';
 import type { SpoolWatch } from './spool-watch.js';
+import { SpoolWriter } from './spool-writer.js';
 
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const LOGIN_REFUSED_STATUS = new Set([400, 401, 403, 404, 422]);
@@ -25,8 +26,11 @@ const RENEW_EARLY_MS = 60_000;
 const EXCERPT = 200;
 
 export interface Download {
+  /** Of the listing, decoded. */
   bytes: number;
   sha256: string;
+  /** The body exactly as it arrived, when it came gzip-coded and `keepGzipAt` was given. */
+  gzip?: { path: string; size: number };
 }
 
 export interface WineApiOptions {
@@ -61,11 +65,13 @@ export class WineApi {
 
   /**
    * Downloads the whole listing into `path`, retrying transient failures; returns its size and
-   * SHA-256. `watch` hears of every attempt, every write, and the outcome.
+   * SHA-256. With `keepGzipAt`, a gzip-coded body is also written there as it arrived. `watch`
+   * hears of every attempt, every write, and the outcome.
    */
-  async downloadListing(path: string, signal: AbortSignal, watch?: SpoolWatch): Promise<Download> {
+  async downloadListing(path: string, signal: AbortSignal, options: { keepGzipAt?: string; watch?: SpoolWatch } = {}): Promise<Download> {
+    const { watch } = options;
     try {
-      const download = await this.download(path, signal, watch);
+      const download = await this.download(path, signal, options.keepGzipAt, watch);
       watch?.complete();
       return download;
     } catch (error) {
@@ -74,12 +80,12 @@ export class WineApi {
     }
   }
 
-  private async download(path: string, signal: AbortSignal, watch: SpoolWatch | undefined): Promise<Download> {
+  private async download(path: string, signal: AbortSignal, keepGzipAt: string | undefined, watch: SpoolWatch | undefined): Promise<Download> {
     let reloggedAfter401 = false;
     for (let attempt = 1; ; attempt++) {
       try {
         const token = await this.validToken(signal);
-        return await this.fetchListing(token, path, signal, watch);
+        return await this.fetchListing(token, path, signal, keepGzipAt, watch);
       } catch (error) {
         watch?.attemptFailed();
         if (signal.aborted) throw new AbortedError();
@@ -164,20 +170,20 @@ export class WineApi {
     return found.token;
   }
 
-  private async fetchListing(token: string, path: string, signal: AbortSignal, watch: SpoolWatch | undefined): Promise<Download> {
+  private async fetchListing(token: string, path: string, signal: AbortSignal, keepGzipAt: string | undefined, watch: SpoolWatch | undefined): Promise<Download> {
     const url = this.config.listingUrl;
-    const file = await open(path, 'w').catch((error: unknown) => {
-      throw spoolFault(error, path, 0) ?? error;
-    });
+    const file = await openSpool(path);
     // Once the file exists. A reader of the previous attempt cannot take these bytes for its own:
     // that attempt was marked failed before this one started.
     watch?.begin();
     // The listener goes on before any await: got emits 'response' as soon as headers arrive.
-    const headers = { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json' };
+    const headers = { serviceapp: 'mobile', authorization: `Bearer ${token}`, accept: 'application/json', 'accept-encoding': ACCEPT_ENCODING };
     this.log.trace({ url, headers }, 'listing request');
     const route = proxyRoute(this.proxy, url);
     const request = got.stream(url, {
       headers,
+      // We decode (content-coding.ts): a gzip body is kept as it arrived, for the archive.
+      decompress: false,
       throwHttpErrors: false,
       retry: { limit: 0 },
       timeout: { request: this.config.timeoutMs },
@@ -186,34 +192,63 @@ export class WineApi {
     });
     let response: { statusCode: number; headers: Record<string, string | string[] | undefined> } | undefined;
     request.once('response', (r) => (response = r));
+    // Listing bytes (decoded) and bytes as they arrived (coded, when the body is).
+    let bytes = 0;
+    let received = 0;
+    let kept: { file: FileHandle; spool: SpoolWriter } | undefined;
+    // Only a 200's gzip body is the listing's; decided on its first bytes, which follow the headers.
+    const keepsGzip = () => keepGzipAt !== undefined && response?.statusCode === 200 && isGzip(contentCoding(response.headers));
+    const arriving = async function* (): AsyncGenerator<Buffer> {
+      for await (const chunk of request as AsyncIterable<Buffer>) {
+        if (received === 0 && keepsGzip()) {
+          const keptFile = await openSpool(keepGzipAt!);
+          kept = { file: keptFile, spool: new SpoolWriter(keptFile, keepGzipAt!) };
+        }
+        received += chunk.length;
+        await kept?.spool.write(chunk);
+        yield chunk;
+      }
+    };
+    const body = decodedBody(arriving(), () => (response ? contentCoding(response.headers) : undefined));
     try {
       const hash = createHash('sha256');
       const spool = new SpoolWriter(file, path, watch && ((total) => watch.wrote(total)));
-      let bytes = 0;
       try {
-        for await (const chunk of request as AsyncIterable<Buffer>) {
-          if (bytes === 0 && response) await checkResponse(response, chunk, request, this.now(), url, route.via?.from);
+        for await (const chunk of body) {
+          if (bytes === 0 && response) await checkResponse(response, chunk, body, this.now(), url, route.via?.from);
           bytes += chunk.length;
           hash.update(chunk);
           await spool.write(chunk);
         }
+        await kept?.spool.flush();
         await spool.flush();
       } catch (error) {
         if (error instanceof SyncError) throw error;
         throw connectionError('listing', url, error, bytes);
       }
       if (!response) throw new UpstreamError(`listing request to ${url} got no response`, { retryable: true });
-      if (bytes === 0) await checkResponse(response, Buffer.alloc(0), request, this.now(), url, route.via?.from);
+      if (bytes === 0) await checkResponse(response, Buffer.alloc(0), body, this.now(), url, route.via?.from);
+      // Content-Length counts the bytes as sent: coded ones when the body is coded.
       const declared = Number(response.headers['content-length']);
-      if (!response.headers['content-encoding'] && Number.isFinite(declared) && declared !== bytes) {
-        throw new UpstreamError(`listing body cut off after ${bytes} of ${declared} bytes`, { retryable: true, status: response.statusCode });
+      if (Number.isFinite(declared) && declared !== received) {
+        const coding = contentCoding(response.headers);
+        const cut = coding ? `${received} of ${declared} ${coding} bytes (${bytes} bytes of listing)` : `${bytes} of ${declared} bytes`;
+        throw new UpstreamError(`listing body cut off after ${cut}`, { retryable: true, status: response.statusCode });
       }
-      return { bytes, sha256: hash.digest('hex') };
+      return { bytes, sha256: hash.digest('hex'), ...(kept ? { gzip: { path: keepGzipAt!, size: kept.spool.written } } : {}) };
     } finally {
       request.destroy();
       await file.close();
+      await kept?.file.close();
     }
   }
+}
+
+/** A spool file opened afresh (an earlier attempt's bytes dropped); a local disk refusal names its directory. */
+async function openSpool(path: string): Promise<FileHandle> {
+  return open(path, 'w').catch((error: unknown) => {
+    throw spoolFault(error, path, 0) ?? error;
+  });
 }
 
 /** Status and content type checks on the listing response, given its first chunk. */
