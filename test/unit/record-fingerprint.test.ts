@@ -128,6 +128,58 @@ describe('MemberReader', () => {
   });
 });
 
+describe('MemberReader over records of changing shapes', () => {
+  it('reads each record as if it were the first, whatever the keys of the one before', () => {
+    // The reader tries the key found at each position in the last record first: a prefix of it,
+    // a longer key starting with it, an escaped spelling or another order must not be taken for it.
+    const fields = (reader: MemberReader, text: string) => {
+      const ok = readWith(reader, text);
+      if (!ok) return [ok];
+      const at = KNOWN_FIELDS.map((_, k) => ((reader.present >> k) & 1 ? [reader.valueStart[k], reader.valueEnd[k]] : []));
+      return [ok, reader.present, reader.nonNull, reader.unknownCount, reader.id, at, Array.from(reader.unknown.subarray(0, 2 * reader.unknownCount))];
+    };
+    const shared = new MemberReader(KNOWN_FIELDS);
+    const texts = [
+      '{"id":1,"wpi":"A","first_sale":null}',
+      '{"id":2,"wp":"A","first_sale":null}',
+      '{"id":3,"wpix":"A","first_sale":"2020-01-01"}',
+      '{"id":4,"wpi":"A","first_sale":null}',
+      '{"id":5,"w\\u0070i":"A"}',
+      '{"wpi":"B","id":6}',
+      '{"idx":7,"id":7}',
+      '{"id":8,"wpi":"A","wpi":"B"}',
+      '{"id":9,"wpi":"A","inventory_sales":1,"first_sale":null}',
+      '{"id":10,"wpi":"A","first_sale":null,"inventory_sales":1}',
+      '{"id":11,"wpi\\"":"A"}',
+      '{"id":12,"wpi":"é"}',
+    ];
+    // Each after a usual record too, whose keys are then the ones tried first.
+    const usual = '{"id":1,"wpi":"A","inventory_sales":1,"first_sale":null}';
+    for (let round = 0; round < 2; round++) {
+      for (const text of texts.flatMap((t) => [usual, t])) {
+        expect(fields(shared, text), text).toEqual(fields(new MemberReader(KNOWN_FIELDS), text));
+      }
+    }
+  });
+});
+
+/** Member ends as the scanner records them (a compact record without brackets in strings), then MemberReader.read. */
+function readWith(reader: MemberReader, text: string): boolean {
+  const b = Buffer.from(text, 'utf8');
+  const ends = new Float64Array(256);
+  let count = 0;
+  let inString = false;
+  for (let i = 1; i < b.length; i++) {
+    const c = b[i]!;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x2c || c === 0x7d) ends[count++] = i;
+  }
+  return reader.read(b, 0, b.length, ends, count);
+}
+
 describe('ListingParser record hook', () => {
   it('sees every record whole, with its member ends, whatever the chunking, and can take it over', () => {
     const records = ['{"id":1,"a":"x,y"}', '{"id":2,"b":[1,{"c":2}]}', '42', '{"id":3,"é":"ü"}', '{ "id" : 4 }'];
