@@ -9,7 +9,10 @@
  * One function, one switch: the scanner's state is in locals for a whole window and goes back to
  * fields only around the rare calls out (slow paths in scanner-state.ts, the envelope, a
  * completed value). The number token's fast path (number-token.ts) is a function V8 inlines.
+ * The usual record (a compact flat object) does not come through the states at all: the fast
+ * lane (flat-record.ts) takes it whole when it starts, and only what it declines is scanned here.
  */
+import { scanFlatRecord } from './flat-record.js';
 import { quoteNumber } from './number-token.js';
 import {
   ESCAPABLE,
@@ -208,6 +211,17 @@ export abstract class ListingScanner extends ScannerState {
             ns = c === 0x2d ? N_MINUS : c === 0x30 ? N_ZERO : N_INT;
             state = S_NUM;
           } else if (c === 0x7b || c === 0x5b) {
+            if (depth === 0 && c === 0x7b && this.mode === M_RECORD) {
+              // A whole compact flat record at once, no output (flat-record.ts); else byte by byte.
+              const count = scanFlatRecord(b, i, end, this.memberEnds);
+              if (count > 0) {
+                this.memberCount = count;
+                this.laned = true;
+                i += this.memberEnds[count - 1]! + 1;
+                state = S_AFTER;
+                continue main;
+              }
+            }
             const isObj = c === 0x7b ? 1 : 0;
             if (depth >= this.stack.length * 8) this.growStack(b, i);
             const byte = depth >> 3;
