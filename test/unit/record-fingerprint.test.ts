@@ -152,6 +152,8 @@ describe('MemberReader over records of changing shapes', () => {
       '{"id":10,"wpi":"A","first_sale":null,"inventory_sales":1}',
       '{"id":11,"wpi\\"":"A"}',
       '{"id":12,"wpi":"é"}',
+      '{"id":13,"w":2}',
+      '{"id":14,"wpi":"A","inventory_sale":1}',
     ];
     // Each after a usual record too, whose keys are then the ones tried first.
     const usual = '{"id":1,"wpi":"A","inventory_sales":1,"first_sale":null}';
