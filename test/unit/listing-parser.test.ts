@@ -881,6 +881,40 @@ describe('ListingParser: flat-object fast path', () => {
     }
   });
 
+  it('accepts and refuses every byte in a compact record exactly as the byte-by-byte scanner does', () => {
+    // The fast lane for compact records reads strings and digits four bytes at a time: every byte
+    // value at every place in a key, a string and a number's digits must give what the same record
+    // one level down gives (there the state machine scans it), values or the error.
+    const outcome = (doc: Buffer) => {
+      try {
+        return parse(doc).records.map((r) => r.value);
+      } catch (error) {
+        return (error as ListingSyntaxError).byteOffset;
+      }
+    };
+    const templates = ['{"k":1,"key_0123456789":"v"}', '{"k":1,"s":"value_0123456789"}', '{"k":1,"n":-1234567890.1234567890e+1234567}'];
+    const places = [
+      [9, 23],
+      [12, 28],
+      [12, 23, 25, 35, 38, 42],
+    ];
+    templates.forEach((template, t) => {
+      for (const at of places[t]!.flatMap((p) => (p < 20 ? [p, p + 1, p + 2, p + 3] : [p, p - 1, p - 2, p - 3]))) {
+        for (let x = 0; x < 256; x++) {
+          const record = Buffer.from(template, 'latin1');
+          record[at] = x;
+          const direct = outcome(Buffer.concat([Buffer.from(PREFIX), record, Buffer.from(']}')]));
+          const nested = outcome(Buffer.concat([Buffer.from(PREFIX + '['), record, Buffer.from(']]}')]));
+          const label = `${template} with byte ${x} at ${at}`;
+          // The same error at the same byte of the record (or both after it: a string left open).
+          const recordEnd = PREFIX.length + record.length;
+          if (typeof nested === 'number') expect(direct, label).toBe(nested - 1 < recordEnd ? nested - 1 : Math.max(direct as number, recordEnd));
+          else expect(direct, label).toStrictEqual((nested as unknown[][]).map((v) => v[0]));
+        }
+      }
+    });
+  });
+
   it('handles records with more members than it tracks', () => {
     const members = Array.from({ length: 600 }, (_, k) => `"k${k}":${k % 3 === 0 ? `"s${k}"` : k % 3 === 1 ? `${k}.5` : 'true'}`);
     const record = `{${members.join(',')}}`;
