@@ -16,7 +16,7 @@
  *   the envelope -> records (here) -> values (record-values.ts, a separate object: it keeps no
  *   scanner state). One class would be a file of some 1,200 lines.
  * - A layer hands work to the one above only through a few abstract hooks (valueDone,
- *   envelopeStep; startArray, startRecord, finishRecord, endArray), each with one
+ *   envelopeStep, startRecord; startArray, finishRecord, endArray), each with one
  *   implementation, so those calls stay monomorphic too.
  *
  * What becomes of each record:

@@ -15,6 +15,7 @@
 import { scanFlatRecord } from './flat-record.js';
 import { quoteNumber } from './number-token.js';
 import {
+  A_AFTER,
   ESCAPABLE,
   HEX,
   L_FALSE,
@@ -50,6 +51,8 @@ import {
 export abstract class ListingScanner extends ScannerState {
   /** The value being scanned (record, key or scalar) ended just before chunk position `i`; returns the next state. */
   protected abstract valueDone(b: Buffer, i: number): number;
+  /** A record starts at chunk position `i` (its first byte). */
+  protected abstract startRecord(i: number): void;
   /** Scans envelope bytes from `i` (state in `this.state`, output in `this.o`); returns the next position. */
   protected abstract envelopeStep(b: Buffer, i: number, end: number): number;
 
@@ -151,6 +154,14 @@ export abstract class ListingScanner extends ScannerState {
             state = this.valueDone(b, i);
             out = this.out;
             o = this.o;
+            // The usual next record, `,{` right after this one, starts here rather than through
+            // the envelope's states (as its A_AFTER and A_NEXT would start it).
+            if (state === A_AFTER && i + 1 < end && b[i] === 0x2c && b[i + 1] === 0x7b) {
+              i++;
+              this.startRecord(i);
+              this.mode = M_RECORD;
+              state = S_VALUE;
+            }
             continue main;
           }
           let c = b[i]!;
