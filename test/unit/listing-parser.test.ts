@@ -846,6 +846,75 @@ describe('ListingParser: flat-object fast path', () => {
     }
   });
 
+  it('gives the same values for the usual compact records when they go through JSON.parse after all', () => {
+    // The scanner takes a compact flat record whole without writing its rewritten text; when raw
+    // is truncated that text is written afterwards (numbers quoted) for JSON.parse.
+    const records = [
+      '{"id":1,"wpi":"W-1","q":12.50,"r":-0,"s":1e5,"t":-2.5E-3,"u":0,"v":1E+400}',
+      '{"t":true,"f":false,"n":null,"e":"","s":" ~\x7f"}',
+      '{"a":1,"a":"2"}',
+      '{"k":"v"}',
+    ];
+    const doc = wrap(records.join(','));
+    const full = parse(doc).records.map((r) => r.value);
+    expect(full[0]).toStrictEqual({ id: '1', wpi: 'W-1', q: '12.50', r: '-0', s: '1e5', t: '-2.5E-3', u: '0', v: '1E+400' });
+    for (const size of [1, 5, undefined]) {
+      const { records } = parse(doc, size, { maxRawChars: 2 });
+      expect(records.map((r) => r.value)).toStrictEqual(full);
+    }
+  });
+
+  it('gives the same values for compact records whatever the scanning window (numbers and strings cut at its end)', () => {
+    // Records of every length from 1 to 400 bytes, so that the scanner's 128 KiB windows end in
+    // every part of some record.
+    const texts: string[] = [];
+    const expected: unknown[] = [];
+    for (let k = 0; texts.join(',').length < 300_000; k++) {
+      const pad = 'x'.repeat(k % 97);
+      const digits = '1234567890'.repeat(1 + (k % 7)).slice(0, 1 + (k % 61));
+      texts.push(`{"id":${k},"s":"${pad}","n":-${digits}.${digits}e+${k % 9},"b":${k % 2 === 0},"z":null}`);
+      expected.push({ id: String(k), s: pad, n: `-${digits}.${digits}e+${k % 9}`, b: k % 2 === 0, z: null });
+    }
+    const doc = wrap(texts.join(','));
+    for (const size of [undefined, 16384, 65536 + 7]) {
+      expect(parse(doc, size).records.map((r) => r.value)).toStrictEqual(expected);
+    }
+  });
+
+  it('accepts and refuses every byte in a compact record exactly as the byte-by-byte scanner does', () => {
+    // The fast lane for compact records reads strings and digits four bytes at a time: every byte
+    // value at every place in a key, a string and a number's digits must give what the same record
+    // one level down gives (there the state machine scans it), values or the error.
+    const outcome = (doc: Buffer) => {
+      try {
+        return parse(doc).records.map((r) => r.value);
+      } catch (error) {
+        return (error as ListingSyntaxError).byteOffset;
+      }
+    };
+    const templates = ['{"k":1,"key_0123456789":"v"}', '{"k":1,"s":"value_0123456789"}', '{"k":1,"n":-1234567890.1234567890e+1234567}'];
+    const places = [
+      [9, 23],
+      [12, 28],
+      [12, 23, 25, 35, 38, 42],
+    ];
+    templates.forEach((template, t) => {
+      for (const at of places[t]!.flatMap((p) => (p < 20 ? [p, p + 1, p + 2, p + 3] : [p, p - 1, p - 2, p - 3]))) {
+        for (let x = 0; x < 256; x++) {
+          const record = Buffer.from(template, 'latin1');
+          record[at] = x;
+          const direct = outcome(Buffer.concat([Buffer.from(PREFIX), record, Buffer.from(']}')]));
+          const nested = outcome(Buffer.concat([Buffer.from(PREFIX + '['), record, Buffer.from(']]}')]));
+          const label = `${template} with byte ${x} at ${at}`;
+          // The same error at the same byte of the record (or both after it: a string left open).
+          const recordEnd = PREFIX.length + record.length;
+          if (typeof nested === 'number') expect(direct, label).toBe(nested - 1 < recordEnd ? nested - 1 : Math.max(direct as number, recordEnd));
+          else expect(direct, label).toStrictEqual((nested as unknown[][]).map((v) => v[0]));
+        }
+      }
+    });
+  });
+
   it('handles records with more members than it tracks', () => {
     const members = Array.from({ length: 600 }, (_, k) => `"k${k}":${k % 3 === 0 ? `"s${k}"` : k % 3 === 1 ? `${k}.5` : 'true'}`);
     const record = `{${members.join(',')}}`;

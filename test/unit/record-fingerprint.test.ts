@@ -32,6 +32,38 @@ describe('record fingerprint', () => {
     expect(hash(padded, 3, 3 + text.length)).toBe(base);
   });
 
+  it('gives the values of the byte-at-a-time implementation, at any length, offset and alignment', () => {
+    // Stored fingerprints stay valid only while the function does not change: these were computed
+    // by the first implementation (four byte loads a word). Buffer.from takes its bytes from a
+    // shared pool, so the record does not start at its ArrayBuffer's start either.
+    const text = Buffer.from('xyz{"id":12,"wpi":"W-12","inventory_sales":0.1234567890123456789,"first_sale":"2021-03-04","é":"日本"}');
+    expect([0, 1, 2, 3].map((n) => hash(text, 3, 3 + n))).toEqual([
+      '-356499718:184518117',
+      '-48938081:1168713496',
+      '-833487399:936450227',
+      '-61496829:1560292767',
+    ]);
+    expect([39, 40].map((n) => hash(text, 3, 3 + n))).toEqual(['-252269128:2086130895', '-496579723:1891520370']);
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((s) => hash(text, s, text.length, -1))).toEqual([
+      '-1180657199:1667148983',
+      '-1625455212:260032584',
+      '-1319487734:524189114',
+      '1498950058:1068533126',
+      '-313942602:1740586251',
+      '1697162430:-620523571',
+      '-374322032:364706150',
+      '439454999:551204277',
+    ]);
+    // Every length from 0 to 40 (each tail of 0-15 bytes after 0-2 blocks), folded.
+    const out = new Int32Array(2);
+    let folded = 0;
+    for (let n = 0; n <= 40; n++) {
+      fingerprint(text, 3, 3 + n, out, 0x5eed1e55);
+      folded = (Math.imul(folded, 31) + out[0]!) ^ out[1]!;
+    }
+    expect(folded).toBe(-435465786);
+  });
+
   it('depends on the seed, so a build with another trust key matches no stored fingerprint', () => {
     const text = Buffer.from('{"id":12,"wpi":"W-12"}');
     expect(hash(text, 0, text.length, 1)).not.toBe(hash(text, 0, text.length, 2));
@@ -95,6 +127,60 @@ describe('MemberReader', () => {
     }
   });
 });
+
+describe('MemberReader over records of changing shapes', () => {
+  it('reads each record as if it were the first, whatever the keys of the one before', () => {
+    // The reader tries the key found at each position in the last record first: a prefix of it,
+    // a longer key starting with it, an escaped spelling or another order must not be taken for it.
+    const fields = (reader: MemberReader, text: string) => {
+      const ok = readWith(reader, text);
+      if (!ok) return [ok];
+      const at = KNOWN_FIELDS.map((_, k) => ((reader.present >> k) & 1 ? [reader.valueStart[k], reader.valueEnd[k]] : []));
+      return [ok, reader.present, reader.nonNull, reader.unknownCount, reader.id, at, Array.from(reader.unknown.subarray(0, 2 * reader.unknownCount))];
+    };
+    const shared = new MemberReader(KNOWN_FIELDS);
+    const texts = [
+      '{"id":1,"wpi":"A","first_sale":null}',
+      '{"id":2,"wp":"A","first_sale":null}',
+      '{"id":3,"wpix":"A","first_sale":"2020-01-01"}',
+      '{"id":4,"wpi":"A","first_sale":null}',
+      '{"id":5,"w\\u0070i":"A"}',
+      '{"wpi":"B","id":6}',
+      '{"idx":7,"id":7}',
+      '{"id":8,"wpi":"A","wpi":"B"}',
+      '{"id":9,"wpi":"A","inventory_sales":1,"first_sale":null}',
+      '{"id":10,"wpi":"A","first_sale":null,"inventory_sales":1}',
+      '{"id":11,"wpi\\"":"A"}',
+      '{"id":12,"wpi":"é"}',
+      '{"id":13,"w":2}',
+      '{"id":14,"wpi":"A","inventory_sale":1}',
+    ];
+    // Each after a usual record too, whose keys are then the ones tried first.
+    const usual = '{"id":1,"wpi":"A","inventory_sales":1,"first_sale":null}';
+    for (let round = 0; round < 2; round++) {
+      for (const text of texts.flatMap((t) => [usual, t])) {
+        expect(fields(shared, text), text).toEqual(fields(new MemberReader(KNOWN_FIELDS), text));
+      }
+    }
+  });
+});
+
+/** Member ends as the scanner records them (a compact record without brackets in strings), then MemberReader.read. */
+function readWith(reader: MemberReader, text: string): boolean {
+  const b = Buffer.from(text, 'utf8');
+  const ends = new Float64Array(256);
+  let count = 0;
+  let inString = false;
+  for (let i = 1; i < b.length; i++) {
+    const c = b[i]!;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x2c || c === 0x7d) ends[count++] = i;
+  }
+  return reader.read(b, 0, b.length, ends, count);
+}
 
 describe('ListingParser record hook', () => {
   it('sees every record whole, with its member ends, whatever the chunking, and can take it over', () => {

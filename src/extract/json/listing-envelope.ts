@@ -51,8 +51,6 @@ export abstract class ListingEnvelopeScanner extends ListingScanner {
 
   /** The records array opened: `out` is free for the records. */
   protected abstract startArray(): void;
-  /** A record starts at chunk position `i` (its first byte). */
-  protected abstract startRecord(i: number): void;
   /** The record at chunk position `i` (just after its last byte) is complete. */
   protected abstract finishRecord(b: Buffer, i: number, endOffset: number): void;
   /** The records array closed. */

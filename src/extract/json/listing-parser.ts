@@ -16,13 +16,14 @@
  *   the envelope -> records (here) -> values (record-values.ts, a separate object: it keeps no
  *   scanner state). One class would be a file of some 1,200 lines.
  * - A layer hands work to the one above only through a few abstract hooks (valueDone,
- *   envelopeStep; startArray, startRecord, finishRecord, endArray), each with one
+ *   envelopeStep, startRecord; startArray, finishRecord, endArray), each with one
  *   implementation, so those calls stay monomorphic too.
  *
  * What becomes of each record:
  * - Fast path: a record that is a flat object (scalar member values only, the usual record) is
  *   built from its `raw` text (record-values.ts), using the member ends the scanner recorded,
- *   and its rewritten bytes are dropped. Its string values are slices of `raw` (V8 may keep a
+ *   and its rewritten bytes are dropped (a compact one the scanner's fast lane took has none: they
+ *   are written only if it goes to JSON.parse after all, see flat-record.ts). Its string values are slices of `raw` (V8 may keep a
  *   long one as a view of `raw`, so holding such a value holds that record's raw text).
  * - Anything else stays in the batch buffer `out` as rewritten text (numbers quoted) and is
  *   parsed per batch (one JSON.parse of `[a,b,c]`): at the end of every push, and whenever the
@@ -39,6 +40,7 @@
  *   for maxRawChars characters) in a side buffer.
  * - byteOffset/byteLength count bytes of the document as received (a BOM included).
  */
+import { quoteFlatRecord } from './flat-record.js';
 import { ListingEnvelopeScanner } from './listing-envelope.js';
 import {
   ListingSyntaxError,
@@ -182,6 +184,7 @@ export class ListingParser extends ListingEnvelopeScanner {
     this.rawLen = 0;
     this.recHigh = false;
     this.memberCount = 0;
+    this.laned = false;
     this.depthLimit = this.maxDepth;
   }
 
@@ -233,6 +236,7 @@ export class ListingParser extends ListingEnvelopeScanner {
         this.results.push(tag === undefined ? { position, value, raw, byteOffset, byteLength } : { position, value, raw, byteOffset, byteLength, fingerprint: tag });
         return;
       }
+      if (this.laned) this.o = quoteFlatRecord(b, s, this.memberEnds, this.memberCount, this.out, this.recOutStart);
       this.out[this.o++] = 0x2c;
       this.completedEnd = this.o;
       const record: ParsedRecord = { position, value: undefined, raw, byteOffset, byteLength };

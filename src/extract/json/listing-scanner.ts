@@ -9,9 +9,13 @@
  * One function, one switch: the scanner's state is in locals for a whole window and goes back to
  * fields only around the rare calls out (slow paths in scanner-state.ts, the envelope, a
  * completed value). The number token's fast path (number-token.ts) is a function V8 inlines.
+ * The usual record (a compact flat object) does not come through the states at all: the fast
+ * lane (flat-record.ts) takes it whole when it starts, and only what it declines is scanned here.
  */
+import { scanFlatRecord } from './flat-record.js';
 import { quoteNumber } from './number-token.js';
 import {
+  A_AFTER,
   ESCAPABLE,
   HEX,
   L_FALSE,
@@ -47,6 +51,8 @@ import {
 export abstract class ListingScanner extends ScannerState {
   /** The value being scanned (record, key or scalar) ended just before chunk position `i`; returns the next state. */
   protected abstract valueDone(b: Buffer, i: number): number;
+  /** A record starts at chunk position `i` (its first byte). */
+  protected abstract startRecord(i: number): void;
   /** Scans envelope bytes from `i` (state in `this.state`, output in `this.o`); returns the next position. */
   protected abstract envelopeStep(b: Buffer, i: number, end: number): number;
 
@@ -148,6 +154,14 @@ export abstract class ListingScanner extends ScannerState {
             state = this.valueDone(b, i);
             out = this.out;
             o = this.o;
+            // The usual next record, `,{` right after this one, starts here rather than through
+            // the envelope's states (as its A_AFTER and A_NEXT would start it).
+            if (state === A_AFTER && i + 1 < end && b[i] === 0x2c && b[i + 1] === 0x7b) {
+              i++;
+              this.startRecord(i);
+              this.mode = M_RECORD;
+              state = S_VALUE;
+            }
             continue main;
           }
           let c = b[i]!;
@@ -208,6 +222,17 @@ export abstract class ListingScanner extends ScannerState {
             ns = c === 0x2d ? N_MINUS : c === 0x30 ? N_ZERO : N_INT;
             state = S_NUM;
           } else if (c === 0x7b || c === 0x5b) {
+            if (depth === 0 && c === 0x7b && this.mode === M_RECORD) {
+              // A whole compact flat record at once, no output (flat-record.ts); else byte by byte.
+              const count = scanFlatRecord(b, i, end, this.memberEnds);
+              if (count > 0) {
+                this.memberCount = count;
+                this.laned = true;
+                i += this.memberEnds[count - 1]! + 1;
+                state = S_AFTER;
+                continue main;
+              }
+            }
             const isObj = c === 0x7b ? 1 : 0;
             if (depth >= this.stack.length * 8) this.growStack(b, i);
             const byte = depth >> 3;

@@ -116,6 +116,8 @@ export abstract class ScannerState {
   /** Where in the current record each member (each element at depth 1) ends: its ',' or closing bracket, relative to the record's start. */
   protected readonly memberEnds = new Float64Array(MAX_MEMBER_ENDS);
   protected memberCount = 0;
+  /** The current record was taken whole by the fast lane (flat-record.ts): nothing of it is in `out` yet. */
+  protected laned = false;
   /** Records started so far (the current one's position while it is scanned). */
   protected recordCount = 0;
 
