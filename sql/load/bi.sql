@@ -8,6 +8,8 @@
 -- Summed over the decimal fields of the catalogue (src/fields.ts, rendered by src/db/field-sql.ts):
 --   {{decimals_rounded_count}}  count(*) FILTER (WHERE scale(c) > $1 AND abs(c) < $2) + ... per decimal c
 --   {{decimals_overflow_count}} count(*) FILTER (WHERE abs(c) >= $2) + ... per decimal c
+-- A first load counts the same in Node from the digits it writes (src/transform/bi-effect.ts);
+-- test/integration/bi-effect.test.ts holds the two to one answer: change them together.
 
 -- name: count_bi_rounding
 SELECT {{decimals_rounded_count}} AS rounded,
