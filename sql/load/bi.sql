@@ -8,6 +8,8 @@
 -- Summed over the decimal fields of the catalogue (src/fields.ts, rendered by src/db/field-sql.ts):
 --   {{decimals_rounded_count}}  count(*) FILTER (WHERE scale(c) > $1 AND abs(c) < $2) + ... per decimal c
 --   {{decimals_overflow_count}} count(*) FILTER (WHERE abs(c) >= $2) + ... per decimal c
+-- A first load counts the same in Node from the digits it writes (src/transform/bi-effect.ts);
+-- test/integration/bi-effect.test.ts holds the two to one answer: change them together.
 
 -- name: count_bi_rounding
 SELECT {{decimals_rounded_count}} AS rounded,
@@ -47,3 +49,14 @@ SELECT $3::bigint - replaced.rounded + written.rounded AS rounded,
        $4::bigint - replaced.overflow + written.overflow AS overflow,
        replaced.found AS replaced, written.found AS written
 FROM replaced, written;
+
+-- name: count_bi_rounding_settled
+-- The same count over the rows of the ids staging_records holds: on a first load, the duplicate ids
+-- whose winning copy was set aside (sql/load/first_load.sql settle_copies). The run counted the rows
+-- it COPYed as it wrote them (src/transform/bi-effect.ts); read before and after write_winners, this
+-- says what settling those ids changed, so the run's count is of the final rows without reading the
+-- others. The id comes from staging_records (few rows), each row of the table by its primary key.
+SELECT {{decimals_rounded_count}} AS rounded,
+       {{decimals_overflow_count}} AS overflow
+FROM (SELECT t.* FROM bulk_wine_reconciliation t
+      WHERE t.id IN (SELECT s.id FROM staging_records s) AND t.deleted_at IS NULL) AS settled;

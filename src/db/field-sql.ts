@@ -30,7 +30,10 @@ const STATEMENT_FRAGMENTS: Record<string, Fragment> = {
   data_columns_ddl: () => list(DATA_FIELDS, (f) => columnDdl(f, false), ',\n  '),
   /** The same, every column nullable. */
   data_columns_ddl_nullable: () => list(DATA_FIELDS, (f) => columnDdl(f, true), ',\n  '),
-  /** Per decimal column c, `count(*) FILTER (WHERE scale(c) > $1 AND abs(c) < $2)`, summed. */
+  /**
+   * Per decimal column c, `count(*) FILTER (WHERE scale(c) > $1 AND abs(c) < $2)`, summed. This and
+   * the next are what transform/bi-effect.ts computes per value in Node for a first load: change both.
+   */
   decimals_rounded_count: () => list(DECIMAL_FIELDS, (f) => `count(*) FILTER (WHERE scale(${f.name}) > $1 AND abs(${f.name}) < $2)`, '\n     + ') || '0',
   /** Per decimal column c, `count(*) FILTER (WHERE abs(c) >= $2)`, summed. */
   decimals_overflow_count: () => list(DECIMAL_FIELDS, (f) => `count(*) FILTER (WHERE abs(${f.name}) >= $2)`, '\n     + ') || '0',

@@ -5,7 +5,7 @@ import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
 import type { ChangeCounts } from './apply.js';
 
-const SQL = loadStatements('load/bi.sql', ['count_bi_rounding', 'count_bi_rounding_changes']);
+const SQL = loadStatements('load/bi.sql', ['count_bi_rounding', 'count_bi_rounding_changes', 'count_bi_rounding_settled']);
 
 export interface BiRounding {
   scale: number;
@@ -22,12 +22,32 @@ export async function countBiRounding(client: PoolClient, scale: number, log?: L
 }
 
 /**
- * How a run gets its count: `carried` (it changed no row: the last count as it is), `incremental`
- * (the last count updated from the rows it changed), or `full` (a scan of every live row).
+ * The count over the rows of the ids staging_records holds (a first load's settled duplicate ids,
+ * sql/load/first_load.sql): read before and after their winners are written, it corrects the
+ * count of the rows as written by the change on those few ids.
  */
-export type BiCountMethod = 'carried' | 'incremental' | 'full';
+export async function countBiRoundingSettled(client: PoolClient, scale: number, log?: Logger): Promise<BiRounding> {
+  const { rows } = await timedQuery<{ rounded: string; overflow: string }>(
+    client,
+    'count_bi_rounding_settled',
+    SQL.count_bi_rounding_settled,
+    [scale, overflowThreshold(scale)],
+    log,
+  );
+  return { scale, rounded: Number(rows[0]!.rounded), overflow: Number(rows[0]!.overflow) };
+}
 
-export type BiCountPlan = { method: 'full'; scale: number } | { method: 'carried' | 'incremental'; base: BiRounding };
+/**
+ * How a run gets its count: `carried` (it changed no row: the last count as it is), `incremental`
+ * (the last count updated from the rows it changed), `written` (a first load: its rows counted as
+ * they were written, run/direct-load.ts), or `full` (a scan of every live row).
+ */
+export type BiCountMethod = 'carried' | 'incremental' | 'written' | 'full';
+
+export type BiCountPlan =
+  | { method: 'full'; scale: number }
+  | { method: 'carried' | 'incremental'; base: BiRounding }
+  | { method: 'written'; counted: BiRounding };
 
 /** The count a successful run stored in sync_runs (bigint columns: text from pg). */
 export interface LastCount {
@@ -40,18 +60,22 @@ export interface LastCount {
 export type RunChanges = Pick<ChangeCounts, 'initialLoad' | 'liveBefore' | 'inserted' | 'updated' | 'restored' | 'deleted'>;
 
 /**
- * The last successful run's count is a starting point only when it described the live rows as this
- * run found them: the same scale, and the table provably as runs left it (`asRunsLeftIt`: every
- * live row the version a run's fingerprint vouches for, none removed behind a run's back) with as
- * many live rows as that run left. Anything else (a first run, a write outside a run, a new scale,
- * a load into an empty table, which has no change table) is counted in full.
+ * A first load counted its rows as it wrote them (`written`, at this scale): that is the count, and
+ * no earlier one matters. Otherwise the last successful run's count is a starting point only when
+ * it described the live rows as this run found them: the same scale, and the table provably as
+ * runs left it (`asRunsLeftIt`: every live row the version a run's fingerprint vouches for, none
+ * removed behind a run's back) with as many live rows as that run left. Anything else (a first
+ * run, a write outside a run, a new scale, an initial load that did not count its rows, which has
+ * no change table) is counted in full.
  */
 export function biCountPlan(
   last: (LastCount & { live_after: string | null }) | undefined,
   scale: number,
   changes: RunChanges,
   asRunsLeftIt: boolean,
+  written?: BiRounding,
 ): BiCountPlan {
+  if (written?.scale === scale) return { method: 'written', counted: written };
   const trusted = asRunsLeftIt && !changes.initialLoad && last?.live_after != null && changes.liveBefore === Number(last.live_after);
   const base = trusted ? carriedBiRounding(last, scale) : undefined;
   if (base === undefined) return { method: 'full', scale };
@@ -71,6 +95,7 @@ export async function countAfterRun(
   changes: RunChanges,
   log?: Logger,
 ): Promise<{ bi: BiRounding; method: BiCountMethod }> {
+  if (plan.method === 'written') return { bi: plan.counted, method: 'written' };
   if (plan.method === 'carried') return { bi: plan.base, method: 'carried' };
   if (plan.method === 'incremental') {
     const { scale, rounded, overflow } = plan.base;

@@ -18,6 +18,7 @@ import type { PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import { FIELDS, type Row } from '../fields.js';
 import type { Logger } from '../log.js';
+import { countBiRoundingSettled } from './bi-rounding.js';
 import { copyText, stageRows, type DuplicateRow } from './staging.js';
 
 const SQL = loadStatements('load/first_load.sql', ['marks', 'copy_rows', 'settle_copies', 'write_winners']);
@@ -58,20 +59,25 @@ export async function copyRows(client: PoolClient, lines: AsyncIterable<string |
 /**
  * The copies set aside (a file of staging lines, `path`) against the copies already in the table
  * (`inTable`: their id and listing position): the last copy of each id wins and is written. Returns
- * the losers set aside (for sync_rejects) and the ids whose winner was written, so a copy in the
- * table of one of them lost. staging_records is left holding the winners written.
+ * the losers set aside (for sync_rejects), the ids whose winner was written, so a copy in the
+ * table of one of them lost, and what writing the winners changed in the BI rounding count at
+ * scale `biScale` (the rows of those ids counted before and after: the table's copies were counted
+ * as they were written). staging_records is left holding the winners written.
  */
 export async function settleSetAside(
   client: PoolClient,
-  { runId, path, inTable }: { runId: string; path: string; inTable: ReadonlyArray<{ id: string; position: number }> },
+  { runId, path, inTable, biScale }: { runId: string; path: string; inTable: ReadonlyArray<{ id: string; position: number }>; biScale: number },
   log?: Logger,
-): Promise<{ losers: DuplicateRow[]; written: Set<string> }> {
+): Promise<{ losers: DuplicateRow[]; written: Set<string>; biChange: { rounded: number; overflow: number } }> {
   const started = Date.now();
   await stageRows(client, createReadStream(path));
   log?.debug({ statement: 'copy_set_aside', ms: Date.now() - started }, 'statement done');
   const ids = inTable.map((c) => c.id);
   const positions = inTable.map((c) => c.position);
   const losers = (await timedQuery<DuplicateRow>(client, 'settle_copies', SQL.settle_copies, [ids, positions], log)).rows;
+  const before = await countBiRoundingSettled(client, biScale, log);
   const written = (await timedQuery<{ id: string }>(client, 'write_winners', SQL.write_winners, [runId], log)).rows;
-  return { losers, written: new Set(written.map((r) => r.id)) };
+  const after = await countBiRoundingSettled(client, biScale, log);
+  const biChange = { rounded: after.rounded - before.rounded, overflow: after.overflow - before.overflow };
+  return { losers, written: new Set(written.map((r) => r.id)), biChange };
 }

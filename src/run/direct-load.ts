@@ -12,14 +12,21 @@
  * others), so the copy in the table is not always the earliest: after the COPY, the set-aside
  * copies and the table's copy of their ids are settled by listing position, the last wins, on
  * those few ids only. Memory stays flat: both files are written as the parse goes.
+ *
+ * The BI rounding count comes from the rows as they are written (both writers count each decimal
+ * that goes into the table, transform/bi-effect.ts), corrected on the settled ids by counting
+ * their rows in the table before and after settlement: the count of the final rows, without the
+ * scan of every row that a full count is.
  */
 import { join } from 'node:path';
 import { AppendFile } from '../append-file.js';
 import type { PoolClient } from '../db/pool.js';
 import type { Row } from '../fields.js';
 import type { Logger } from '../log.js';
+import type { BiRounding } from '../load/bi-rounding.js';
 import { copyRows, firstLoadMarks, rowLine, settleSetAside, type FirstLoadMarks } from '../load/first-load.js';
 import { copyLine, type FingerprintHalves } from '../load/staging.js';
+import { BiTally } from '../transform/bi-effect.js';
 import { CopyWriter, type RecordFields } from '../transform/record-copy.js';
 import { InitialFingerprints, saveSettledFingerprints } from '../unchanged/initial-fingerprints.js';
 import { IdBitmap } from './pipeline.js';
@@ -43,13 +50,17 @@ export class DirectLoad {
   private readonly setAsideIds = new IdBitmap();
   private setAsideCount = 0;
   private readonly fingerprints: InitialFingerprints;
+  /** What the BI views do to the values of the rows in the table: as written, then as settled. */
+  private readonly bi: BiTally;
 
   private constructor(
     private readonly marks: FirstLoadMarks,
     private readonly ids: IdBitmap,
     dir: string,
+    biScale: number,
   ) {
-    this.rows = new CopyWriter(Buffer.from(marks.rowSuffix));
+    this.bi = new BiTally(biScale);
+    this.rows = new CopyWriter(Buffer.from(marks.rowSuffix), this.bi);
     this.setAsideFile = new AppendFile(join(dir, 'set-aside.copy'));
     this.fingerprints = new InitialFingerprints(join(dir, 'fingerprints.bin'));
   }
@@ -57,11 +68,11 @@ export class DirectLoad {
   /**
    * A first load when the table has no row at all (read in the run's transaction, which holds the
    * run's advisory lock, before anything is COPYed); otherwise undefined. `ids` is the run's id
-   * bitmap; `dir` the run's temp directory.
+   * bitmap; `dir` the run's temp directory; `biScale` the BI views' scale S.
    */
-  static async open(client: PoolClient, runId: string, ids: IdBitmap, dir: string, log?: Logger): Promise<DirectLoad | undefined> {
+  static async open(client: PoolClient, runId: string, ids: IdBitmap, dir: string, biScale: number, log?: Logger): Promise<DirectLoad | undefined> {
     const marks = await firstLoadMarks(client, runId, log);
-    return marks && new DirectLoad(marks, ids, dir);
+    return marks && new DirectLoad(marks, ids, dir, biScale);
   }
 
   /** The byte-level path: writes the record `b[start, end)` (an `id` below 2^53) where it goes; false when the writer declines it. */
@@ -84,6 +95,7 @@ export class DirectLoad {
     if (this.ids.fresh(id)) {
       this.ids.addNumber(id);
       this.fingerprints.add(id, fingerprint?.[0] ?? 0, fingerprint?.[1] ?? 0, position);
+      this.bi.addRow(row);
       return rowLine(row, this.marks.rowSuffix);
     }
     this.setAsideFile.append(Buffer.from(copyLine(position, row, byteOffset, byteLength, fingerprint)));
@@ -117,12 +129,19 @@ export class DirectLoad {
     const anySetAside = this.setAsideCount > 0;
     const inTable = await this.fingerprints.store(client, this.marks.xmin, anySetAside ? (id) => this.setAsideIds.has(id) : undefined, log);
     if (!anySetAside) return [];
-    const { losers, written } = await settleSetAside(client, { runId, path: this.setAsideFile.path, inTable }, log);
+    const { losers, written, biChange } = await settleSetAside(client, { runId, path: this.setAsideFile.path, inTable, biScale: this.bi.scale }, log);
+    this.bi.rounded += biChange.rounded;
+    this.bi.overflow += biChange.overflow;
     await saveSettledFingerprints(client, log);
     return [
       ...inTable.filter((c) => written.has(c.id)),
       ...losers.map((row) => ({ position: Number(row.position), id: row.record_id, offset: Number(row.raw_offset) })),
     ];
+  }
+
+  /** What the BI views do to the table's live values: every row written, duplicate ids settled (after settle). */
+  get biRounding(): BiRounding {
+    return { scale: this.bi.scale, rounded: this.bi.rounded, overflow: this.bi.overflow };
   }
 
   /** After a failed run: the files closed (the run's temp directory is removed with them). */

@@ -201,7 +201,7 @@ export class Run {
           chunks = watch.follow(attempt, deps.signal);
         } else chunks = fileChunks(source.path ?? (await source.ready).path, deps.signal);
         // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live one.
-        if (shortcut.liveBefore === 0) this.direct = await DirectLoad.open(this.client, runId, this.tally.ids, this.tmp!, log);
+        if (shortcut.liveBefore === 0) this.direct = await DirectLoad.open(this.client, runId, this.tally.ids, this.tmp!, this.config.bi.scale, log);
         const fast = recordFastPaths(this.tally, shortcut, this.direct);
         const lines = listingCopyLines({
           chunks,
@@ -289,13 +289,14 @@ export class Run {
   }
 
   /**
-   * What the BI views round, after the changes, in the log. When the last successful run's count
-   * still described the table as this run found it (bi-rounding.ts biCountPlan), it is carried
-   * forward (no row changed) or updated from the changed rows only; otherwise every live row is
-   * counted. The log line says which (`biCount`) and which run's count it rests on (`countedBy`).
+   * What the BI views round, after the changes, in the log. A first load counted its rows as it
+   * wrote them (`written`). When the last successful run's count still described the table as
+   * this run found it (bi-rounding.ts biCountPlan), it is carried forward (no row changed) or
+   * updated from the changed rows only; otherwise every live row is counted. The log line says
+   * which (`biCount`) and which run's count it rests on (`countedBy`).
    */
   private async countBiRounding(last: LastSuccess | undefined, counts: ChangeCounts, asRunsLeftIt: boolean, log: Logger): Promise<BiRounding> {
-    const plan = biCountPlan(last, this.config.bi.scale, counts, asRunsLeftIt);
+    const plan = biCountPlan(last, this.config.bi.scale, counts, asRunsLeftIt, this.direct?.biRounding);
     const { bi, method } = await countAfterRun(this.client, plan, counts, log);
     const how = { biCount: method, countedBy: Number(method === 'carried' ? last!.id : this.runId), ...(method === 'incremental' ? { countedFrom: Number(last!.id) } : {}) };
     // A warning only when the count grew or the scale changed: a state logged every night is noise.

@@ -5,6 +5,7 @@
  * goes through the zod schema (record.ts), the definition of the rules and of every reject
  * reason. A differential test holds the two to the same rows (test/unit/record-copy.test.ts).
  */
+import { OVERFLOW, ROUNDED, type BiTally } from './bi-effect.js';
 import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';
 import { FIELDS, type FieldKind } from '../fields.js';
@@ -41,8 +42,13 @@ export class CopyWriter {
    * Without `rowSuffix`, staging lines (STAGING_COLUMNS: position, the fields, raw offset and
    * length, fingerprint). With it, a first load's lines into the table itself: the fields, then
    * `rowSuffix` as it is (the tab-led columns every row of the run shares, and the newline).
+   * With `bi`, the decimals of every line written are counted into it as the BI views treat them
+   * (a first load's rows, so that the run need not scan the table for that count).
    */
-  constructor(private readonly rowSuffix?: Buffer) {}
+  constructor(
+    private readonly rowSuffix?: Buffer,
+    private readonly bi?: BiTally,
+  ) {}
 
   /** Bytes written so far. */
   get length(): number {
@@ -71,16 +77,31 @@ export class CopyWriter {
       this.out = bigger;
     }
     const out = this.out;
+    const bi = this.bi;
+    // Added to the tally only once the line is written whole: a declined record counts nothing.
+    let rounded = 0;
+    let overflow = 0;
     let o = suffix === undefined ? writeInt(out, this.o, position) : this.o;
     for (let f = 0; f < KINDS.length; f++) {
       if (f > 0 || suffix === undefined) out[o++] = 0x09;
       const kind = KINDS[f]!;
       if (kind === ID) o = id(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       else if ((fields.present & (1 << f)) === 0) o = writeNull(out, o);
-      else if (kind === DECIMAL) o = decimal(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
-      else if (kind === TEXT) o = text(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
+      else if (kind === DECIMAL) {
+        const at = o;
+        o = decimal(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
+        if (bi !== undefined && o > at && out[at] !== 0x5c) {
+          const effect = bi.effect(out, at, o);
+          if (effect === ROUNDED) rounded++;
+          else if (effect === OVERFLOW) overflow++;
+        }
+      } else if (kind === TEXT) o = text(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       else o = date(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       if (o < 0) return false;
+    }
+    if (bi !== undefined) {
+      bi.rounded += rounded;
+      bi.overflow += overflow;
     }
     if (suffix !== undefined) {
       this.o = o + suffix.copy(out, o);

@@ -47,4 +47,14 @@ describe('BI rounding report', () => {
     expect(biCountPlan(undefined, 10, changes, true)).toEqual(full); // the first run
     expect(biCountPlan({ ...last, live_after: '0' }, 10, { ...changes, initialLoad: true, liveBefore: 0, inserted: 3 }, true)).toEqual(full);
   });
+
+  it('takes a first load’s count of the rows it wrote, whatever the last run counted', () => {
+    const written = { scale: 10, rounded: 2, overflow: 1 };
+    const first = { initialLoad: true, liveBefore: 0, inserted: 3, updated: 0, restored: 0, deleted: 0 };
+    expect(biCountPlan(undefined, 10, first, true, written)).toEqual({ method: 'written', counted: written });
+    expect(biCountPlan({ id: '7', bi_scale: 12, bi_rounded: '5', bi_overflow: '1', live_after: '0' }, 10, first, false, written)).toEqual({
+      method: 'written',
+      counted: written,
+    });
+  });
 });
