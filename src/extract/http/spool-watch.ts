@@ -16,7 +16,7 @@
 import { open } from 'node:fs/promises';
 import { AbortedError } from '../../errors.js';
 
-const READ_BYTES = 1024 * 1024;
+const READ_BYTES = 256 * 1024;
 
 /** Thrown by `follow` when the attempt it followed failed: what was read of it is void. */
 export class AttemptAbandoned extends Error {
