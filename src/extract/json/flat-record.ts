@@ -16,6 +16,7 @@
  * exactly what the state machine would have.
  */
 import { MAX_MEMBER_ENDS } from './scanner-state.js';
+import { viewOf } from '../../byte-view.js';
 
 /**
  * Scans the record whose '{' is at `s`, within `b[s, end)`. Returns its member count (at least 1)
@@ -96,18 +97,6 @@ function digitsEnd(b: Uint8Array, view: DataView, i: number, end: number): numbe
     if (d < 0x30 || d > 0x39) return i;
   }
   return -1;
-}
-
-let viewed: Uint8Array | undefined;
-let view: DataView = new DataView(new ArrayBuffer(0));
-
-/** A DataView of `b`, made once per buffer (the parser scans many records of one buffer). */
-function viewOf(b: Uint8Array): DataView {
-  if (b !== viewed) {
-    viewed = b;
-    view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  }
-  return view;
 }
 
 /**
