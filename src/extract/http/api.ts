@@ -5,7 +5,6 @@
  * the run parses the file as it grows and starts over when an attempt fails (spool-watch.ts).
  */
 import { createHash } from 'node:crypto';
-import { open, type FileHandle } from 'node:fs/promises';
 import got, { type Response } from 'got';
 import type { ApiConfig, ProxyConfig } from '../../config.js';
 import { AbortedError, SyncError, UpstreamError } from '../../errors.js';
@@ -16,7 +15,6 @@ import { ACCEPT_ENCODING, contentCoding, decodedBody, isGzip } from './content-c
 import { proxyRoute } from './http-agents.js';
 import { findToken, jwtExpiryMs } from './token.js';
 import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
-import { spoolFault } from './spool-fault.js';
 import type { SpoolWatch } from './spool-watch.js';
 import { SpoolWriter } from './spool-writer.js';
 
@@ -172,7 +170,7 @@ export class WineApi {
 
   private async fetchListing(token: string, path: string, signal: AbortSignal, keepGzipAt: string | undefined, watch: SpoolWatch | undefined): Promise<Download> {
     const url = this.config.listingUrl;
-    const file = await openSpool(path);
+    const spool = await SpoolWriter.open(path, watch && ((total) => watch.wrote(total)));
     // Once the file exists. A reader of the previous attempt cannot take these bytes for its own:
     // that attempt was marked failed before this one started.
     watch?.begin();
@@ -195,24 +193,20 @@ export class WineApi {
     // Listing bytes (decoded) and bytes as they arrived (coded, when the body is).
     let bytes = 0;
     let received = 0;
-    let kept: { file: FileHandle; spool: SpoolWriter } | undefined;
+    let kept: SpoolWriter | undefined;
     // Only a 200's gzip body is the listing's; decided on its first bytes, which follow the headers.
     const keepsGzip = () => keepGzipAt !== undefined && response?.statusCode === 200 && isGzip(contentCoding(response.headers));
     const arriving = async function* (): AsyncGenerator<Buffer> {
       for await (const chunk of request as AsyncIterable<Buffer>) {
-        if (received === 0 && keepsGzip()) {
-          const keptFile = await openSpool(keepGzipAt!);
-          kept = { file: keptFile, spool: new SpoolWriter(keptFile, keepGzipAt!) };
-        }
+        if (received === 0 && keepsGzip()) kept = await SpoolWriter.open(keepGzipAt!);
         received += chunk.length;
-        await kept?.spool.write(chunk);
+        await kept?.write(chunk);
         yield chunk;
       }
     };
     const body = decodedBody(arriving(), () => (response ? contentCoding(response.headers) : undefined));
     try {
       const hash = createHash('sha256');
-      const spool = new SpoolWriter(file, path, watch && ((total) => watch.wrote(total)));
       try {
         for await (const chunk of body) {
           if (bytes === 0 && response) await checkResponse(response, chunk, body, this.now(), url, route.via?.from);
@@ -220,7 +214,7 @@ export class WineApi {
           hash.update(chunk);
           await spool.write(chunk);
         }
-        await kept?.spool.flush();
+        await kept?.flush();
         await spool.flush();
       } catch (error) {
         if (error instanceof SyncError) throw error;
@@ -235,20 +229,13 @@ export class WineApi {
         const cut = coding ? `${received} of ${declared} ${coding} bytes (${bytes} bytes of listing)` : `${bytes} of ${declared} bytes`;
         throw new UpstreamError(`listing body cut off after ${cut}`, { retryable: true, status: response.statusCode });
       }
-      return { bytes, sha256: hash.digest('hex'), ...(kept ? { gzip: { path: keepGzipAt!, size: kept.spool.written } } : {}) };
+      return { bytes, sha256: hash.digest('hex'), ...(kept ? { gzip: { path: keepGzipAt!, size: kept.written } } : {}) };
     } finally {
       request.destroy();
-      await file.close();
-      await kept?.file.close();
+      await spool.close();
+      await kept?.close();
     }
   }
-}
-
-/** A spool file opened afresh (an earlier attempt's bytes dropped); a local disk refusal names its directory. */
-async function openSpool(path: string): Promise<FileHandle> {
-  return open(path, 'w').catch((error: unknown) => {
-    throw spoolFault(error, path, 0) ?? error;
-  });
 }
 
 /** Status and content type checks on the listing response, given its first chunk. */

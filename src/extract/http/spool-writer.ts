@@ -5,7 +5,7 @@
  * (and the decoder behind it) still meanwhile; that kept a download at twice the time of `curl`.
  * Batches of 1 MiB make that 240 round trips, and the download goes on while one is written.
  */
-import type { FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { spoolFault } from './spool-fault.js';
 
 const BATCH_BYTES = 1024 * 1024;
@@ -19,12 +19,28 @@ export class SpoolWriter {
   /** Bytes in the file, every one of them written (awaited). */
   written = 0;
 
-  /** `onWritten` hears the total after each batch is in the file. */
-  constructor(
+  private constructor(
     private readonly file: FileHandle,
     private readonly path: string,
     private readonly onWritten?: (total: number) => void,
   ) {}
+
+  /**
+   * The spool file at `path` opened afresh (an earlier attempt's bytes dropped); a local disk
+   * refusal names its directory. `onWritten` hears the total after each batch is in the file.
+   */
+  static async open(path: string, onWritten?: (total: number) => void): Promise<SpoolWriter> {
+    const file = await open(path, 'w').catch((error: unknown) => {
+      throw spoolFault(error, path, 0) ?? error;
+    });
+    return new SpoolWriter(file, path, onWritten);
+  }
+
+  /** Closes the file, once a write still in flight (a body that failed part way) is over. */
+  async close(): Promise<void> {
+    await this.inFlight?.catch(() => undefined);
+    await this.file.close();
+  }
 
   async write(chunk: Buffer): Promise<void> {
     this.pending.push(chunk);
