@@ -25,7 +25,6 @@ import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.
 import { deleteRejects, duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
-import { compressListing, latestPayload, storePayload, upstreamGzip, type CompressedListing } from '../load/payloads.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
 import type { FieldCounts } from '../fields.js';
 import {
@@ -41,16 +40,11 @@ import { UnchangedShortcut } from '../unchanged/shortcut.js';
 import { DirectLoad } from './direct-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { openListing, type Listing, type ListingSource } from './listing-source.js';
+import { RunArchive } from './run-archive.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
 import type { SyncDeps, SyncRequest } from './sync.js';
 
 const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
-
-/** The archive being compressed alongside the run (or ready: the upstream's gzip). */
-interface Archiving {
-  compressed: Promise<CompressedListing>;
-  stop(): Promise<void>;
-}
 
 export class Run {
   private tally: ListingTally = newTally();
@@ -114,7 +108,7 @@ export class Run {
     const last = await lastSuccess(this.deps.pool);
     this.baseline = baselineOf(last);
     // Started once the listing is whole: beside the rest of the parse and the apply.
-    const archiving = source.ready.then((listing) => this.startArchive(listing, log));
+    const archiving = source.ready.then((listing) => (this.archives() ? RunArchive.start(this.deps.pool, listing, this.tmp!, log) : undefined));
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       await this.begin();
@@ -129,7 +123,7 @@ export class Run {
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
       this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
-      await this.archive(listing, archive, log);
+      await archive?.store(this.client, { runId: this.runId, sha256: listing.sha256, bytes: this.tally.bytes, keep: this.config.archiveKeep }, log);
       await this.commit();
     } catch (error) {
       this.applied = undefined;
@@ -139,32 +133,7 @@ export class Run {
     }
   }
 
-  /**
-   * The archive is the upstream's own gzip body when it sent one (nothing to compress); otherwise
-   * it is compressed on libuv's thread pool while the listing is parsed and applied, and stopped
-   * if the run fails. The same listing as the newest archived one is not stored again: re-runs
-   * write no payload WAL.
-   */
-  private async startArchive({ path, sha256, gzip }: Listing, log: Logger): Promise<Archiving | undefined> {
-    if (!this.archives()) return undefined;
-    const latest = await latestPayload(this.deps.pool);
-    if (latest?.sha256 === sha256) {
-      log.info({ archivedBy: Number(latest.runId) }, 'listing identical to the newest archived one; not archived again');
-      return undefined;
-    }
-    if (gzip) return { compressed: Promise.resolve(upstreamGzip(gzip)), stop: async () => undefined };
-    const stopper = new AbortController();
-    const compressed = compressListing(path, join(this.tmp!, 'listing.json.archive'), stopper.signal);
-    compressed.catch(() => undefined); // awaited in archive(); a failure surfaces there
-    return {
-      compressed,
-      stop: async () => {
-        stopper.abort();
-        await compressed.catch(() => undefined); // let it stop before the temp dir is removed
-      },
-    };
-  }
-
+  /** Whether the run stores its listing (sync_payloads): not a dry run, nor with SYNC_ARCHIVE_KEEP=0. */
   private archives(): boolean {
     return !this.request.dryRun && this.config.archiveKeep > 0;
   }
@@ -275,12 +244,6 @@ export class Run {
     this.applied = counts;
     this.skipped = shortcut.skipped;
     return counts;
-  }
-
-  private async archive({ sha256 }: Listing, archive: Archiving | undefined, log: Logger): Promise<void> {
-    if (!archive) return;
-    const { runId, config } = this;
-    await storePayload(this.client, { runId, sha256, bytes: this.tally.bytes, compressed: archive.compressed, keep: config.archiveKeep }, log);
   }
 
   /** A dry run rolls everything back: it reports what a run would do. */
