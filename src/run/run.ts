@@ -189,12 +189,13 @@ export class Run {
           return fast;
         }
         log.info({ attempt, bytes: this.tally.bytes, received: this.tally.received }, 'download attempt failed part way; its records are forgotten and the parse starts over');
-        await this.forgetAttempt(shortcut);
+        await this.forgetAttempt(shortcut, { again: true });
       }
     } catch (error) {
       if (!watch?.gaveUp) throw error;
-      // The download failed: nothing of its attempts counts, and the error is the download's own.
-      await this.forgetAttempt(shortcut).catch(() => undefined);
+      // The download failed: nothing of its attempts counts, and the error is the download's own
+      // (the run's rollback takes what was staged).
+      await this.forgetAttempt(shortcut, { again: false }).catch(() => undefined);
       await source.ready;
       throw error;
     }
@@ -202,19 +203,22 @@ export class Run {
 
   /**
    * Everything the parse made of a download attempt that failed part way: the counts, the id
-   * bitmap, the shortcut's marks, a first load's files, and (by rolling the transaction back and
-   * beginning again) every row staged or COPYed into the table; then the rejects stored so far.
+   * bitmap, the shortcut's marks, a first load's files, and, when the parse starts `again`, every
+   * row staged or COPYed into the table (by rolling the transaction back and beginning another);
+   * then the rejects stored so far.
    * Those are stored as parsing goes, not held back until the download ends: up to 10,000 of them
    * with their raw text would be a lot of memory to hold, and a retry is rare enough that deleting
    * them is the cheaper side. The run lock is the session's, not the transaction's: it stays held.
    */
-  private async forgetAttempt(shortcut: UnchangedShortcut): Promise<void> {
+  private async forgetAttempt(shortcut: UnchangedShortcut, { again }: { again: boolean }): Promise<void> {
     this.tally = newTally();
     shortcut.reset();
     await this.direct?.discard();
     this.direct = undefined;
-    await this.client.query('ROLLBACK');
-    await this.begin();
+    if (again) {
+      await this.client.query('ROLLBACK');
+      await this.begin();
+    }
     await deleteRejects(this.deps.pool, this.runId);
   }
 
