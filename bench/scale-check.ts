@@ -10,7 +10,7 @@
 import type pg from 'pg';
 import { listingFiles, type ListingFiles } from './listing-files.js';
 import { judgeScale, scaleTargetLines, type ScaleVerdicts } from './report.js';
-import { measureSync, runCli, type SyncMeasure } from './sync-runner.js';
+import { measureSync, notMeasured, runCli, type SyncMeasure } from './sync-runner.js';
 
 /**
  * Replay loads a run's archived payload, so the archive must be on (SYNC_ARCHIVE_KEEP=0 turns it
@@ -55,7 +55,7 @@ export async function scaleCheck(options: {
     await fresh();
     const load = await measure(`run --from-file, ${listing.records} records`, ['run', '--from-file', listing.json]);
     // A failed run archives nothing: its replay would be refused (exit 2, no run row), so skip it.
-    const replay = load.status === 'succeeded' ? await measure(`replay --run ${load.runId}, ${listing.records} records`, ['replay', '--run', String(load.runId)]) : notRun('replay of a failed run');
+    const replay = load.status === 'succeeded' ? await measure(`replay --run ${load.runId}, ${listing.records} records`, ['replay', '--run', String(load.runId)]) : notMeasured('replay of a failed run');
     return { load, replay };
   };
   const reference = await loadAndReplay(options.reference);
@@ -89,22 +89,3 @@ export async function scaleCheck(options: {
   };
 }
 
-/** A measurement that could not be taken: fails every verdict that needs it. */
-function notRun(name: string): SyncMeasure {
-  return {
-    name,
-    seconds: NaN,
-    maxRssMb: undefined,
-    walMb: 0,
-    tuplesWritten: 0,
-    otherTuples: 0,
-    status: 'not run',
-    error: null,
-    counts: {},
-    stepsMs: {},
-    overlap: { stepsSeconds: 0, coveredSeconds: 0, overlapSeconds: 0, pairs: [] },
-    nodeCpu: undefined,
-    pgCpu: null,
-    runId: 0,
-  };
-}

@@ -43,6 +43,26 @@ export interface SyncMeasure {
   runId: number;
 }
 
+/** A measurement that could not be taken: fails every verdict that needs it. */
+export function notMeasured(name: string): SyncMeasure {
+  return {
+    name,
+    seconds: NaN,
+    maxRssMb: undefined,
+    walMb: 0,
+    tuplesWritten: 0,
+    otherTuples: 0,
+    status: 'not run',
+    error: null,
+    counts: {},
+    stepsMs: {},
+    overlap: { stepsSeconds: 0, coveredSeconds: 0, overlapSeconds: 0, pairs: [] },
+    nodeCpu: undefined,
+    pgCpu: null,
+    runId: 0,
+  };
+}
+
 export async function measureSync(name: string, args: string[], env: Record<string, string>, admin: pg.Client): Promise<SyncMeasure> {
   const walBefore = (await admin.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
   const tuplesBefore = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parseProcStat, portsOfSockets } from '../../bench/backend-cpu.js';
 import { judge, judgeScale, NAMES, scaleTargetLines, summaryTable, targetLines, timeTable, type BenchRun, type ScaleInput, type ScaleMeasure } from '../../bench/report.js';
 import { spansOf, stepOverlap } from '../../bench/step-overlap.js';
-import type { SyncMeasure } from '../../bench/sync-runner.js';
+import { notMeasured, type SyncMeasure } from '../../bench/sync-runner.js';
 
 const T0 = 1_800_000_000_000;
 /** A pino line closing a step or statement `ms` long at T0 + `end`. */
@@ -143,19 +143,12 @@ describe('the targets of a run (judge), each against the floor of the same run',
       floorAfter: { ...floor, seconds: FLOOR + 1 },
       floorSeconds: FLOOR,
       syncs: Object.values(NAMES).map((name) => ({
-        name,
+        ...notMeasured(name),
         seconds: seconds[name] ?? at[name]!,
         maxRssMb: rss[name] ?? 250,
         walMb: 4.9,
         tuplesWritten: 100,
-        otherTuples: 0,
         status: name.startsWith('all rejected') ? 'failed' : 'succeeded',
-        error: null,
-        counts: {},
-        stepsMs: {},
-        overlap: { stepsSeconds: 0, coveredSeconds: 0, overlapSeconds: 0, pairs: [] },
-        nodeCpu: undefined,
-        pgCpu: null,
         runId: 1,
         ...other,
       })),
