@@ -3,8 +3,9 @@
  * pretty when stderr is a terminal. Secrets are removed twice: by field path (`redact`) and, as a
  * last line of defence for errors from libraries, by value in every written line.
  */
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -55,6 +56,15 @@ export interface LoggerOptions {
   debug?: boolean;
   /** Colours in pretty output (off for NO_COLOR); default on. */
   color?: boolean;
+}
+
+/**
+ * pino-pretty, loaded only for a terminal: a run whose stderr is a pipe or a file (cron, a
+ * container, the benchmark) does not pay for its loading at start-up. `require`, not `import()`:
+ * the logger is made synchronously, and pino-pretty is CommonJS.
+ */
+function pretty(options: PinoPretty.PrettyOptions): PinoPretty.PrettyStream {
+  return (createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty)(options);
 }
 
 export function createLogger(options: LoggerOptions): Logger {

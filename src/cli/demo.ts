@@ -52,7 +52,7 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
   let ok = true;
   try {
     await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
-    const api = newApi(ctx);
+    const api = await newApi(ctx);
     const deps = { pool: ctx.pool, log: ctx.log, api };
     const [earlier] = await recentRuns(ctx.pool, 1);
     out(earlier === undefined

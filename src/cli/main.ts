@@ -158,7 +158,7 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
   process.once('SIGINT', onSignal);
   try {
     await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
-    const reporter = new RunReporter(ctx, { processMetrics: false, trigger: request.trigger });
+    const reporter = new RunReporter(ctx, { daemon: false, trigger: request.trigger });
     await reporter.start();
     const progress = terminalProgress(io.stderr);
     let outcome: SyncOutcome;
@@ -166,7 +166,7 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
       reporter.runStarted();
       outcome = await runSync(
         ctx.config,
-        { pool: ctx.pool, log: ctx.log, api: newApi(ctx), signal: controller.signal, onProgress: progress?.update },
+        { pool: ctx.pool, log: ctx.log, api: await newApi(ctx), signal: controller.signal, onProgress: progress?.update },
         request,
       );
     } catch (error) {

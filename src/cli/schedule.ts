@@ -49,14 +49,14 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(SCHEDULE, args);
   const ctx = openContext(io, { api: true, database: true });
   const { config, log, pool } = ctx;
-  const api = newApi(ctx);
+  const api = await newApi(ctx);
   await migrate(pool, config.schema, config.bi);
 
   let running: Promise<void> | undefined;
   let controller: AbortController | undefined;
   let stopping = false;
   const health: Health = { pid: process.pid, state: 'idle', heartbeatAt: '', nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
-  const reporter = new RunReporter(ctx, { processMetrics: true, trigger: 'schedule' });
+  const reporter = new RunReporter(ctx, { daemon: true, trigger: 'schedule' });
   await reporter.start();
   if (reporter.latestLoad !== undefined) health.lastSuccess = reporter.latestLoad;
   const server = config.metrics && (await serveMetrics(ctx, reporter, health));
@@ -163,7 +163,7 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health)
     const server = await startMetricsServer({
       host,
       port,
-      metrics: reporter.metrics,
+      metrics: reporter.metrics!, // the daemon's reporter always has them
       health: () => assessHealth(health, Date.now(), false),
       onError: (err) => ctx.log.warn({ err }, 'cannot collect the metrics'),
     });

@@ -35,6 +35,8 @@ export const COUNT_COLUMNS = [
   'skipped_unchanged',
 ] as const;
 export type CountColumn = (typeof COUNT_COLUMNS)[number];
+/** The record counts that the metrics (label `kind`: contract) and the notifications report. */
+export const RECORD_KINDS = ['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'] as const satisfies readonly CountColumn[];
 export type RunCounts = Partial<Record<CountColumn, number | string | null>>;
 
 export interface RunRow extends Record<CountColumn, number | null> {

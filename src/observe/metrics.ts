@@ -5,9 +5,8 @@
  * or anything secret.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RunHistory, RunRow, RunStatus, Trigger } from '../load/audit.js';
+import { RECORD_KINDS, type RunHistory, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
 
-export const RECORD_KINDS = ['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'] as const;
 const FINISHED: RunStatus[] = ['succeeded', 'failed', 'aborted'];
 /** Runs last from seconds (a small listing) to hours (a very large one, or SYNC_RUN_TIMEOUT_MS at 2 h). */
 const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400];

@@ -5,9 +5,8 @@
  * survives restarts) and, with SYNC_NOTIFY_ON=all, on every run. Delivery is best effort: three
  * attempts of 10 s at most, then a log line; the run's outcome never depends on it.
  */
-import got, { type Agents } from 'got';
-import type { RunRow, RunStatus } from '../load/audit.js';
-import { RECORD_KINDS } from './metrics.js';
+import type { Agents } from 'got';
+import { RECORD_KINDS, type RunRow, type RunStatus } from '../load/audit.js';
 
 export type NotifyEvent = 'failed' | 'aborted' | 'recovered' | 'succeeded' | 'new_fields';
 
@@ -120,6 +119,9 @@ export async function deliver(url: string, body: string, options: { retryDelaysM
 
 /** The one HTTP call (so that an outbound proxy agent can be handed in here). Errors carry a code, never the URL. */
 async function postJson(url: string, body: string, agent: Agents | undefined): Promise<number> {
+  // got is loaded when a notification is sent, not at start-up: a `run --from-file` or a replay
+  // without SYNC_NOTIFY_URL needs no HTTP client at all.
+  const { default: got } = await import('got');
   const response = await got.post(url, {
     body,
     agent,

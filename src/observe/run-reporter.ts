@@ -2,15 +2,18 @@
  * Everything around a run for those who watch it: the metrics, the chat notification and, for the
  * batch commands, the Pushgateway push. None of it changes a run's outcome or exit code: each
  * failure here is logged and dropped.
+ *
+ * The metrics exist only where someone reads them: the daemon's, and a batch command's when
+ * SYNC_PUSHGATEWAY_URL is set. A plain `run` or `replay` neither loads prom-client (a noticeable
+ * part of its start-up) nor reads sync_runs for them; prom-client and the outbound HTTP agents are
+ * loaded when first used.
  */
 import { hostname } from 'node:os';
-import { Pushgateway } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
-import { agentFor } from '../extract/http/http-agents.js';
 import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type Trigger } from '../load/audit.js';
-import { SyncMetrics } from './metrics.js';
+import type { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type RunNotice, type Where } from './notify.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import type { SyncOutcome } from '../run/sync.js';
@@ -26,17 +29,23 @@ export interface ReporterDeps {
 }
 const PUSH_TIMEOUT_MS = 10_000;
 
+export interface ReporterOptions {
+  /** The daemon: its metrics always exist (served on SYNC_METRICS_PORT) and include the process's own. */
+  daemon: boolean;
+  trigger: Trigger;
+}
+
 export class RunReporter {
-  readonly metrics: SyncMetrics;
+  /** Set by start() for the daemon, and for `run`/`replay` with a Pushgateway; undefined: nobody would read them. */
+  metrics: SyncMetrics | undefined;
   /** What the last read of sync_last_load found (null: no successful load yet; undefined: not read). */
   latestLoad: LastLoad | null | undefined;
   private readonly where: Where;
 
   constructor(
     private readonly ctx: ReporterDeps,
-    options: { processMetrics: boolean; trigger: Trigger },
+    private readonly options: ReporterOptions,
   ) {
-    this.metrics = new SyncMetrics(options);
     const { config, secrets } = ctx;
     if (config.notify) {
       // A webhook URL is a credential: its path and query are what authorizes the POST.
@@ -49,11 +58,15 @@ export class RunReporter {
     this.where = { host: hostname(), database: databaseName(config.databaseUrl), schema: config.schema };
   }
 
-  /** Seeds the metrics from sync_runs (last success, totals, last counts). */
+  /** Creates the metrics, if anyone reads them, and seeds them from sync_runs (last success, totals, last counts). */
   async start(): Promise<void> {
+    if (!this.options.daemon && !this.ctx.config.pushgatewayUrl) return;
+    const { SyncMetrics } = await import('./metrics.js');
+    const metrics = new SyncMetrics({ processMetrics: this.options.daemon, trigger: this.options.trigger });
+    this.metrics = metrics;
     try {
       const history = await runHistory(this.ctx.pool);
-      this.metrics.seed(history);
+      metrics.seed(history);
       this.latestLoad = history.lastLoad;
     } catch (error) {
       this.ctx.log.warn({ err: error }, 'cannot read the run history for the metrics; they start from zero');
@@ -61,7 +74,7 @@ export class RunReporter {
   }
 
   runStarted(): void {
-    this.metrics.runStarted();
+    this.metrics?.runStarted();
   }
 
   /**
@@ -71,7 +84,7 @@ export class RunReporter {
   async lastLoad(): Promise<LastLoad | null | undefined> {
     try {
       const load = (await lastLoad(this.ctx.pool)) ?? null;
-      this.metrics.setLastSuccess(load ? Date.parse(load.finishedAt) / 1000 : null);
+      this.metrics?.setLastSuccess(load ? Date.parse(load.finishedAt) / 1000 : null);
       this.latestLoad = load;
       return load;
     } catch (error) {
@@ -83,8 +96,9 @@ export class RunReporter {
   /** After runSync: the outcome, or the error it threw (no run row then). */
   async finished(result: { outcome: SyncOutcome } | { error: unknown }): Promise<void> {
     const run = 'outcome' in result ? result.outcome.run : undefined;
-    this.metrics.runFinished(run);
-    if (run) await this.lastLoad();
+    this.metrics?.runFinished(run);
+    // Read for the metric and the daemon's health (the daemon always has metrics): without metrics, nobody reads it.
+    if (run && this.metrics) await this.lastLoad();
     // A usage mistake (a missing --from-file, a --run that does not exist) recorded no run: nobody is paged for a typo.
     if (!run && isUsageMistake((result as { error: unknown }).error)) return;
     const notify = this.ctx.config.notify;
@@ -108,6 +122,7 @@ export class RunReporter {
   private async notify(url: string, notice: RunNotice): Promise<void> {
     // The body is scrubbed too: an error text must not carry a password or token to a chat channel.
     const body = this.ctx.secrets.scrub(JSON.stringify(notificationBody(notice)));
+    const { agentFor } = await import('../extract/http/http-agents.js');
     const result = await deliver(url, body, { agent: agentFor(this.ctx.config.proxy, url) });
     const fields = { notifyUrl: redactedUrl(url), event: notice.event, runId: notice.run?.id, attempts: result.attempts };
     if (result.delivered) this.ctx.log.info(fields, 'notification sent');
@@ -117,9 +132,10 @@ export class RunReporter {
   /** `run`/`replay`: the per-run metrics to the Pushgateway, job wine_recon_sync (PUT: the group is replaced). */
   async push(): Promise<void> {
     const url = this.ctx.config.pushgatewayUrl;
-    if (!url) return;
+    if (!url || !this.metrics) return;
     const shown = withoutCredentials(url);
     try {
+      const [{ Pushgateway }, { agentFor }] = await Promise.all([import('prom-client'), import('../extract/http/http-agents.js')]);
       const agents = agentFor(this.ctx.config.proxy, url);
       const agent = new URL(url).protocol === 'https:' ? agents?.https : agents?.http;
       await new Pushgateway(url, { timeout: PUSH_TIMEOUT_MS, ...(agent ? { agent } : {}) }, this.metrics.registry).push({ jobName: PUSH_JOB });
