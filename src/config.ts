@@ -3,9 +3,9 @@
  * reported together, each naming its variable, and no secret value is ever echoed.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
 import { ConfigError } from './errors.js';
@@ -71,6 +71,8 @@ export interface ConfigNeeds {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const DEFAULT_TIMEZONE = 'UTC';
+const DEFAULT_SCHEDULE = '0 3 * * *';
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 const ratio = z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
@@ -95,12 +97,12 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     schema: biSchema(env, schema, identifier, problems),
     scale: value('SYNC_BI_SCALE', z.string().trim().regex(/^\d{1,2}$/, BI_SCALE_RULE).transform(Number).refine(isBiScale, BI_SCALE_RULE), '10'),
   };
-  const timezone = value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), 'UTC');
-  const schedule = value(
-    'SYNC_SCHEDULE',
-    z.string().refine((v) => validateDetailed(v).valid, 'is not a valid cron expression (5 fields, or 6 with seconds first)'),
-    '0 3 * * *',
-  );
+  // Only a value that is set is checked (the defaults are valid): the first time zone check sets up
+  // ICU's time zones and the cron check loads node-cron, some 20 ms of every command's start-up.
+  const timezone = setting(env, 'SYNC_TIMEZONE') ? value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), DEFAULT_TIMEZONE) : DEFAULT_TIMEZONE;
+  const schedule = setting(env, 'SYNC_SCHEDULE')
+    ? value('SYNC_SCHEDULE', z.string().refine(isCronExpression, 'is not a valid cron expression (5 fields, or 6 with seconds first)'), DEFAULT_SCHEDULE)
+    : DEFAULT_SCHEDULE;
   const maxRejectRatio = value('SYNC_MAX_REJECT_RATIO', ratio, '0.05');
   const maxDeleteRatio = value('SYNC_MAX_DELETE_RATIO', ratio, '0.2');
   const archiveKeep = value('SYNC_ARCHIVE_KEEP', count(0), '30');
@@ -218,6 +220,11 @@ function blankToUndefined(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v;
 }
 
+/** The variable is set to something other than blanks (else its default applies). */
+function setting(env: Env, name: string): boolean {
+  return blankToUndefined(env[name]) !== undefined;
+}
+
 /** NAME or NAME_FILE (a file holding the secret, e.g. a Docker secret). Values are never echoed. */
 function secret(env: Env, name: string, problems: string[]): string | undefined {
   const direct = blankToUndefined(env[name]);
@@ -265,6 +272,15 @@ function httpUrl(env: Env, name: string, allowInsecure: boolean, problems: strin
     return undefined;
   }
   return raw.replace(/\/+$/, '');
+}
+
+/**
+ * node-cron's own check, so that what passes here is what `schedule` can run. Its CommonJS build,
+ * required on first use: loadConfig is synchronous, and most commands never need node-cron.
+ */
+function isCronExpression(expression: string): boolean {
+  const { validateDetailed } = createRequire(import.meta.url)('node-cron') as typeof import('node-cron');
+  return validateDetailed(expression).valid;
 }
 
 function isTimeZone(tz: string): boolean {
