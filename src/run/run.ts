@@ -79,7 +79,7 @@ export class Run {
     // The live rows are read while the download starts. A re-sync's parse needs them (its record
     // hook decides with them): it begins once they are in, then catches up with the spool file.
     const log = this.deps.log.child({ step: 'load' });
-    const shortcut = UnchangedShortcut.prepare(this.deps.pool, this.deps.signal, { log, onConnection: (pid) => lockWait.watch(pid) });
+    const shortcut = UnchangedShortcut.prepare(this.deps.pool, this.deps.signal, { dir: this.tmp, log, onConnection: (pid) => lockWait.watch(pid) });
     shortcut.catch(() => undefined); // awaited in load(); a failure surfaces there
     let source: ListingSource | undefined;
     try {
@@ -91,7 +91,8 @@ export class Run {
       this.deps.signal.removeEventListener('abort', cancel);
       source?.stop();
       await source?.ready.catch(() => undefined); // the spool file closed before the temp dir is removed
-      await shortcut.catch(() => undefined); // its connection back in the pool before the run ends
+      // Its connection back in the pool before the run ends, its file closed before the temp dir goes.
+      (await shortcut.catch(() => undefined))?.close();
       await this.direct?.discard().catch(() => undefined); // a first load's files, if the run stopped while writing them
       await rm(this.tmp, { recursive: true, force: true });
     }
