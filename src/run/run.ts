@@ -109,7 +109,12 @@ export class Run {
     const last = await lastSuccess(this.deps.pool);
     this.baseline = baselineOf(last);
     // Started once the listing is whole: beside the rest of the parse and the apply.
-    const archiving = source.ready.then((listing) => (this.archives() ? RunArchive.start(this.deps.pool, listing, this.tmp!, log) : undefined));
+    // Written beside the run, on a connection of its own (run-archive.ts), watched for lock waits like the run's.
+    const archiving = source.ready.then((listing) =>
+      this.archives()
+        ? RunArchive.start(this.deps.pool, { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs }, log, (c) => lockWait.watch(backendPid(c)))
+        : undefined,
+    );
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       await this.begin();
@@ -124,7 +129,7 @@ export class Run {
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
       this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
-      await archive?.store(this.client, { runId: this.runId, sha256: listing.sha256, bytes: this.tally.bytes, keep: this.config.archiveKeep }, log);
+      await archive?.store(this.client, this.config.archiveKeep);
       await this.commit();
     } catch (error) {
       this.applied = undefined;
