@@ -39,15 +39,29 @@ INSERT INTO sync_payloads (run_id, sha256, bytes, algorithm, stored_bytes) VALUE
 COPY sync_payload_chunks (run_id, seq, data) FROM STDIN WITH (FORMAT binary)
 
 -- name: prune_payloads
--- The chunks of pruned payloads go with them (ON DELETE CASCADE).
+-- The chunks of pruned payloads go with them (ON DELETE CASCADE). A payload is committed just
+-- before its run's transaction (src/run/run-archive.ts): one whose run then failed, or whose
+-- process died in between, is removed here too: only payloads of successful runs and of this one
+-- (still running) are kept.
 DELETE FROM sync_payloads
-WHERE run_id NOT IN (SELECT run_id FROM sync_payloads ORDER BY run_id DESC LIMIT $1);
+WHERE run_id NOT IN (
+  SELECT p.run_id FROM sync_payloads p JOIN sync_runs r ON r.id = p.run_id
+  WHERE r.status IN ('succeeded', 'running')
+  ORDER BY p.run_id DESC LIMIT $1
+);
+
+-- name: drop_payload
+DELETE FROM sync_payloads WHERE run_id = $1;
 
 -- name: payload_info
 SELECT run_id, sha256, bytes, algorithm FROM sync_payloads WHERE run_id = $1;
 
 -- name: latest_payload
-SELECT run_id, sha256, bytes, algorithm FROM sync_payloads ORDER BY run_id DESC LIMIT 1;
+-- Of a successful run: a payload left by a run that failed after committing it is not one.
+SELECT p.run_id, p.sha256, p.bytes, p.algorithm
+FROM sync_payloads p JOIN sync_runs r ON r.id = p.run_id
+WHERE r.status = 'succeeded'
+ORDER BY p.run_id DESC LIMIT 1;
 
 -- name: copy_payload_out
 -- COPY takes no bind parameters: the run id placeholder is replaced by a validated integer.

@@ -24,13 +24,6 @@ SELECT set_config('jit', 'off', true),
 -- name: state
 SELECT trust_key, run_id::text FROM bulk_wine_reconciliation_source_hash_state;
 
--- name: live_estimate
--- About how many live rows there are, for sizing the arrays they are read into (store.ts): the
--- planner's estimate or the statistics' count, whichever is larger; 0 when neither knows yet.
-SELECT greatest(c.reltuples, s.n_live_tup, 0)::bigint AS estimate
-FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
-WHERE c.oid = 'bulk_wine_reconciliation'::regclass;
-
 -- name: copy_live_out
 -- Every live id, in id order, with its fingerprint when the row is still the version it vouches
 -- for. trust: 0 no fingerprint stored, 1 the row is the stored version, 2 the row was written since.

@@ -25,7 +25,7 @@ import {
 } from './payload-codec.js';
 import { loadStatements } from '../db/statements.js';
 
-const SQL = loadStatements('load/audit.sql', ['insert_payload', 'copy_payload_chunks', 'prune_payloads', 'payload_info', 'latest_payload', 'copy_payload_out']);
+const SQL = loadStatements('load/audit.sql', ['insert_payload', 'copy_payload_chunks', 'prune_payloads', 'drop_payload', 'payload_info', 'latest_payload', 'copy_payload_out']);
 
 /** 8 MiB: large enough that a 10M-record listing is a few hundred rows, small enough to detoast cheaply. */
 export const PAYLOAD_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -60,6 +60,16 @@ export async function storePayload(
   payload: { runId: string; sha256: string; bytes: number; compressed: CompressedListing | Promise<CompressedListing>; keep: number; chunkBytes?: number },
   log?: Logger,
 ): Promise<void> {
+  await writePayload(client, payload, log);
+  await prunePayloads(client, payload.keep);
+}
+
+/** Writes the compressed listing as the run's payload (its row and its chunks), once it is compressed. */
+export async function writePayload(
+  client: PoolClient,
+  payload: { runId: string; sha256: string; bytes: number; compressed: CompressedListing | Promise<CompressedListing>; chunkBytes?: number },
+  log?: Logger,
+): Promise<void> {
   const { runId } = payload;
   let started = Date.now();
   // Time spent waiting for the compression started earlier: how much of it was on the critical path.
@@ -68,8 +78,17 @@ export async function storePayload(
   started = Date.now();
   await client.query(SQL.insert_payload, [runId, payload.sha256, payload.bytes, compressed.algorithm, compressed.size]);
   await pipeline(chunkRows(BigInt(runId), compressed, payload.chunkBytes ?? PAYLOAD_CHUNK_BYTES), client.query(copyFrom(SQL.copy_payload_chunks)));
-  await client.query(SQL.prune_payloads, [payload.keep]);
   log?.debug({ statement: 'store_payload', archive: compressed.made, algorithm: compressed.algorithm, storedBytes: compressed.size, ms: Date.now() - started }, 'statement done');
+}
+
+/** Keeps the newest `keep` payloads of successful runs, and none of a run that failed after its payload was committed. */
+export async function prunePayloads(client: PoolClient, keep: number): Promise<void> {
+  await client.query(SQL.prune_payloads, [keep]);
+}
+
+/** Removes the payload of a run that failed after it was committed (best effort: the next prune removes it too). */
+export async function dropPayload(pool: Pool, runId: string): Promise<void> {
+  await pool.query(SQL.drop_payload, [runId]);
 }
 
 /** The compressed file as binary COPY rows (run_id, seq, data), read a MB at a time. */

@@ -3,41 +3,112 @@
  * (nothing to compress); otherwise the listing compressed on libuv's thread pool while it is
  * parsed and applied, stopped if the run fails. The same listing as the newest archived one is
  * not stored again: re-runs write no payload WAL.
+ *
+ * It is written beside the run, not after it: on a connection and in a transaction of its own,
+ * while the run parses and applies (storing 76 MB of gzip took 0.3-0.45 s, the longest step after
+ * the apply). That transaction commits just before the run's, which then prunes the older
+ * payloads; a run that fails before rolls it back, and one that fails in between deletes it. Should
+ * the process die in between, the payload's run is marked abandoned, and the next prune removes it
+ * (sql/load/audit.sql prune_payloads keeps payloads of successful runs only).
  */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cancelStatement } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
-import { compressListing, latestPayload, storePayload, upstreamGzip, type CompressedListing } from '../load/payloads.js';
+import { compressListing, dropPayload, latestPayload, prunePayloads, upstreamGzip, writePayload, type CompressedListing } from '../load/payloads.js';
+import { loadStatements } from '../db/statements.js';
 import type { Listing } from './listing-source.js';
 
+const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
+
 export class RunArchive {
+  private client: PoolClient | undefined;
+  private committed = false;
+  /** The payload's row and chunks, written (not committed yet). */
+  private written: Promise<void> = Promise.resolve();
+
   private constructor(
-    private readonly compressed: Promise<CompressedListing>,
+    private readonly pool: Pool,
+    private readonly runId: string,
     private readonly stopper?: AbortController,
   ) {}
 
-  /** Begins the archive of `listing` (compressed into `dir` when needed); undefined when it is the newest archived one. */
-  static async start(pool: Pool, { path, sha256, gzip }: Listing, dir: string, log: Logger): Promise<RunArchive | undefined> {
+  /**
+   * Begins the archive of `listing` (compressed into `dir` when needed) and its writing, on a
+   * connection of its own; undefined when it is the newest archived one. `onConnection` is told
+   * the connection's backend pid (to watch it for lock waits).
+   */
+  static async start(
+    pool: Pool,
+    { runId, listing, dir, lockTimeoutMs }: { runId: string; listing: Listing; dir: string; lockTimeoutMs: number },
+    log: Logger,
+    onConnection?: (client: PoolClient) => void,
+  ): Promise<RunArchive | undefined> {
     const latest = await latestPayload(pool);
-    if (latest?.sha256 === sha256) {
+    if (latest?.sha256 === listing.sha256) {
       log.info({ archivedBy: Number(latest.runId) }, 'listing identical to the newest archived one; not archived again');
       return undefined;
     }
-    if (gzip) return new RunArchive(Promise.resolve(upstreamGzip(gzip)));
-    const stopper = new AbortController();
-    const compressed = compressListing(path, join(dir, 'listing.json.archive'), stopper.signal);
-    compressed.catch(() => undefined); // awaited in store(); a failure surfaces there
-    return new RunArchive(compressed, stopper);
+    const stopper = listing.gzip ? undefined : new AbortController();
+    const compressed: Promise<CompressedListing> = listing.gzip
+      ? Promise.resolve(upstreamGzip(listing.gzip))
+      : compressListing(listing.path, join(dir, 'listing.json.archive'), stopper!.signal);
+    compressed.catch(() => undefined); // awaited in write(); a failure surfaces there
+    const archive = new RunArchive(pool, runId, stopper);
+    archive.written = archive.write(listing, compressed, lockTimeoutMs, log, onConnection);
+    archive.written.catch(() => undefined); // awaited in store(); a failure surfaces there
+    return archive;
   }
 
-  /** Stores it as the run's payload, in the run's transaction, and keeps only the newest `keep`. */
-  async store(client: PoolClient, payload: { runId: string; sha256: string; bytes: number; keep: number }, log: Logger): Promise<void> {
-    await storePayload(client, { ...payload, compressed: this.compressed }, log);
+  /**
+   * Once written, commits the payload and prunes the older ones in the run's transaction, which
+   * the caller commits next.
+   */
+  async store(run: PoolClient, keep: number): Promise<void> {
+    await this.written;
+    await this.client!.query('COMMIT');
+    this.committed = true;
+    this.release();
+    await prunePayloads(run, keep);
   }
 
-  /** The run failed: the compression stops, and has stopped before the temp dir is removed. */
+  /** The run failed: the compression stops, the payload is rolled back (or deleted, if committed). */
   async stop(): Promise<void> {
     this.stopper?.abort();
-    await this.compressed.catch(() => undefined);
+    if (this.client) await cancelStatement(this.pool, this.client); // a COPY in flight
+    await this.written.catch(() => undefined);
+    if (this.client) {
+      const failed = await this.client.query('ROLLBACK').then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      this.release(failed);
+    }
+    if (this.committed) await dropPayload(this.pool, this.runId).catch(() => undefined);
+  }
+
+  private async write(listing: Listing, compressed: Promise<CompressedListing>, lockTimeoutMs: number, log: Logger, onConnection?: (client: PoolClient) => void): Promise<void> {
+    const client = (this.client = await this.pool.connect());
+    onConnection?.(client);
+    try {
+      await client.query('BEGIN');
+      await client.query(SQL.set_lock_timeout, [String(lockTimeoutMs)]);
+      const bytes = (await stat(listing.path)).size;
+      await writePayload(client, { runId: this.runId, sha256: listing.sha256, bytes, compressed }, log);
+    } catch (error) {
+      const failed = await client.query('ROLLBACK').then(
+        () => undefined,
+        (rollbackError: unknown) => rollbackError as Error,
+      );
+      this.release(failed);
+      throw error;
+    }
+  }
+
+  /** The connection back to the pool; closed instead when its state is unknown (a failed rollback). */
+  private release(broken?: Error): void {
+    this.client?.release(broken);
+    this.client = undefined;
   }
 }

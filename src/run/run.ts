@@ -79,7 +79,7 @@ export class Run {
     // The live rows are read while the download starts. A re-sync's parse needs them (its record
     // hook decides with them): it begins once they are in, then catches up with the spool file.
     const log = this.deps.log.child({ step: 'load' });
-    const shortcut = UnchangedShortcut.prepare(this.deps.pool, this.deps.signal, { log, onConnection: (pid) => lockWait.watch(pid) });
+    const shortcut = UnchangedShortcut.prepare(this.deps.pool, this.deps.signal, { dir: this.tmp, log, onConnection: (pid) => lockWait.watch(pid) });
     shortcut.catch(() => undefined); // awaited in load(); a failure surfaces there
     let source: ListingSource | undefined;
     try {
@@ -91,7 +91,8 @@ export class Run {
       this.deps.signal.removeEventListener('abort', cancel);
       source?.stop();
       await source?.ready.catch(() => undefined); // the spool file closed before the temp dir is removed
-      await shortcut.catch(() => undefined); // its connection back in the pool before the run ends
+      // Its connection back in the pool before the run ends, its file closed before the temp dir goes.
+      (await shortcut.catch(() => undefined))?.close();
       await this.direct?.discard().catch(() => undefined); // a first load's files, if the run stopped while writing them
       await rm(this.tmp, { recursive: true, force: true });
     }
@@ -108,7 +109,12 @@ export class Run {
     const last = await lastSuccess(this.deps.pool);
     this.baseline = baselineOf(last);
     // Started once the listing is whole: beside the rest of the parse and the apply.
-    const archiving = source.ready.then((listing) => (this.archives() ? RunArchive.start(this.deps.pool, listing, this.tmp!, log) : undefined));
+    // Written beside the run, on a connection of its own (run-archive.ts), watched for lock waits like the run's.
+    const archiving = source.ready.then((listing) =>
+      this.archives()
+        ? RunArchive.start(this.deps.pool, { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs }, log, (c) => lockWait.watch(backendPid(c)))
+        : undefined,
+    );
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       await this.begin();
@@ -123,7 +129,7 @@ export class Run {
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
       this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
-      await archive?.store(this.client, { runId: this.runId, sha256: listing.sha256, bytes: this.tally.bytes, keep: this.config.archiveKeep }, log);
+      await archive?.store(this.client, this.config.archiveKeep);
       await this.commit();
     } catch (error) {
       this.applied = undefined;

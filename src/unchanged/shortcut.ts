@@ -14,12 +14,14 @@
  * `settle` (duplicates and deletions), `save` (fingerprints of what the run wrote); `reset` when
  * the listing is parsed again from its start (a download retried part way).
  *
- * Live rows sit in typed arrays sorted by id (20 bytes per live row, no objects). Deletions come
- * from this side: a live id the listing never had is one whose slot was not seen.
+ * Live rows sit in a file in id order, read through a cache of bounded size (live-file.ts), each
+ * with a mark of where the listing had it. Deletions come from this side: a live id the listing
+ * never had is one whose row was not marked.
  */
 import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { fingerprint } from './fingerprint.js';
+import { LiveRowFile } from './live-file.js';
 import { readLiveRows, saveFingerprints, type LiveRows, type ReadOptions } from './store.js';
 import { programTrustKey, type TrustKey } from './trust-key.js';
 
@@ -41,19 +43,15 @@ export class UnchangedShortcut {
   /** The fingerprint of the record `decide` last handed on: [high, low] int32. */
   readonly fingerprint = new Int32Array(2);
 
-  /** Per slot: 0 not seen; p+1 skipped at position p; -(p+1) staged at position p. */
-  private readonly seen: Int32Array;
-  /** Live ids too long for `live.ids`: id text -> seen mark as above. */
+  /** Live ids too long for `live.rows` (whose marks are: 0 not seen; p+1 skipped at position p; -(p+1) staged at position p): id text -> mark. */
   private readonly bigSeen = new Map<string, number>();
   private skippedLosers: Array<{ position: number; id: string }> = [];
   private stagedLosers: number[] = [];
-  private cursor = 0;
 
   private constructor(
     private readonly live: LiveRows,
     private readonly key: TrustKey,
   ) {
-    this.seen = new Int32Array(live.ids.length);
     for (const id of live.bigIds) this.bigSeen.set(id, 0);
   }
 
@@ -61,19 +59,23 @@ export class UnchangedShortcut {
    * Reads every live row and the fingerprints that still vouch for them, on a connection of its
    * own, so that the caller can start it while the listing downloads.
    */
-  static async prepare(pool: Pool, signal: AbortSignal, options: ReadOptions = {}, key: TrustKey = programTrustKey()): Promise<UnchangedShortcut> {
+  static async prepare(pool: Pool, signal: AbortSignal, options: ReadOptions, key: TrustKey = programTrustKey()): Promise<UnchangedShortcut> {
     return new UnchangedShortcut(await readLiveRows(pool, signal, options), key);
+  }
+
+  /** A shortcut over the given live rows (read elsewhere: a test's). */
+  static over(live: LiveRows, key: TrustKey = programTrustKey()): UnchangedShortcut {
+    return new UnchangedShortcut(live, key);
   }
 
   /** A shortcut over no rows (nothing is skipped, every record fingerprinted): for a run without a database. */
   static empty(key: TrustKey = programTrustKey()): UnchangedShortcut {
-    const none = { ids: new Float64Array(0), hi: new Int32Array(0), lo: new Int32Array(0), bigIds: [] };
-    return new UnchangedShortcut({ ...none, vouched: 0, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, key);
+    return new UnchangedShortcut({ rows: LiveRowFile.empty(), bigIds: [], vouched: 0, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, key);
   }
 
   /** Live rows at the start of the run. */
   get liveBefore(): number {
-    return this.live.ids.length + this.live.bigIds.length;
+    return this.live.rows.rows + this.live.bigIds.length;
   }
 
   /**
@@ -114,9 +116,9 @@ export class UnchangedShortcut {
   decide(id: number, bytes: Uint8Array, start: number, end: number, position: number): boolean {
     const h = this.fingerprint;
     fingerprint(bytes, start, end, h, this.key.seed);
-    const slot = this.find(id);
-    if (slot >= 0 && this.live.hi[slot] === h[0] && this.live.lo[slot] === h[1]) {
-      this.see(slot, position, true);
+    const rows = this.live.rows;
+    if (rows.find(id) && rows.matches(h[0]!, h[1]!)) {
+      this.see(position, true);
       this.skipped++;
       return true;
     }
@@ -131,8 +133,7 @@ export class UnchangedShortcut {
 
   /** The same for an id of at most 15 digits, as a number. */
   stagedId(id: number, position: number): void {
-    const slot = this.find(id);
-    if (slot >= 0) this.see(slot, position, false);
+    if (this.live.rows.find(id)) this.see(position, false);
   }
 
   /**
@@ -140,19 +141,16 @@ export class UnchangedShortcut {
    * once: for a listing parsed again from its start after a download attempt failed part way.
    */
   reset(): void {
-    this.seen.fill(0);
+    this.live.rows.clearMarks();
     for (const id of this.bigSeen.keys()) this.bigSeen.set(id, 0);
     this.skippedLosers = [];
     this.stagedLosers = [];
     this.skipped = 0;
-    this.cursor = 0;
   }
 
   /** After the whole listing: the duplicate copies it settled, and the live ids the listing lacked. */
   settle(): Settled {
-    const missing: string[] = [];
-    const { seen } = this;
-    for (let k = 0; k < seen.length; k++) if (seen[k] === 0) missing.push(String(this.live.ids[k]));
+    const missing = this.live.rows.unmarked().map(String);
     for (const [id, mark] of this.bigSeen) if (mark === 0) missing.push(id);
     return { stagedLosers: this.stagedLosers, skippedLosers: this.skippedLosers, missing };
   }
@@ -165,42 +163,29 @@ export class UnchangedShortcut {
     await saveFingerprints(client, { ...run, trustKey: this.key.key, orphans: this.live.orphans }, log);
   }
 
+  /** Closes the live-row file (before the run's temp directory goes). */
+  close(): void {
+    this.live.rows.close();
+  }
+
   /**
-   * Records a valid copy of the id in `slot`. Skipped copies are seen while a chunk is scanned,
+   * Records a valid copy of the current live row's id. Skipped copies are seen while a chunk is scanned,
    * staged ones after it, so copies arrive out of order: of any two, the later position wins and
    * the other is a duplicate. Every earlier copy of a live id is settled here, so the SQL
    * duplicate pass never sees a partial set of copies of it.
    */
-  private see(slot: number, position: number, skipped: boolean): void {
+  private see(position: number, skipped: boolean): void {
+    const rows = this.live.rows;
     const mark = skipped ? position + 1 : -(position + 1);
-    const prev = this.seen[slot]!;
+    const prev = rows.mark;
     if (prev === 0) {
-      this.seen[slot] = mark;
+      rows.mark = mark;
       return;
     }
     const prevPosition = Math.abs(prev) - 1;
     const loser = position > prevPosition ? prev : mark;
-    if (position > prevPosition) this.seen[slot] = mark;
-    if (loser > 0) this.skippedLosers.push({ position: loser - 1, id: String(this.live.ids[slot]) });
+    if (position > prevPosition) rows.mark = mark;
+    if (loser > 0) this.skippedLosers.push({ position: loser - 1, id: String(rows.id) });
     else this.stagedLosers.push(-loser - 1);
-  }
-
-  /** The slot of `id`, or -1; listings usually come in id order, so the next slot is tried first. */
-  private find(id: number): number {
-    const ids = this.live.ids;
-    const n = ids.length;
-    if (n === 0) return -1;
-    const next = this.cursor + 1;
-    if (next < n && ids[next] === id) return (this.cursor = next);
-    let lo = 0;
-    let hi = n - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const v = ids[mid]!;
-      if (v < id) lo = mid + 1;
-      else if (v > id) hi = mid - 1;
-      else return (this.cursor = mid);
-    }
-    return -1;
   }
 }

@@ -238,6 +238,44 @@ describe('the archive of a downloaded listing', () => {
     }
   });
 
+  it('is committed just before its run: a run that fails after that (its prune of the older payload times out on a lock) removes it', async () => {
+    const ctx = inProcess({ ...dl.env, SYNC_ARCHIVE_KEEP: '1', SYNC_LOCK_TIMEOUT_MS: '300' });
+    const first = (await ctx.run()).run;
+    expect(first.status).toBe('succeeded');
+    const rows = await tableText(dl.db);
+    dl.sim.mutate({ change: 10 });
+    const holder = await dl.db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM sync_payloads WHERE run_id = $1 FOR UPDATE', [first.id]);
+      const { run } = await ctx.run();
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatch(/lock/);
+      // The new payload was written and committed (its store_payload line), then removed.
+      expect(madeBy(ctx, run.id)).toBe('compressed');
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    expect(await dl.db.rows('SELECT run_id::int FROM sync_payloads')).toEqual([{ run_id: first.id }]);
+    expect(await dl.db.rows('SELECT DISTINCT run_id::int FROM sync_payload_chunks')).toEqual([{ run_id: first.id }]);
+    expect(await tableText(dl.db)).toEqual(rows);
+  });
+
+  it('a payload left by a run that did not succeed (the process died between the two commits) is not the newest archive, and is pruned', async () => {
+    const ctx = inProcess({ ...dl.env, SYNC_ARCHIVE_KEEP: '2' });
+    const first = (await ctx.run()).run;
+    dl.sim.mutate({ change: 5 });
+    const second = (await ctx.run()).run;
+    expect([first.status, second.status]).toEqual(['succeeded', 'succeeded']);
+    await dl.db.pool.query("UPDATE sync_runs SET status = 'abandoned' WHERE id = $1", [second.id]);
+    // The same listing as the abandoned run's: archived again, not taken as already archived.
+    const third = (await ctx.run()).run;
+    expect(third.status).toBe('succeeded');
+    expect(madeBy(ctx, third.id)).toBe('compressed');
+    expect(await dl.db.rows('SELECT run_id::int FROM sync_payloads ORDER BY run_id')).toEqual([{ run_id: first.id }, { run_id: third.id }]);
+  });
+
   it('a gzip body cut short fails retryably after the retries, and leaves the tables and archive as they were', async () => {
     const ctx = inProcess({ ...dl.env, WINE_API_RETRIES: '2' });
     expect((await ctx.run()).run.status).toBe('succeeded');

@@ -106,15 +106,16 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
     await db.rows('TRUNCATE bulk_wine_reconciliation_source_hash');
     const path = join(fx.dir, `${db.schema}-race.json`);
     await writeFile(path, listing([...BASE, record(RECORDS + 1)]));
-    // Deterministic interleaving: the run blocks on archiving its payload, after it has compared
-    // every record and stored their fingerprints, and before it commits.
+    // Deterministic interleaving: the run blocks on recording which build stored the fingerprints
+    // (save_state), after it has compared every record and stored their fingerprints, and before
+    // it commits.
     const holder = await connect(db);
     const analyst = await connect(db);
     try {
       await holder.query('BEGIN');
-      await holder.query('LOCK TABLE sync_payloads IN SHARE MODE');
+      await holder.query('LOCK TABLE bulk_wine_reconciliation_source_hash_state IN SHARE MODE');
       const cli = startCli(['run', '--from-file', path, '--json'], syncEnv(db));
-      await waitForLockWait(holder, db.schema, 'sync_payloads');
+      await waitForLockWait(holder, db.schema, 'bulk_wine_reconciliation_source_hash_state');
       // Row 5 was compared (equal) and not written by the run: the analyst's edit returns at once.
       const edit = await analyst.query('UPDATE bulk_wine_reconciliation SET inventory_sales = 0 WHERE id = 5');
       expect(edit.rowCount).toBe(1);
