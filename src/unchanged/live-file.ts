@@ -1,19 +1,21 @@
 /**
- * The live rows a re-sync compares the listing with, on disk in id order and read back through a
- * cache of bounded size, so that a re-sync's memory does not grow with the table: as typed arrays
- * in the heap they took 20 bytes a row, 200 MB at 10M rows.
+ * The live rows a re-sync compares the listing with, held in a cache of bounded size with the rest
+ * on disk, so that a re-sync's memory does not grow with the table: as typed arrays in the heap
+ * they took 20 bytes a row, 200 MB at 10M rows.
  *
- * The file is a run of blocks of `blockRows` rows. A block is four columns (the id as a float64,
- * the fingerprint's two int32 halves, the row's seen mark), so that reading one is a single read
- * into typed-array views, with nothing to decode. Listings usually come in id order: then each
- * block is read once, one after the other. A listing in another order reads blocks as it needs
- * them, and the last `cacheBlocks` used stay in memory (16 MiB by default: a table of up to about
- * 800,000 rows is read once in any order); a block pushed out has its marks written back first.
- * The file lives in the run's temp directory, read with synchronous calls from inside the parser's
- * record hook; it is in the page cache, having just been written.
+ * Rows come in blocks of `blockRows`. A block is four columns (the id as a float64, the
+ * fingerprint's two int32 halves, the row's seen mark), so that reading one from the file is a
+ * single read into typed-array views, with nothing to decode. The first `cacheBlocks` blocks of
+ * the read stay in memory as the cache (16 MiB by default: a table of up to about 800,000 rows is
+ * never written); the later ones go to a file in the run's temp directory, each at its place.
+ * Listings usually come in id order: then each block on disk is read once, one after the other. A
+ * listing in another order reads blocks as it needs them; the least recently used one leaves the
+ * cache (written out whole if the file has no copy yet, else only its marks if they changed).
+ * Reads and write-backs are synchronous calls from inside the parser's record hook, on a file the
+ * page cache holds, having just been written.
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { AppendFile } from '../append-file.js';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /** Rows per block, and how many blocks stay in memory. */
 export interface Geometry {
@@ -48,24 +50,33 @@ class Block {
   }
 }
 
-/** Writes live rows, in id order, into a file a block at a time (queued; the caller flushes). */
+/** Queued bytes written out at once, in one write. */
+const WRITE_AT = 1 << 20;
+
+/**
+ * Takes the live rows in id order. The first `cacheBlocks` blocks stay in memory, as the cache
+ * the rows are then read through: a table that fits is never written. Later blocks are queued for
+ * the file, at their place in it, and written a MiB at a time with one write in flight (the read
+ * from PostgreSQL is not held up while one is written).
+ */
 export class LiveRowWriter {
-  private readonly file: AppendFile;
   private block: Block;
+  private readonly kept = new Map<number, Block>();
   private readonly firsts: number[] = [];
   private rows = 0;
+  private handle: FileHandle | undefined;
+  private queued: Buffer[] = [];
+  private queuedBytes = 0;
+  /** Where the first queued block goes in the file. */
+  private queuedAt = 0;
+  private writing: Promise<void> | undefined;
 
   constructor(
     private readonly path: string,
     private readonly geometry: Geometry = DEFAULT_GEOMETRY,
   ) {
-    this.file = new AppendFile(path);
     this.block = new Block(geometry.blockRows);
-  }
-
-  /** Bytes queued for the file. */
-  get pending(): number {
-    return this.file.pending;
+    this.block.no = 0;
   }
 
   /** The next row; ids must come in ascending order. */
@@ -78,25 +89,61 @@ export class LiveRowWriter {
     b.lo[k] = lo;
     this.rows++;
     if (b.count === this.geometry.blockRows) {
-      this.file.append(Buffer.from(b.bytes.buffer));
+      this.done(b);
       this.block = new Block(this.geometry.blockRows);
+      this.block.no = b.no + 1;
     }
   }
 
-  flush(): Promise<void> {
-    return this.file.flush();
+  /**
+   * Starts writing what is queued once it is a MiB. Undefined when the caller can go on at once;
+   * otherwise a promise of the write in flight before (at most one is: memory stays bounded).
+   */
+  drain(): Promise<void> | undefined {
+    if (this.queuedBytes < WRITE_AT) return undefined;
+    if (this.writing) return this.writing.then(() => this.drain());
+    this.writing = this.write().finally(() => (this.writing = undefined));
+    this.writing.catch(() => undefined); // awaited by the next drain or by finish(); a failure surfaces there
+    return undefined;
   }
 
-  /** Writes the last block and closes the file; the rows are then read through the returned file. */
+  /** Writes the rest and closes the file; the rows are then read through the returned file. */
   async finish(): Promise<LiveRowFile> {
-    if (this.block.count > 0) this.file.append(Buffer.from(this.block.bytes.buffer));
-    await this.file.close();
-    return new LiveRowFile(this.rows === 0 ? undefined : this.path, this.rows, Float64Array.from(this.firsts), this.geometry);
+    if (this.block.count > 0) this.done(this.block);
+    await this.writing;
+    await this.write();
+    await this.handle?.close();
+    const path = this.handle === undefined ? undefined : this.path;
+    this.handle = undefined;
+    return new LiveRowFile(path, this.rows, Float64Array.from(this.firsts), this.geometry, this.kept);
   }
 
   /** Closes the file without finishing it: the read failed. */
-  discard(): Promise<void> {
-    return this.file.discard();
+  async discard(): Promise<void> {
+    await this.writing?.catch(() => undefined);
+    this.queued = [];
+    this.queuedBytes = 0;
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+
+  private done(b: Block): void {
+    if (this.kept.size < this.geometry.cacheBlocks) {
+      this.kept.set(b.no, b);
+      return;
+    }
+    if (this.queued.length === 0) this.queuedAt = b.no * b.bytes.length;
+    this.queued.push(Buffer.from(b.bytes.buffer));
+    this.queuedBytes += b.bytes.length;
+  }
+
+  private async write(): Promise<void> {
+    if (this.queued.length === 0) return;
+    const [chunks, at] = [this.queued, this.queuedAt];
+    this.queued = [];
+    this.queuedBytes = 0;
+    this.handle ??= await open(this.path, 'w');
+    await this.handle.writev(chunks, at);
   }
 }
 
@@ -105,9 +152,11 @@ export class LiveRowWriter {
  * Marks are the caller's (0 when the run starts, and after `clearMarks`).
  */
 export class LiveRowFile {
-  private readonly cache = new Map<number, Block>();
-  /** Blocks whose marks were written to the file at least once. */
-  private readonly spilled: Uint8Array;
+  private readonly cache: Map<number, Block>;
+  /** Blocks the file holds (the others are in the cache since the read). */
+  private readonly onDisk: Uint8Array;
+  /** Blocks whose marks in the file may not be 0. */
+  private readonly marksOnDisk: Uint8Array;
   private fd: number | undefined;
   /** The row `find` last found: its block and its index there. */
   private block: Block | undefined;
@@ -119,9 +168,13 @@ export class LiveRowFile {
     /** The first id of every block. */
     private readonly firsts: Float64Array,
     private readonly geometry: Geometry = DEFAULT_GEOMETRY,
+    kept = new Map<number, Block>(),
   ) {
     this.fd = path === undefined ? undefined : openSync(path, 'r+');
-    this.spilled = new Uint8Array(firsts.length);
+    this.cache = kept;
+    this.onDisk = new Uint8Array(firsts.length).fill(1);
+    for (const no of kept.keys()) this.onDisk[no] = 0;
+    this.marksOnDisk = new Uint8Array(firsts.length);
   }
 
   static empty(): LiveRowFile {
@@ -180,9 +233,9 @@ export class LiveRowFile {
   /** The ids of the rows whose mark is 0, in id order. */
   unmarked(): number[] {
     const out: number[] = [];
-    const scratch = this.fd === undefined ? undefined : new Block(this.geometry.blockRows);
+    const scratch = new Block(this.geometry.blockRows);
     for (let no = 0; no < this.firsts.length; no++) {
-      const b = this.cache.get(no) ?? this.read(no, scratch!);
+      const b = this.cache.get(no) ?? this.read(no, scratch);
       for (let k = 0; k < b.count; k++) if (b.marks[k] === 0) out.push(b.ids[k]!);
     }
     return out;
@@ -192,13 +245,16 @@ export class LiveRowFile {
   clearMarks(): void {
     for (const b of this.cache.values()) {
       b.marks.fill(0);
-      b.dirty = this.spilled[b.no] === 1;
+      b.dirty = this.marksOnDisk[b.no] === 1;
     }
     const scratch = new Block(this.geometry.blockRows);
-    for (let no = 0; no < this.spilled.length; no++) {
-      if (this.spilled[no] === 0 || this.cache.has(no)) continue;
-      this.read(no, scratch).marks.fill(0);
-      this.writeMarks(scratch);
+    for (let no = 0; no < this.marksOnDisk.length; no++) {
+      if (this.marksOnDisk[no] === 0 || this.cache.has(no)) continue;
+      const b = this.read(no, scratch);
+      b.marks.fill(0);
+      b.dirty = true;
+      this.writeBack(b);
+      this.marksOnDisk[no] = 0;
     }
   }
 
@@ -222,7 +278,7 @@ export class LiveRowFile {
     else {
       const [oldest, old] = this.cache.entries().next().value as [number, Block];
       this.cache.delete(oldest);
-      if (old.dirty) this.writeMarks(old);
+      this.writeBack(old);
       b = old;
     }
     this.cache.set(no, this.read(no, b));
@@ -243,11 +299,16 @@ export class LiveRowFile {
     return into;
   }
 
-  private writeMarks(b: Block): void {
-    const at = b.no * b.bytes.length + b.marksAt;
-    const marks = b.bytes.subarray(b.marksAt);
-    for (let done = 0; done < marks.length; ) done += writeSync(this.fd!, marks, done, marks.length - done, at + done);
-    this.spilled[b.no] = 1;
+  /** A block leaving memory: all of it when the file has no copy yet, else its marks if they changed. */
+  private writeBack(b: Block): void {
+    const whole = this.onDisk[b.no] === 0;
+    if (!whole && !b.dirty) return;
+    const from = whole ? 0 : b.marksAt;
+    const at = b.no * b.bytes.length + from;
+    const bytes = b.bytes.subarray(from);
+    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done, at + done);
+    this.onDisk[b.no] = 1;
+    if (b.dirty) this.marksOnDisk[b.no] = 1;
     b.dirty = false;
   }
 }

@@ -14,9 +14,6 @@ import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
 import { LiveRowFile, LiveRowWriter } from './live-file.js';
 
-/** Queued bytes of the live-row file written out at once. */
-const FLUSH_AT = 1 << 20;
-
 const SQL = loadStatements('unchanged/fingerprints.sql', [
   'begin_read',
   'read_plan',
@@ -122,8 +119,9 @@ export async function saveFingerprints(
 }
 
 /**
- * Parses `COPY (SELECT id, hash, trust ...) TO STDOUT (FORMAT binary)` into the live-row file,
- * writing it out a MiB at a time (the COPY waits meanwhile), and counts the rows by trust.
+ * Parses `COPY (SELECT id, hash, trust ...) TO STDOUT (FORMAT binary)` into the live-row file
+ * (which holds the COPY back only while a MiB waits behind a write in flight), and counts the rows
+ * by trust.
  */
 class LiveRowReader extends Writable {
   readonly bigIds: string[] = [];
@@ -142,12 +140,9 @@ class LiveRowReader extends Writable {
       callback(error as Error);
       return;
     }
-    if (this.rows.pending < FLUSH_AT) callback();
-    else this.rows.flush().then(() => callback(), callback);
-  }
-
-  override _final(callback: (error?: Error | null) => void): void {
-    this.rows.flush().then(() => callback(), callback);
+    const writing = this.rows.drain();
+    if (writing === undefined) callback();
+    else writing.then(() => callback(), callback);
   }
 
   private take(b: Buffer): void {

@@ -3,7 +3,7 @@
  * order, whatever the cache holds: blocks of 4 rows and a cache of 2 blocks push rows out and read
  * them back all the time, and must give what one block holding everything gives.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -81,6 +81,21 @@ describe('live-row file', () => {
         expect(file.mark).toBe(0);
       }
     }
+  });
+
+  it('writes nothing when the table fits in the cache', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'live-rows-'));
+    const writer = new LiveRowWriter(join(dir, 'live-rows'), { blockRows: 4, cacheBlocks: 3 });
+    for (let id = 1; id <= 12; id++) writer.add(id, id, -id);
+    const file = await writer.finish();
+    open.push(file);
+    expect(readdirSync(dir)).toEqual([]);
+    for (const id of [12, 1, 7]) {
+      expect(file.find(id)).toBe(true);
+      expect(file.matches(id, -id)).toBe(true);
+      file.mark = id;
+    }
+    expect(file.unmarked()).toEqual([2, 3, 4, 5, 6, 8, 9, 10, 11]);
   });
 
   it('holds no row when the table has none', async () => {
