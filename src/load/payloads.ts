@@ -72,7 +72,7 @@ export async function writePayload(
 ): Promise<void> {
   const { runId } = payload;
   let started = Date.now();
-  // Time spent waiting for the compression started earlier: how much of it was on the critical path.
+  // Time the archive's writer waited for the compression (beside the run; `archive_wait` is the run's own wait).
   const compressed = await payload.compressed;
   log?.debug({ statement: 'archive_compression_wait', ms: Date.now() - started }, 'statement done');
   started = Date.now();

@@ -65,8 +65,11 @@ export class RunArchive {
    * Once written, commits the payload and prunes the older ones in the run's transaction, which
    * the caller commits next.
    */
-  async store(run: PoolClient, keep: number): Promise<void> {
+  async store(run: PoolClient, keep: number, log: Logger): Promise<void> {
+    const started = Date.now();
     await this.written;
+    // How long the run waited for its payload: the part of the archive still on the critical path.
+    log.debug({ statement: 'archive_wait', ms: Date.now() - started }, 'statement done');
     await this.client!.query('COMMIT');
     this.committed = true;
     this.release();

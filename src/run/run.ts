@@ -129,7 +129,7 @@ export class Run {
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
       this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
-      await archive?.store(this.client, this.config.archiveKeep);
+      await archive?.store(this.client, this.config.archiveKeep, log);
       await this.commit();
     } catch (error) {
       this.applied = undefined;
