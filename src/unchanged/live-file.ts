@@ -70,6 +70,8 @@ export class LiveRowWriter {
   /** Where the first queued block goes in the file. */
   private queuedAt = 0;
   private writing: Promise<void> | undefined;
+  /** A write that failed (a full disk): every later call fails with it. */
+  private failure: unknown;
 
   constructor(
     private readonly path: string,
@@ -100,9 +102,17 @@ export class LiveRowWriter {
    * otherwise a promise of the write in flight before (at most one is: memory stays bounded).
    */
   drain(): Promise<void> | undefined {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.queuedBytes < WRITE_AT) return undefined;
     if (this.writing) return this.writing.then(() => this.drain());
-    this.writing = this.write().finally(() => (this.writing = undefined));
+    this.writing = this.write().then(
+      () => void (this.writing = undefined),
+      (error: unknown) => {
+        this.writing = undefined;
+        this.failure = error;
+        throw error;
+      },
+    );
     this.writing.catch(() => undefined); // awaited by the next drain or by finish(); a failure surfaces there
     return undefined;
   }
@@ -111,6 +121,7 @@ export class LiveRowWriter {
   async finish(): Promise<LiveRowFile> {
     if (this.block.count > 0) this.done(this.block);
     await this.writing;
+    if (this.failure !== undefined) throw this.failure;
     await this.write();
     await this.handle?.close();
     const path = this.handle === undefined ? undefined : this.path;
@@ -143,7 +154,9 @@ export class LiveRowWriter {
     this.queued = [];
     this.queuedBytes = 0;
     this.handle ??= await open(this.path, 'w');
-    await this.handle.writev(chunks, at);
+    // Written whole: a short write (a disk filling up) is retried, so that it fails with ENOSPC.
+    const bytes = Buffer.concat(chunks);
+    for (let done = 0; done < bytes.length; ) done += (await this.handle.write(bytes, done, bytes.length - done, at + done)).bytesWritten;
   }
 }
 

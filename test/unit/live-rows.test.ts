@@ -98,6 +98,23 @@ describe('live-row file', () => {
     expect(file.unmarked()).toEqual([2, 3, 4, 5, 6, 8, 9, 10, 11]);
   });
 
+  it('fails with the error of a write that failed, in flight or at the end', async () => {
+    const nowhere = join(tmpdir(), `live-rows-missing-${process.pid}`, 'live-rows');
+    const writer = new LiveRowWriter(nowhere, TINY);
+    // Blocks of 4 rows, 80 bytes: a MiB is queued after about 13,000 blocks.
+    let failed: unknown;
+    for (let id = 1; id <= 120_000 && failed === undefined; id++) {
+      writer.add(id, 1, 1);
+      await writer.drain()?.catch((error: unknown) => (failed = error));
+    }
+    expect(failed).toMatchObject({ code: 'ENOENT' });
+    await expect(writer.finish()).rejects.toMatchObject({ code: 'ENOENT' });
+    await writer.discard();
+    const small = new LiveRowWriter(nowhere, TINY);
+    for (let id = 1; id <= 40; id++) small.add(id, 1, 1);
+    await expect(small.finish()).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('holds no row when the table has none', async () => {
     const file = await write([], TINY);
     expect([file.rows, file.find(1), file.unmarked()]).toEqual([0, false, []]);
