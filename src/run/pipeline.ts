@@ -4,7 +4,7 @@
  * load's: for the table itself, see direct-load.ts), with rejects set aside.
  * Memory is bounded by one chunk of records, whatever the size of the listing.
  */
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { InvalidListingError } from '../errors.js';
 import { AttemptAbandoned } from '../extract/http/spool-watch.js';
 import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from '../extract/json/listing-parser.js';
@@ -150,9 +150,25 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
   return { hook, shortcut, writer, direct, checkpoints };
 }
 
-/** A whole listing file, a MiB at a time. */
-export function fileChunks(path: string, signal?: AbortSignal): AsyncIterable<Buffer> {
-  return createReadStream(path, { highWaterMark: READ_CHUNK, signal });
+/**
+ * A whole listing file, a MiB at a time, read into two buffers in turn. A read stream gives a new
+ * buffer per chunk, freed only when V8 collects its wrapper: over a 10M-record replay (2.6 GB)
+ * 33-53 MB of them waited at once. The parse copies what it keeps of a chunk (a record's partial
+ * bytes, COPY lines, raw text) before it asks for the next one.
+ */
+export async function* fileChunks(path: string, signal?: AbortSignal): AsyncGenerator<Buffer> {
+  const file = await open(path, 'r');
+  const buffers = [Buffer.allocUnsafe(READ_CHUNK), Buffer.allocUnsafe(READ_CHUNK)];
+  try {
+    for (let k = 0; ; k ^= 1) {
+      signal?.throwIfAborted();
+      const { bytesRead } = await file.read(buffers[k]!, 0, READ_CHUNK, null);
+      if (bytesRead === 0) return;
+      yield buffers[k]!.subarray(0, bytesRead);
+    }
+  } finally {
+    await file.close();
+  }
 }
 
 /**
