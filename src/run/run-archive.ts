@@ -25,6 +25,7 @@ const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
 export class RunArchive {
   private client: PoolClient | undefined;
   private committed = false;
+  private stopped = false;
   /** The payload's row and chunks, written (not committed yet). */
   private written: Promise<void> = Promise.resolve();
 
@@ -36,8 +37,8 @@ export class RunArchive {
 
   /**
    * Begins the archive of `listing` (compressed into `dir` when needed) and its writing, on a
-   * connection of its own; undefined when it is the newest archived one. `onConnection` is told
-   * the connection's backend pid (to watch it for lock waits).
+   * connection of its own; undefined when it is the newest archived one. `onConnection` is given
+   * that connection (to watch it for lock waits).
    */
   static async start(
     pool: Pool,
@@ -78,6 +79,7 @@ export class RunArchive {
 
   /** The run failed: the compression stops, the payload is rolled back (or deleted, if committed). */
   async stop(): Promise<void> {
+    this.stopped = true;
     this.stopper?.abort();
     if (this.client) await cancelStatement(this.pool, this.client); // a COPY in flight
     await this.written.catch(() => undefined);
@@ -95,6 +97,8 @@ export class RunArchive {
     const client = (this.client = await this.pool.connect());
     onConnection?.(client);
     try {
+      // Stopped while waiting for the connection: nothing to write (a COPY in flight is cancelled instead).
+      if (this.stopped) throw new Error('the run failed before its archive was written');
       await client.query('BEGIN');
       await client.query(SQL.set_lock_timeout, [String(lockTimeoutMs)]);
       const bytes = (await stat(listing.path)).size;
