@@ -122,7 +122,7 @@ describe('payloads archived before chunks (one gzip bytea)', () => {
     await migrate(pool, schema);
   });
   afterAll(async () => {
-    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_bi" CASCADE`);
     await pool.end();
   });
 
