@@ -1,8 +1,9 @@
 /**
- * The upstream API client (the only importer of got): login with token reuse, and the listing
- * downloaded to a spool file as it streams in, with retries for transient failures. Each attempt
- * rewrites the spool file from its start, and tells a SpoolWatch, when given one, what it wrote:
- * the run parses the file as it grows and starts over when an attempt fails (spool-watch.ts).
+ * The upstream API client, over got (which the HTTP agents and notify.ts import too): login with
+ * token reuse, and the listing downloaded to a spool file as it streams in, with retries for
+ * transient failures. Each attempt rewrites the spool file from its start, and tells a SpoolWatch,
+ * when given one, what it wrote: the run parses the file as it grows and starts over when an
+ * attempt fails (spool-watch.ts).
  */
 import { createHash } from 'node:crypto';
 import got, { type Response } from 'got';
