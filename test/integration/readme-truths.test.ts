@@ -1,7 +1,8 @@
 /**
  * What the README claims, checked: every SQL example runs against a synced database (and the
  * changed-rows one counts deletions), every table, view and column has a COMMENT, and the line
- * the simulator prints works when pasted into a shell.
+ * the simulator prints works when pasted into a shell. The SQL examples are those of the README
+ * and of docs/monitoring.md, where the README's alert queries now live.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -10,9 +11,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
 import { ROOT, runCli } from '../support/harness.js';
 
-/** Each statement of each ```sql block of the README, with the comment lines above it. */
+/** The files whose ```sql blocks are checked: the README and the docs file its alert queries moved to. */
+const SQL_EXAMPLE_FILES = ['README.md', 'docs/monitoring.md'];
+
+/** Each statement of each ```sql block of those files, with the comment lines above it. */
 function readmeSqlExamples(): Array<{ comment: string; sql: string }> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = SQL_EXAMPLE_FILES.map((file) => readFileSync(join(ROOT, file), 'utf8')).join('\n');
   const examples: Array<{ comment: string; sql: string }> = [];
   for (const block of readme.matchAll(/^```sql\n([\s\S]*?)^```$/gm)) {
     let comment: string[] = [];
