@@ -45,6 +45,8 @@ export interface Config {
   bi: BiSettings;
   /** Longest wait of a statement for a lock (0: no limit). */
   lockTimeoutMs: number;
+  /** A record's fields that the catalogue does not know: kept in extra_fields, or dropped (SYNC_EXTRA_FIELDS). */
+  extraFields: 'keep' | 'drop';
   /** A run taking longer is stopped like SIGTERM and marked failed. */
   runTimeoutMs: number;
   /** `schedule` serves /metrics and /healthz here when set. */
@@ -113,6 +115,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
   const lockTimeoutMs = value('SYNC_LOCK_TIMEOUT_MS', count(0), '60000');
+  const extraFields = value('SYNC_EXTRA_FIELDS', z.enum(['keep', 'drop'], { message: 'must be keep or drop' }), 'keep');
   // A longer Node.js timer would fire at once.
   const runTimeoutMs = value('SYNC_RUN_TIMEOUT_MS', count(1).max(2_147_483_647, 'must be at most 2147483647 (24.8 days)'), '7200000');
   const metricsPort = blankToUndefined(env.SYNC_METRICS_PORT) === undefined
@@ -179,6 +182,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     retryBaseMs,
     bi,
     lockTimeoutMs,
+    extraFields,
     runTimeoutMs,
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost },
     pushgatewayUrl,

@@ -87,6 +87,15 @@ export const DECIMAL_FIELDS: readonly Field[] = FIELDS.filter((f) => f.kind === 
 /** Fields a record may lack (they load as null): the ones the schema-drift guard watches. */
 export const OPTIONAL_FIELDS: readonly KnownField[] = FIELDS.filter((f) => !f.required).map((f) => f.name);
 
+/**
+ * Not a field of the catalogue: every top-level member of a record that the catalogue does not
+ * know, names and values as sent, in one jsonb column (null when there is none, or with
+ * SYNC_EXTRA_FIELDS=drop). It is stored, staged, compared and versioned like a data column, after
+ * the catalogue's fields (db/field-sql.ts), and written by both COPY writers right after them.
+ * Which such fields a run found is kept in sync_fields (load/discovered-fields.ts).
+ */
+export const EXTRA_COLUMN = 'extra_fields';
+
 /** The PostgreSQL type of each kind's column. */
 export const SQL_TYPE: Readonly<Record<FieldKind, string>> = { id: 'bigint', text: 'text', decimal: 'numeric', date: 'date' };
 

@@ -47,3 +47,16 @@ ROLLBACK TO SAVEPOINT drop_old_bi_schema;
 -- name: drop_schema
 -- RESTRICT (the default): the schema goes only when nothing else lives in it.
 DROP SCHEMA {{schema}};
+
+-- name: discovered_columns
+-- The upstream fields found at run time that have a column (src/db/bi-discovered.ts), in the
+-- order they were given one. Their names are the upstream's: quoted here, by PostgreSQL.
+SELECT column_name, bi_kind, first_run_id::text AS first_run_id, quote_literal(name) AS key_literal,
+       quote_literal(column_name) AS column_literal, to_json(name)::text AS name_json
+FROM sync_fields
+WHERE column_name IS NOT NULL
+ORDER BY first_run_id, column_name;
+
+-- name: quote_literals
+-- $1 as string literals, in order: texts that hold upstream field names (column comments).
+SELECT quote_literal(t) AS literal FROM unnest($1::text[]) WITH ORDINALITY AS u (t, n) ORDER BY n;

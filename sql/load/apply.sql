@@ -5,11 +5,13 @@
 --
 -- The record's fields come from the field catalogue (src/fields.ts), rendered when the statements
 -- load (src/db/field-sql.ts). `id` is the key, spelled out; the data columns are the other fields:
---   {{data_columns}}              wpi, inventory_bulk_wine, ..., first_sale
+--   {{data_columns}}              wpi, inventory_bulk_wine, ..., first_sale, extra_fields
 --   {{s.data_columns}}            the same, qualified: s.wpi, s.inventory_bulk_wine, ...
+--   {{t.compared_columns}}        t.wpi, ..., t.first_sale, t.extra_fields::text (jsonb equality is
+--                                 numeric: its text keeps each number's digits as sent)
 --   {{data_nulls}}                NULL, NULL, ... (one per data column)
 --   {{c.data_assignments}}        wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, ...
---   {{data_columns_ddl}}          wpi text NOT NULL, inventory_bulk_wine numeric, ... (NOT NULL when required)
+--   {{data_columns_ddl}}          wpi text NOT NULL, inventory_bulk_wine numeric, ..., extra_fields jsonb
 --   {{data_columns_ddl_nullable}} the same without NOT NULL
 
 -- name: create_staging
@@ -70,9 +72,9 @@ WITH compared AS MATERIALIZED (
          t.xmin AS row_xmin,
          CASE WHEN t.id IS NULL THEN 'insert'
               WHEN t.deleted_at IS NOT NULL THEN 'restore'
-              WHEN ({{t.data_columns}})
+              WHEN ({{t.compared_columns}})
                    IS DISTINCT FROM
-                   ({{s.data_columns}})
+                   ({{s.compared_columns}})
               THEN 'update' END AS action
   FROM staging_records s
   LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id

@@ -3,8 +3,8 @@
 -- bulk_wine_reconciliation while the listing is parsed: no staging table, no INSERT ... SELECT
 -- (src/load/first-load.ts). Copies of an id the run had already written go to staging_records
 -- instead (created by apply.sql create_staging, holding only them) and are settled here, set-based
--- on the few ids involved. {{record_columns}} is every field in catalogue order, as both COPY
--- writers write them (src/db/field-sql.ts).
+-- on the few ids involved. {{record_columns}} is every field in catalogue order and then
+-- extra_fields, as both COPY writers write them (src/db/field-sql.ts).
 
 -- name: marks
 -- What every row of the run carries, read once: its timestamp (the transaction's now(), in a form

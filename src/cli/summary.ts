@@ -1,12 +1,13 @@
 /** What people read on stdout: a run's summary and the table of recent runs. */
 import type { RunRow } from '../load/audit.js';
 import { describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
+import { listNewFields, type NewField } from '../transform/schema-drift.js';
 
 export function formatSummary(
   run: RunRow,
   topReasons: Array<{ reason: string; count: number }>,
   bi?: BiRounding,
-  newFields: Array<{ name: string; count: number }> = [],
+  newFields: readonly NewField[] = [],
 ): string {
   const lines = [
     `run ${run.id} ${run.status}${run.dry_run ? ' (dry run: nothing committed)' : ''} in ${duration(run)} (${run.trigger})`,
@@ -17,8 +18,8 @@ export function formatSummary(
     lines.push('  top reject reasons:');
     for (const r of topReasons) lines.push(`    ${String(r.count).padStart(6)}  ${r.reason}`);
   }
-  if (newFields.length > 0) lines.push(`  new fields (not loaded): ${newFields.map((f) => `${f.name} (${f.count})`).join(', ')}`);
-  if (run.unknown_fields && run.unknown_fields.length > 0) lines.push(`  unknown fields ignored: ${run.unknown_fields.join(', ')}`);
+  for (const line of listNewFields(newFields)) lines.push(`  ${line}`);
+  if (run.unknown_fields && run.unknown_fields.length > 0) lines.push(`  fields not in the catalogue: ${run.unknown_fields.join(', ')}`);
   const biWarning = bi && describeBiRounding(bi);
   if (biWarning) lines.push(`  warning: ${biWarning}`);
   if (run.error) lines.push(`  error: ${run.error}`);

@@ -2,7 +2,9 @@
  * The BI views (sql/bi/views.sql) depend on settings (SYNC_BI_SCHEMA, SYNC_BI_SCALE), so they are
  * installed at start-up, inside the migrate transaction and under its advisory lock: concurrent
  * starters wait, and the second finds them current. They are re-created only when the rendered
- * SQL differs from what sync_bi_views recorded, or when someone dropped them.
+ * SQL differs from what sync_bi_views recorded, or when someone dropped them. They also show the
+ * upstream fields found at run time (sync_fields, bi-discovered.ts): a run that gives one a
+ * column renders them again after it commits (refreshBiViews), under the same lock.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -10,8 +12,10 @@ import { join } from 'node:path';
 import { BI_PRECISION, biDecimalType, checkBiScale } from '../bi-types.js';
 import type { BiSettings } from '../config.js';
 import { SQL_DIR } from '../paths.js';
+import { discoveredComment, discoveredFragments, type BiShape, type DiscoveredColumn } from './bi-discovered.js';
 import { renderBiFieldLists } from './field-sql.js';
-import { quoteIdent, withIdentifiers, type PoolClient } from './pool.js';
+import { migrateLock } from './lock.js';
+import { inTransaction, quoteIdent, withIdentifiers, type Pool, type PoolClient } from './pool.js';
 import { fillPlaceholders, loadStatements } from './statements.js';
 
 export const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness', 'data_dictionary'] as const;
@@ -28,34 +32,70 @@ const SQL = loadStatements('db/bi_views.sql', [
   'savepoint',
   'rollback_to_savepoint',
   'drop_schema',
+  'discovered_columns',
+  'quote_literals',
 ]);
 const FILE = 'sql/db/bi_views.sql';
 
 /** The views template with the field catalogue's column lists rendered; the settings are filled per call. */
 const TEMPLATE = renderBiFieldLists(readFileSync(join(SQL_DIR, 'bi', 'views.sql'), 'utf8'));
 
-/** The views' SQL for these settings. Only validated names (quoted) and integers are substituted. */
-export function renderBiViews(dataSchema: string, bi: BiSettings): string {
+/** What the views' SQL is made of, besides the template: the settings, as they are substituted. */
+function shapeOf(dataSchema: string, bi: BiSettings): BiShape {
   const scale = checkBiScale(bi.scale);
+  return { scale, biType: biDecimalType(scale), limit: `1e${BI_PRECISION - scale}`, data: quoteIdent(dataSchema), dataName: dataSchema };
+}
+
+/**
+ * The views' SQL for these settings and discovered columns (with their quoted comments, two per
+ * column). Only validated names (quoted), integers and PostgreSQL-quoted literals are substituted,
+ * in one pass: nothing substituted is read as a placeholder.
+ */
+export function renderBiViews(dataSchema: string, bi: BiSettings, discovered: readonly DiscoveredColumn[] = [], comments: readonly string[] = []): string {
+  const shape = shapeOf(dataSchema, bi);
   return fillPlaceholders(
     TEMPLATE,
     {
       bi: quoteIdent(bi.schema),
-      data: quoteIdent(dataSchema),
+      data: shape.data,
       bi_name: bi.schema.replaceAll("'", "''"),
       data_name: dataSchema.replaceAll("'", "''"),
-      scale: String(scale),
-      bi_type: biDecimalType(scale),
-      int_digits: String(BI_PRECISION - scale),
-      limit: `1e${BI_PRECISION - scale}`,
+      scale: String(shape.scale),
+      bi_type: shape.biType,
+      int_digits: String(BI_PRECISION - shape.scale),
+      limit: shape.limit,
+      ...discoveredFragments(discovered, comments, shape, quoteIdent(bi.schema)),
     },
     'sql/bi/views.sql',
   );
 }
 
+/** The views' SQL as the database's sync_fields has it: the discovered columns and their comments read and quoted there. */
+async function renderInstalled(client: PoolClient, dataSchema: string, bi: BiSettings): Promise<string> {
+  const { rows } = await client.query<DiscoveredColumn>(SQL.discovered_columns);
+  if (rows.length === 0) return renderBiViews(dataSchema, bi);
+  const shape = shapeOf(dataSchema, bi);
+  const texts = rows.flatMap((c) => [discoveredComment(c, 'bulk_wine_reconciliation', shape), discoveredComment(c, 'bulk_wine_reconciliation_history', shape)]);
+  const quoted = (await client.query<{ literal: string }>(SQL.quote_literals, [texts])).rows.map((r) => r.literal);
+  return renderBiViews(dataSchema, bi, rows, quoted);
+}
+
+/**
+ * After a run that gave a new upstream field a column or changed one's type: the views rendered
+ * again, in a transaction of their own under the migrate lock. The run has committed by then; if
+ * this fails, the views stay as they were (every cast in them is guarded) and the next start or
+ * run renders them.
+ */
+export async function refreshBiViews(pool: Pool, dataSchema: string, bi: BiSettings): Promise<boolean> {
+  return inTransaction(pool, async (client) => {
+    await migrateLock(client, dataSchema);
+    return installBiViews(client, dataSchema, bi);
+  });
+}
+
 /** Creates or re-creates the BI views when needed; true when it did. Runs in the caller's transaction. */
 export async function installBiViews(client: PoolClient, dataSchema: string, bi: BiSettings): Promise<boolean> {
-  const sql = renderBiViews(dataSchema, bi);
+  const sql = await renderInstalled(client, dataSchema, bi);
   const sha256 = createHash('sha256').update(sql).digest('hex');
   const { rows } = await client.query<{ bi_schema: string; definition_sha256: string }>(SQL.installed);
   const installed = rows[0];

@@ -7,8 +7,11 @@
  *
  * A placeholder is `{{name}}`, or `{{alias.name}}` for a list whose columns are qualified (or, for
  * data_assignments, assigned from) that table alias.
+ *
+ * The data columns end with extra_fields (EXTRA_COLUMN): the record's members that the catalogue
+ * does not know, stored, compared and versioned with the fields.
  */
-import { DATA_FIELDS, DECIMAL_FIELDS, FIELDS, SQL_TYPE, type Field } from '../fields.js';
+import { DATA_FIELDS, DECIMAL_FIELDS, EXTRA_COLUMN, FIELDS, SQL_TYPE, type Field } from '../fields.js';
 
 type Fragment = (alias: string) => string;
 
@@ -18,18 +21,23 @@ const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** For sql/load/*.sql (statements.ts renders them into every loaded statement). */
 const STATEMENT_FRAGMENTS: Record<string, Fragment> = {
-  /** `wpi, inventory_bulk_wine, ...`, or `s.wpi, s.inventory_bulk_wine, ...` as {{s.data_columns}}. */
-  data_columns: (a) => list(DATA_FIELDS, (f) => a + f.name),
-  /** Every field in catalogue order (`id, wpi, ...`): the order both COPY writers write a record in. */
-  record_columns: (a) => list(FIELDS, (f) => a + f.name),
+  /** `wpi, inventory_bulk_wine, ..., extra_fields`, or `s.wpi, ...` as {{s.data_columns}}. */
+  data_columns: (a) => withExtra(list(DATA_FIELDS, (f) => a + f.name), a + EXTRA_COLUMN),
+  /**
+   * The data columns as a change is judged: extra_fields as its text, because jsonb equality is
+   * numeric ('1.0'::jsonb = '1.00'::jsonb) and the text keeps each number as sent.
+   */
+  compared_columns: (a) => withExtra(list(DATA_FIELDS, (f) => a + f.name), `${a}${EXTRA_COLUMN}::text`),
+  /** Every field in catalogue order, then extra_fields (`id, wpi, ..., extra_fields`): the order both COPY writers write a record in. */
+  record_columns: (a) => withExtra(list(FIELDS, (f) => a + f.name), a + EXTRA_COLUMN),
   /** One NULL per data column: a row that carries no values (a deletion). */
-  data_nulls: () => list(DATA_FIELDS, () => 'NULL'),
-  /** {{c.data_assignments}}: `wpi = c.wpi, inventory_bulk_wine = c.inventory_bulk_wine, ...`. */
-  data_assignments: (a) => list(DATA_FIELDS, (f) => `${f.name} = ${a}${f.name}`),
+  data_nulls: () => withExtra(list(DATA_FIELDS, () => 'NULL'), 'NULL'),
+  /** {{c.data_assignments}}: `wpi = c.wpi, ..., extra_fields = c.extra_fields`. */
+  data_assignments: (a) => withExtra(list(DATA_FIELDS, (f) => `${f.name} = ${a}${f.name}`), `${EXTRA_COLUMN} = ${a}${EXTRA_COLUMN}`),
   /** Column definitions for CREATE TABLE, NOT NULL where the field is required. */
-  data_columns_ddl: () => list(DATA_FIELDS, (f) => columnDdl(f, false), ',\n  '),
+  data_columns_ddl: () => withExtra(list(DATA_FIELDS, (f) => columnDdl(f, false), ',\n  '), `${EXTRA_COLUMN} jsonb`, ',\n  '),
   /** The same, every column nullable. */
-  data_columns_ddl_nullable: () => list(DATA_FIELDS, (f) => columnDdl(f, true), ',\n  '),
+  data_columns_ddl_nullable: () => withExtra(list(DATA_FIELDS, (f) => columnDdl(f, true), ',\n  '), `${EXTRA_COLUMN} jsonb`, ',\n  '),
   /**
    * Per decimal column c, `count(*) FILTER (WHERE scale(c) > $1 AND abs(c) < $2)`, summed. This and
    * the next are what transform/bi-effect.ts computes per value in Node for a first load: change both.
@@ -38,6 +46,10 @@ const STATEMENT_FRAGMENTS: Record<string, Fragment> = {
   /** Per decimal column c, `count(*) FILTER (WHERE abs(c) >= $2)`, summed. */
   decimals_overflow_count: () => list(DECIMAL_FIELDS, (f) => `count(*) FILTER (WHERE abs(${f.name}) >= $2)`, '\n     + ') || '0',
 };
+
+function withExtra(fields: string, extra: string, separator = ', '): string {
+  return `${fields}${separator}${extra}`;
+}
 
 /**
  * For sql/bi/views.sql. Every field, in catalogue order; the BI views' own placeholders
@@ -49,8 +61,8 @@ const BI_FRAGMENTS: Record<string, Fragment> = {
   /** The outer projection: rounded decimals that fit the BI type, cast to it; NULL when they cannot. */
   bi_typed_columns: () =>
     list(FIELDS, (f) => (f.kind === 'decimal' ? `CASE WHEN abs(${f.name}) < {{limit}} THEN ${f.name} END::{{bi_type}} AS ${f.name}` : f.name), ',\n       '),
-  /** concat_ws arguments: the name of each decimal left NULL because it cannot fit. */
-  bi_overflow_names: () => list(DECIMAL_FIELDS, (f) => `CASE WHEN abs(${f.name}) >= {{limit}} THEN '${f.name}' END`, ',\n         ') || 'NULL',
+  /** Elements of the overflow_columns array: the name of each decimal left NULL because it cannot fit. */
+  bi_overflow_names: () => list(DECIMAL_FIELDS, (f) => `CASE WHEN abs(${f.name}) >= {{limit}} THEN '${f.name}' END`, ',\n         ') || 'NULL::text',
   /** COMMENT ON COLUMN for each field of {{bi}}.reconciliation (its values: bulk_wine_reconciliation). */
   bi_live_field_comments: () => biFieldComments('reconciliation', 'bulk_wine_reconciliation'),
   /** The same for {{bi}}.reconciliation_history (its values: bulk_wine_reconciliation_history). */

@@ -16,10 +16,9 @@ import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
-import { FIELDS, type Row } from '../fields.js';
 import type { Logger } from '../log.js';
 import { countBiRoundingSettled } from './bi-rounding.js';
-import { copyText, stageRows, type DuplicateRow } from './staging.js';
+import { stageRows, type DuplicateRow } from './staging.js';
 
 const SQL = loadStatements('load/first_load.sql', ['marks', 'copy_rows', 'settle_copies', 'write_winners']);
 const APPLY = loadStatements('load/apply.sql', ['is_empty']);
@@ -40,18 +39,7 @@ export async function firstLoadMarks(client: PoolClient, runId: string, log?: Lo
   return { xmin: Number(marks.xmin), rowSuffix: `\t${marks.now}\t${marks.now}\t${runId}\n` };
 }
 
-/** A row's COPY line for the table itself (the zod path's; CopyWriter's byte-level lines are the same). */
-export function rowLine(row: Row, rowSuffix: string): string {
-  let line = '';
-  for (const field of FIELDS) {
-    const value = row[field.name];
-    // Only text can hold COPY's special characters: ids, decimals and dates are canonical digits.
-    line += (line === '' ? '' : '\t') + (value === null ? '\\N' : field.kind === 'text' ? copyText(value) : value);
-  }
-  return line + rowSuffix;
-}
-
-/** Streams `lines` (rowLine's form) into bulk_wine_reconciliation; returns once all are in. */
+/** Streams `lines` (transform/copy-line.ts rowLine's form) into bulk_wine_reconciliation; returns once all are in. */
 export async function copyRows(client: PoolClient, lines: AsyncIterable<string | Buffer>, signal?: AbortSignal): Promise<void> {
   await pipeline(lines, client.query(copyFrom(SQL.copy_rows)), signal ? { signal } : {});
 }

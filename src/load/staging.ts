@@ -7,16 +7,16 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
-import { FIELDS, KNOWN_FIELDS, type Row } from '../fields.js';
+import { EXTRA_COLUMN, KNOWN_FIELDS } from '../fields.js';
 
 const SQL = loadStatements('load/apply.sql', ['create_staging', 'analyze_staging', 'remove_duplicates', 'remove_positions']);
 
 /**
  * The staging table's COPY columns, in order: the one definition that both COPY writers follow
- * (copyLine here, and the byte-level CopyWriter in transform/record-copy.ts, which writes
- * KNOWN_FIELDS in this order too). The fingerprint is two int32 halves.
+ * (copyLine in transform/copy-line.ts, and the byte-level CopyWriter in transform/record-copy.ts,
+ * which write KNOWN_FIELDS and extra_fields in this order too). The fingerprint is two int32 halves.
  */
-export const STAGING_COLUMNS = ['position', ...KNOWN_FIELDS, 'raw_offset', 'raw_length', 'hash_hi', 'hash_lo'] as const;
+export const STAGING_COLUMNS = ['position', ...KNOWN_FIELDS, EXTRA_COLUMN, 'raw_offset', 'raw_length', 'hash_hi', 'hash_lo'] as const;
 const COPY_STAGING = `COPY staging_records (${STAGING_COLUMNS.join(', ')}) FROM STDIN`;
 
 export interface DuplicateRow {
@@ -24,28 +24,6 @@ export interface DuplicateRow {
   record_id: string;
   raw_offset: string;
   raw_length: number;
-}
-
-/** A record's fingerprint as two int32 halves (see unchanged/fingerprint.ts). */
-export type FingerprintHalves = readonly [number, number];
-
-/** One COPY text line (tab separated, `\N` for null, newline terminated), columns as STAGING_COLUMNS. */
-export function copyLine(position: number, row: Row, rawOffset: number, rawLength: number, fingerprint: FingerprintHalves | undefined): string {
-  let line = String(position);
-  for (const field of FIELDS) {
-    const value = row[field.name];
-    // Only text can hold COPY's special characters: ids, decimals and dates are canonical digits.
-    line += '\t' + (value === null ? '\\N' : field.kind === 'text' ? copyText(value) : value);
-  }
-  const hash = fingerprint === undefined ? '\\N\t\\N' : `${fingerprint[0]}\t${fingerprint[1]}`;
-  return `${line}\t${rawOffset}\t${rawLength}\t${hash}\n`;
-}
-
-const COPY_SPECIAL = /[\\\t\n\r]/;
-/** Text-format COPY escaping: backslash, tab, newline and carriage return. */
-export function copyText(value: string): string {
-  if (!COPY_SPECIAL.test(value)) return value;
-  return value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 }
 
 /** Creates the staging table and streams `lines` (COPY text) into it; returns once all are in. */

@@ -7,6 +7,9 @@
  */
 import type { Agents } from 'got';
 import { RECORD_KINDS, type RunRow, type RunStatus } from '../load/audit.js';
+import { listNewFields, type NewField } from '../transform/schema-drift.js';
+
+export type { NewField };
 
 export type NotifyEvent = 'failed' | 'aborted' | 'recovered' | 'succeeded' | 'new_fields';
 
@@ -31,12 +34,6 @@ export function notifyEvent(
   if (previous !== undefined && FAILED.has(previous.status)) return 'recovered';
   if (on === 'all') return 'succeeded';
   return newFields.length > 0 ? 'new_fields' : undefined;
-}
-
-/** An upstream field no earlier successful run saw, with the number of records carrying it. */
-export interface NewField {
-  name: string;
-  count: number;
 }
 
 /** Where the run happened, without credentials: machine, database (host:port/name) and schema. */
@@ -72,7 +69,7 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
   ];
   if (counts) lines.push(RECORD_KINDS.map((k) => `${k} ${counts[k] ?? '-'}`).join(', '));
   if (error) lines.push(`error: ${error}`);
-  if (notice.newFields && notice.newFields.length > 0) lines.push(`new upstream fields: ${notice.newFields.map((f) => `${f.name} (${f.count} records)`).join(', ')}`);
+  if (notice.newFields && notice.newFields.length > 0) lines.push(...listNewFields(notice.newFields));
   if (run) lines.push(`started ${run.started_at}, finished ${run.finished_at ?? '-'}`);
   return {
     text: lines.join('\n'),

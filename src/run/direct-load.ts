@@ -24,9 +24,9 @@ import type { PoolClient } from '../db/pool.js';
 import type { Row } from '../fields.js';
 import type { Logger } from '../log.js';
 import type { BiRounding } from '../load/bi-rounding.js';
-import { copyRows, firstLoadMarks, rowLine, settleSetAside, type FirstLoadMarks } from '../load/first-load.js';
-import { copyLine, type FingerprintHalves } from '../load/staging.js';
+import { copyRows, firstLoadMarks, settleSetAside, type FirstLoadMarks } from '../load/first-load.js';
 import { BiTally } from '../transform/bi-effect.js';
+import { copyLine, rowLine, type FingerprintHalves } from '../transform/copy-line.js';
 import { CopyWriter, type RecordFields } from '../transform/record-copy.js';
 import { InitialFingerprints, saveSettledFingerprints } from '../unchanged/initial-fingerprints.js';
 import { IdBitmap } from './pipeline.js';
@@ -44,7 +44,7 @@ export interface LosingCopy {
 export class DirectLoad {
   /** The table's COPY lines, written straight from a record's bytes. */
   readonly rows: CopyWriter;
-  private readonly setAside = new CopyWriter();
+  private readonly setAside: CopyWriter;
   private readonly setAsideFile: AppendFile;
   /** Ids within the bitmap of which a copy was set aside. */
   private readonly setAsideIds = new IdBitmap();
@@ -58,9 +58,11 @@ export class DirectLoad {
     private readonly ids: IdBitmap,
     dir: string,
     biScale: number,
+    extras: boolean,
   ) {
     this.bi = new BiTally(biScale);
-    this.rows = new CopyWriter(Buffer.from(marks.rowSuffix), this.bi);
+    this.rows = new CopyWriter(extras, Buffer.from(marks.rowSuffix), this.bi);
+    this.setAside = new CopyWriter(extras);
     this.setAsideFile = new AppendFile(join(dir, 'set-aside.copy'));
     this.fingerprints = new InitialFingerprints(join(dir, 'fingerprints.bin'));
   }
@@ -68,11 +70,16 @@ export class DirectLoad {
   /**
    * A first load when the table has no row at all (read in the run's transaction, which holds the
    * run's advisory lock, before anything is COPYed); otherwise undefined. `ids` is the run's id
-   * bitmap; `dir` the run's temp directory; `biScale` the BI views' scale S.
+   * bitmap; `dir` the run's temp directory; `biScale` the BI views' scale S; `extras` whether
+   * records' unknown members are kept (SYNC_EXTRA_FIELDS=keep).
    */
-  static async open(client: PoolClient, runId: string, ids: IdBitmap, dir: string, biScale: number, log?: Logger): Promise<DirectLoad | undefined> {
+  static async open(
+    client: PoolClient,
+    { runId, ids, dir, biScale, extras }: { runId: string; ids: IdBitmap; dir: string; biScale: number; extras: boolean },
+    log?: Logger,
+  ): Promise<DirectLoad | undefined> {
     const marks = await firstLoadMarks(client, runId, log);
-    return marks && new DirectLoad(marks, ids, dir, biScale);
+    return marks && new DirectLoad(marks, ids, dir, biScale, extras);
   }
 
   /** The byte-level path: writes the record `b[start, end)` (an `id` below 2^53) where it goes; false when the writer declines it. */
@@ -88,17 +95,17 @@ export class DirectLoad {
     return true;
   }
 
-  /** The zod path: the row's line for the table's COPY, or '' when it is set aside. */
-  line(row: Row, position: number, byteOffset: number, byteLength: number, fingerprint: FingerprintHalves | undefined): string {
+  /** The zod path: the row's line for the table's COPY (`extra`: its extra_fields COPY text), or '' when it is set aside. */
+  line(row: Row, extra: string | null, position: number, byteOffset: number, byteLength: number, fingerprint: FingerprintHalves | undefined): string {
     // An id of more than 9 digits is beyond the bitmap (2^27) anyway.
     const id = row.id.length <= 9 ? Number(row.id) : Infinity;
     if (this.ids.fresh(id)) {
       this.ids.addNumber(id);
       this.fingerprints.add(id, fingerprint?.[0] ?? 0, fingerprint?.[1] ?? 0, position);
       this.bi.addRow(row);
-      return rowLine(row, this.marks.rowSuffix);
+      return rowLine(row, extra, this.marks.rowSuffix);
     }
-    this.setAsideFile.append(Buffer.from(copyLine(position, row, byteOffset, byteLength, fingerprint)));
+    this.setAsideFile.append(Buffer.from(copyLine(position, row, extra, byteOffset, byteLength, fingerprint)));
     this.noteSetAside(id);
     return '';
   }

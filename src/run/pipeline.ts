@@ -11,7 +11,8 @@ import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRec
 import { RecordCheckpoints } from '../extract/json/record-locate.js';
 import { MemberReader } from '../extract/json/record-members.js';
 import type { Reject } from '../load/audit.js';
-import { copyLine } from '../load/staging.js';
+import { copyLine } from '../transform/copy-line.js';
+import { extraFieldsOf, trimValueEnd, valueKind, type ExtraFields } from '../transform/extra-fields.js';
 import { FieldCounter, KNOWN_FIELDS } from '../transform/field-counts.js';
 import { transformRecord } from '../transform/record.js';
 import { CopyWriter } from '../transform/record-copy.js';
@@ -93,6 +94,8 @@ export interface ListingLinesOptions {
   signal?: AbortSignal;
   /** The byte-level paths (recordFastPaths); without them every record takes the zod path. */
   fast?: FastPaths;
+  /** Keep the records' unknown members in extra_fields (SYNC_EXTRA_FIELDS=keep). */
+  extras: boolean;
 }
 
 /** The byte-level paths of one run, and where they keep what the run needs afterwards. */
@@ -112,15 +115,17 @@ export interface FastPaths {
  * usual changed one written straight to COPY bytes; either still counts in `tally`. Any other
  * record is handed on to the zod path with its fingerprint attached.
  */
-export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut, direct?: DirectLoad): FastPaths {
+export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut, { direct, extras }: { direct?: DirectLoad; extras: boolean }): FastPaths {
   const members = new MemberReader(KNOWN_FIELDS);
-  const writer = direct?.rows ?? new CopyWriter();
+  const writer = direct?.rows ?? new CopyWriter(extras);
   const checkpoints = new RecordCheckpoints();
+  const spans = members.unknown;
   const count = (bytes: Buffer) => {
     tally.received++;
     tally.fields.countMembers(members.present, members.nonNull);
-    for (let k = 0; k < members.unknownCount; k++) {
-      tally.fields.countUnknown(bytes.toString('latin1', members.unknown[2 * k]!, members.unknown[2 * k + 1]!));
+    for (let u = 0; u < 4 * members.unknownCount; u += 4) {
+      const kind = extras ? valueKind(bytes, spans[u + 2]!, trimValueEnd(bytes, spans[u + 2]!, spans[u + 3]!)) : 0;
+      tally.fields.countUnknown(bytes.toString('latin1', spans[u]!, spans[u + 1]!), kind);
     }
   };
   const hook: RecordBytesHook = {
@@ -203,16 +208,29 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       return;
     }
     const value = record.value;
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) tally.fields.count(value);
+    const unknown = typeof value === 'object' && value !== null && !Array.isArray(value) && tally.fields.count(value);
     const result = transformRecord(value);
-    if (result.ok && direct !== undefined) {
-      out += direct.line(result.row, record.position, record.byteOffset, record.byteLength, record.fingerprint);
-      fast?.shortcut.staged(result.row.id, record.position);
-    } else if (result.ok) {
+    if (!result.ok) {
+      reject(record, result.recordId, result.errors);
+      return;
+    }
+    let extra: string | null = null;
+    if (unknown && options.extras) {
+      const kept = keptExtras(record);
+      if (!kept.ok) {
+        reject(record, result.row.id, kept.errors);
+        return;
+      }
+      for (const m of kept.members) tally.fields.noteKind(m.name, m.kind);
+      extra = kept.text;
+    }
+    if (direct !== undefined) {
+      out += direct.line(result.row, extra, record.position, record.byteOffset, record.byteLength, record.fingerprint);
+    } else {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
-      fast?.shortcut.staged(result.row.id, record.position);
-      out += copyLine(record.position, result.row, record.byteOffset, record.byteLength, record.fingerprint);
-    } else reject(record, result.recordId, result.errors);
+      out += copyLine(record.position, result.row, extra, record.byteOffset, record.byteLength, record.fingerprint);
+    }
+    fast?.shortcut.staged(result.row.id, record.position);
   };
   try {
     for await (const chunk of options.chunks) {
@@ -251,6 +269,18 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   if (writer !== undefined && writer.length > 0) yield writer.take();
   if (out.length > 0) yield out;
   options.onProgress?.(tally);
+}
+
+const KNOWN: ReadonlySet<string> = new Set(KNOWN_FIELDS);
+const isKnown = (name: string) => KNOWN.has(name);
+const CUT_RAW: ExtraFields = {
+  ok: false,
+  errors: [{ path: '', message: 'record too large (over 65536 characters) to keep its fields that are not in the catalogue exactly' }],
+};
+
+/** A zod-path record's extra_fields, read from its raw text (which must be whole). */
+function keptExtras(record: ParsedRecord): ExtraFields {
+  return record.rawCut ? CUT_RAW : extraFieldsOf(record.raw, isKnown);
 }
 
 /**

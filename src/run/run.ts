@@ -14,6 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
+import { refreshBiViews } from '../db/bi-views.js';
 import { backendPid, cancelStatement } from '../db/lock.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
@@ -24,19 +25,24 @@ import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
 import { deleteRejects, duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
+import { recordDiscoveredFields, type KeptField } from '../load/discovered-fields.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
 import type { FieldCounts } from '../fields.js';
+import { kindNames } from '../transform/extra-fields.js';
 import {
   baselineOf,
   describeDisappeared,
   explainRejects,
   findDisappeared,
+  listNewFields,
   newFields,
   schemaChangeRefusal,
   type Baseline,
+  type NewField,
 } from '../transform/schema-drift.js';
 import { UnchangedShortcut } from '../unchanged/shortcut.js';
+import { programTrustKey } from '../unchanged/trust-key.js';
 import { DirectLoad } from './direct-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { openListing, type Listing, type ListingSource } from './listing-source.js';
@@ -56,6 +62,8 @@ export class Run {
   private baseline: Baseline | undefined;
   /** A first load: rows COPYed straight into the table (direct-load.ts); undefined on the staging path. */
   private direct: DirectLoad | undefined;
+  /** Where this run kept each field outside the catalogue (SYNC_EXTRA_FIELDS=keep), once recorded. */
+  private kept: Map<string, KeptField> | undefined;
 
   constructor(
     private readonly config: Config,
@@ -79,7 +87,12 @@ export class Run {
     // The live rows are read while the download starts. A re-sync's parse needs them (its record
     // hook decides with them): it begins once they are in, then catches up with the spool file.
     const log = this.deps.log.child({ step: 'load' });
-    const shortcut = UnchangedShortcut.prepare(this.deps.pool, this.deps.signal, { dir: this.tmp, log, onConnection: (pid) => lockWait.watch(pid) });
+    const shortcut = UnchangedShortcut.prepare(
+      this.deps.pool,
+      this.deps.signal,
+      { dir: this.tmp, log, onConnection: (pid) => lockWait.watch(pid) },
+      programTrustKey(this.config.extraFields),
+    );
     shortcut.catch(() => undefined); // awaited in load(); a failure surfaces there
     let source: ListingSource | undefined;
     try {
@@ -129,10 +142,13 @@ export class Run {
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
       this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
+      const viewsChanged = await this.recordNewFields(log);
       await archive?.store(this.client, this.config.archiveKeep, log);
       await this.commit();
+      if (viewsChanged && !this.request.dryRun) await this.refreshViews(log);
     } catch (error) {
       this.applied = undefined;
+      this.kept = undefined;
       source.stop();
       await (await archiving.catch(() => undefined))?.stop();
       throw lockWait.explain(error);
@@ -176,8 +192,11 @@ export class Run {
           chunks = watch.follow(attempt, deps.signal);
         } else chunks = fileChunks(source.path ?? (await source.ready).path, deps.signal);
         // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live one.
-        if (shortcut.liveBefore === 0) this.direct = await DirectLoad.open(this.client, runId, this.tally.ids, this.tmp!, this.config.bi.scale, log);
-        const fast = recordFastPaths(this.tally, shortcut, this.direct);
+        const extras = this.config.extraFields === 'keep';
+        if (shortcut.liveBefore === 0) {
+          this.direct = await DirectLoad.open(this.client, { runId, ids: this.tally.ids, dir: this.tmp!, biScale: this.config.bi.scale, extras }, log);
+        }
+        const fast = recordFastPaths(this.tally, shortcut, { direct: this.direct, extras });
         const lines = listingCopyLines({
           chunks,
           tally: this.tally,
@@ -185,6 +204,7 @@ export class Run {
           onProgress: (t) => deps.onProgress?.({ received: t.received, bytes: t.bytes }),
           signal: deps.signal,
           fast,
+          extras,
         });
         await (this.direct ? this.direct.copyRows(this.client, lines, deps.signal) : stageRows(this.client, lines, deps.signal));
         if (!this.tally.abandoned) {
@@ -231,7 +251,6 @@ export class Run {
   /** The whole-listing checks, before anything is written: envelope, reject ratio, schema drift. */
   private guard(log: Logger): void {
     checkEnvelope(this.tally.envelope!);
-    this.warnNewFields(log);
     checkRejectRatio(this.tally, this.config.maxRejectRatio, this.runId, () => explainRejects(topReasons(this.tally, 3), this.newFields()));
     this.checkSchemaDrift(log);
   }
@@ -319,17 +338,41 @@ export class Run {
     ];
   }
 
-  private warnNewFields(log: Logger): void {
+  /**
+   * The fields outside the catalogue, recorded in sync_fields (SYNC_EXTRA_FIELDS=keep) in the run's
+   * transaction; then the new ones announced with where they are. True when the BI views must be
+   * rendered again (a field got a column, or a column's type changed).
+   */
+  private async recordNewFields(log: Logger): Promise<boolean> {
+    let viewsChanged = false;
+    if (this.config.extraFields === 'keep') {
+      const counts = this.tally.fields.toJSON().unknown;
+      const seen = [...this.tally.fields.unknownKinds()].map(([name, kinds]) => ({ name, records: counts[name] ?? 0, kinds: kindNames(kinds) }));
+      const discovery = await recordDiscoveredFields(this.client, this.runId, seen);
+      this.kept = discovery.kept;
+      viewsChanged = discovery.viewsChanged;
+    }
     const added = this.newFields();
-    if (added.length > 0) log.warn({ newFields: added }, `new fields in the listing, not loaded: ${added.map((f) => f.name).join(', ')}`);
+    if (added.length > 0) log.warn({ newFields: added.map((f) => f.name).slice(0, 100) }, listNewFields(added).join('; '));
+    return viewsChanged;
+  }
+
+  /** After the commit: the BI views with the new columns. A failure is a warning: the data is in. */
+  private async refreshViews(log: Logger): Promise<void> {
+    try {
+      if (await refreshBiViews(this.deps.pool, this.config.schema, this.config.bi)) log.info({ biSchema: this.config.bi.schema }, 'BI views rendered again with the new fields');
+    } catch (error) {
+      log.warn({ err: error }, `the BI views were not rendered again with the new fields (the next start or run will): ${(error as Error).message}`);
+    }
   }
 
   /** Before anything is written: a field the last successful run had must not silently become NULL everywhere. */
   private checkSchemaDrift(log: Logger): void {
-    const found = findDisappeared(this.baseline, this.tally.fields.toJSON());
+    const extraFields = this.config.extraFields === 'keep';
+    const found = findDisappeared(this.baseline, this.tally.fields.toJSON(), { extraFields });
     if (found.length === 0) return;
     const changes = describeDisappeared(found, this.baseline!.runId, this.tally.fields.records);
-    if (!this.request.acceptSchemaChange) throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes));
+    if (!this.request.acceptSchemaChange) throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes, found, { extraFields }));
     log.warn({ fields: found.map((d) => d.field) }, `schema change accepted (--accept-schema-change): ${changes}`);
   }
 
@@ -373,8 +416,14 @@ export class Run {
     return this.tally.envelope ? this.tally.fields.toJSON() : null;
   }
 
-  newFields(): Array<{ name: string; count: number }> {
-    return this.tally.envelope ? newFields(this.baseline, this.tally.fields.toJSON()) : [];
+  /** Fields no earlier successful run saw; with where this run kept them, once it recorded them. */
+  newFields(): NewField[] {
+    if (!this.tally.envelope) return [];
+    const bi = this.config.bi.schema;
+    return newFields(this.baseline, this.tally.fields.toJSON()).map((f) => {
+      const kept = this.kept?.get(f.name);
+      return kept === undefined ? f : { ...f, kept: { shownAs: kept.column === null ? null : `${bi}.reconciliation.${kept.column}`, note: kept.note } };
+    });
   }
 
   topReasons(): Array<{ reason: string; count: number }> {

@@ -33,14 +33,19 @@ export class FieldCounter {
   private readonly present = new Float64Array(KNOWN_FIELDS.length);
   private readonly nonNull = new Float64Array(KNOWN_FIELDS.length);
   private readonly unknown = new Map<string, number>();
+  /** Per unknown field name: the kinds of its values (extra-fields.ts KIND_*), as bits. */
+  private readonly kinds = new Map<string, number>();
   private truncated = false;
 
-  count(record: object): void {
+  /** Counts a parsed record; true when it has unknown fields. */
+  count(record: object): boolean {
     this.records++;
     const known = tallyKnown(this, record);
     let keys = 0;
     for (const _ in record) keys++;
-    if (keys > known) this.countUnknownOf(record);
+    if (keys <= known) return false;
+    this.countUnknownOf(record);
+    return true;
   }
 
   /** Known field i's value in the record being counted; 1 when the record has the field (a parsed JSON value is never undefined). */
@@ -69,12 +74,28 @@ export class FieldCounter {
     }
   }
 
-  /** One unknown field of the record being counted. */
-  countUnknown(key: string): void {
+  /** One unknown field of the record being counted, and the kind of its value when known (0: not). */
+  countUnknown(key: string, kind = 0): void {
     const seen = this.unknown.get(key);
     if (seen !== undefined) this.unknown.set(key, seen + 1);
     else if (this.unknown.size < MAX_UNKNOWN_FIELDS) this.unknown.set(key, 1);
-    else this.truncated = true;
+    else {
+      this.truncated = true;
+      return;
+    }
+    if (kind !== 0) this.noteKind(key, kind);
+  }
+
+  /** The kind of an unknown field's value, for a record whose names were counted already. */
+  noteKind(key: string, kind: number): void {
+    if (!this.unknown.has(key)) return;
+    const was = this.kinds.get(key) ?? 0;
+    if ((was | kind) !== was) this.kinds.set(key, was | kind);
+  }
+
+  /** The kinds seen of each counted unknown field's values (0 when only nulls). */
+  unknownKinds(): Map<string, number> {
+    return new Map([...this.unknown.keys()].map((name) => [name, this.kinds.get(name) ?? 0]));
   }
 
   /** Unknown field names, sorted. */

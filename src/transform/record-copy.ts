@@ -8,13 +8,17 @@
 import { OVERFLOW, ROUNDED, type BiTally } from './bi-effect.js';
 import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';
+import { writeFastExtras } from './extra-fields.js';
 import { FIELDS, type FieldKind } from '../fields.js';
 
-/** Where a compact record's known fields are (see extract/json/record-members.ts). */
+/** Where a compact record's known fields and unknown members are (see extract/json/record-members.ts). */
 export interface RecordFields {
   present: number;
   valueStart: Int32Array;
   valueEnd: Int32Array;
+  /** Per unknown member: key start, key end, value start, member end. */
+  unknown: Int32Array;
+  unknownCount: number;
 }
 
 /**
@@ -39,13 +43,17 @@ export class CopyWriter {
   private o = 0;
 
   /**
-   * Without `rowSuffix`, staging lines (STAGING_COLUMNS: position, the fields, raw offset and
-   * length, fingerprint). With it, a first load's lines into the table itself: the fields, then
-   * `rowSuffix` as it is (the tab-led columns every row of the run shares, and the newline).
+   * Without `rowSuffix`, staging lines (STAGING_COLUMNS: position, the fields, extra_fields, raw
+   * offset and length, fingerprint). With it, a first load's lines into the table itself: the
+   * fields and extra_fields, then `rowSuffix` as it is (the tab-led columns every row of the run
+   * shares, and the newline).
    * With `bi`, the decimals of every line written are counted into it as the BI views treat them
    * (a first load's rows, so that the run need not scan the table for that count).
+   * `extras`: the record's unknown members are written as its extra_fields (SYNC_EXTRA_FIELDS=keep);
+   * otherwise extra_fields is always null.
    */
   constructor(
+    private readonly extras: boolean,
     private readonly rowSuffix?: Buffer,
     private readonly bi?: BiTally,
   ) {}
@@ -70,7 +78,7 @@ export class CopyWriter {
   write(b: Buffer, start: number, end: number, fields: RecordFields, position: number, byteOffset: number, hash: Int32Array): boolean {
     if ((fields.present & REQUIRED) !== REQUIRED) return false;
     const suffix = this.rowSuffix;
-    const worst = this.o + (end - start) + DECIMAL_COUNT * (MAX_DIGITS + 3) + 128 + (suffix?.length ?? 0);
+    const worst = this.o + 2 * (end - start) + DECIMAL_COUNT * (MAX_DIGITS + 3) + 128 + (suffix?.length ?? 0);
     if (worst > this.out.length) {
       const bigger = Buffer.allocUnsafe(Math.max(worst, this.out.length * 2));
       this.out.copy(bigger, 0, 0, this.o);
@@ -99,6 +107,9 @@ export class CopyWriter {
       else o = date(b, fields.valueStart[f]!, fields.valueEnd[f]!, out, o);
       if (o < 0) return false;
     }
+    out[o++] = 0x09;
+    o = this.extras ? writeFastExtras(b, fields.unknown, fields.unknownCount, out, o) : writeNull(out, o);
+    if (o < 0) return false;
     if (bi !== undefined) {
       bi.rounded += rounded;
       bi.overflow += overflow;

@@ -33,7 +33,8 @@ const EXPECTED_SHARE = 0.5;
 const SIMILAR = 1.25;
 
 export interface Disappeared {
-  field: KnownField;
+  /** A field of the catalogue, or a new field the baseline kept in extra_fields. */
+  field: string;
   /** missing: no record has the key; empty: some have it, none with a value. */
   kind: 'missing' | 'empty';
   /** Share of the baseline's records that had it (missing) or had a value (empty). */
@@ -44,8 +45,12 @@ export interface Disappeared {
   renames: Array<{ name: string; count: number }>;
 }
 
-/** The guarded fields that disappeared since the baseline; empty on a first run or an empty listing. */
-export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts): Disappeared[] {
+/**
+ * The guarded fields that disappeared since the baseline; empty on a first run or an empty listing.
+ * With `extraFields` (SYNC_EXTRA_FIELDS=keep), the fields outside the catalogue are guarded too:
+ * one that the baseline saw in at least half its records must not vanish silently either.
+ */
+export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts, { extraFields = false } = {}): Disappeared[] {
   const before = baseline?.counts;
   if (!before || !(before.records > 0) || now.records === 0) return [];
   const found: Disappeared[] = [];
@@ -62,6 +67,13 @@ export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts
     if (kind === undefined) continue;
     found.push({ field, kind, before: share, presentNow: is.present / now.records, renames: similarNewFields(baseline!, now, share) });
   }
+  // A listing that named too many unknown fields to count them all proves no absence.
+  if (!extraFields || now.unknown_truncated) return found;
+  for (const [field, count] of Object.entries(before.unknown ?? {})) {
+    const share = count / before.records;
+    if (share < EXPECTED_SHARE || Object.hasOwn(now.unknown, field)) continue;
+    found.push({ field, kind: 'missing', before: share, presentNow: 0, renames: similarNewFields(baseline!, now, share) });
+  }
   return found;
 }
 
@@ -75,8 +87,52 @@ function similarNewFields(baseline: Baseline, now: FieldCounts, share: number): 
     .slice(0, 3);
 }
 
+/** An upstream field no earlier successful run saw, the records carrying it, and where its values are. */
+export interface NewField {
+  name: string;
+  count: number;
+  /** Set when its values are kept in extra_fields (SYNC_EXTRA_FIELDS=keep, the run succeeded). */
+  kept?: {
+    /** Its column in the BI views, e.g. `bi.reconciliation.inventory_in_transit`; null when none. */
+    shownAs: string | null;
+    /** Why it has no column. */
+    note: string | null;
+  };
+}
+
+const SHOWN_NAME = 100;
+
+/**
+ * "new field inventoryInTransit in 3016 records: kept in extra_fields, shown as
+ * bi.reconciliation.inventory_in_transit" (or "kept in extra_fields only (why)", or "not loaded").
+ */
+export function describeNewField(f: NewField): string {
+  const name = f.name.length <= SHOWN_NAME ? f.name : `${f.name.slice(0, SHOWN_NAME)}… (${f.name.length} characters)`;
+  const where = f.kept === undefined
+    ? 'not loaded'
+    : f.kept.shownAs !== null
+      ? `kept in extra_fields, shown as ${f.kept.shownAs}`
+      : `kept in extra_fields only${f.kept.note === null ? '' : ` (${f.kept.note})`}`;
+  return `new field ${name} in ${f.count} records: ${where}`;
+}
+
+/** New fields named one by one in a warning; the rest are counted. */
+const LISTED = 10;
+
+/** The lines that announce new fields: the first LISTED of them, then how many more there are. */
+export function listNewFields(fields: readonly NewField[]): string[] {
+  const lines = fields.slice(0, LISTED).map(describeNewField);
+  const rest = fields.slice(LISTED);
+  if (rest.length === 0) return lines;
+  // The fields not named may be the ones without a column (the cap): say so, and why.
+  const only = rest.filter((f) => f.kept !== undefined && f.kept.shownAs === null);
+  const why = [...new Set(only.map((f) => f.kept!.note).filter((n) => n !== null))];
+  lines.push(`and ${rest.length} more new fields${only.length === 0 ? '' : `, ${only.length} of them kept in extra_fields only (${why.join('; ')})`}`);
+  return lines;
+}
+
 /** Unknown fields of this listing that the baseline did not see (all of them on a first run), most frequent first. */
-export function newFields(baseline: Baseline | undefined, now: FieldCounts): Array<{ name: string; count: number }> {
+export function newFields(baseline: Baseline | undefined, now: FieldCounts): NewField[] {
   return Object.entries(now.unknown)
     .filter(([name]) => !baseline?.unknownNames.has(name))
     .map(([name, count]) => ({ name, count }))
@@ -100,9 +156,21 @@ export function describeDisappeared(found: readonly Disappeared[], baselineRunId
   return parts.join('; ');
 }
 
-/** The guard's error: what changed, that nothing was loaded, and how to accept the change. */
-export function schemaChangeRefusal(description: string): string {
-  return `${description}. Nothing was loaded. If the change is intended, run again with --accept-schema-change.`;
+/**
+ * The guard's error: what changed, that nothing was loaded, and how to accept the change; with
+ * `extraFields`, what accepting it does to the fields: a field of the catalogue loads as NULL, and
+ * the values of a new field (a likely rename) are kept in extra_fields.
+ */
+export function schemaChangeRefusal(description: string, found: readonly Disappeared[] = [], { extraFields = false } = {}): string {
+  const accept = 'If the change is intended, run again with --accept-schema-change';
+  if (!extraFields) return `${description}. Nothing was loaded. ${accept}.`;
+  const known = found.filter((d) => (GUARDED_FIELDS as readonly string[]).includes(d.field)).map((d) => d.field);
+  const renames = [...new Set(found.flatMap((d) => d.renames.map((r) => r.name)))];
+  const effects = [
+    ...(known.length > 0 ? [`${known.join(', ')} then ${known.length === 1 ? 'loads' : 'load'} as NULL`] : []),
+    ...(renames.length > 0 ? [`the values of ${renames.join(', ')} are kept in extra_fields`] : []),
+  ];
+  return `${description}. Nothing was loaded. ${accept}${effects.length > 0 ? `: ${effects.join(', and ')}` : ''}.`;
 }
 
 /**

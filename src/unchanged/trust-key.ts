@@ -1,7 +1,7 @@
 /**
  * The trust key: a digest of everything that shapes a stored row from a record's bytes. The whole
  * program (its code as it runs: dist/src when built, src/ under the tests), the SQL it runs, its
- * dependency lock, and the fingerprint function. Fingerprints are seeded with it, so after any
+ * dependency lock, the fingerprint function, and the settings that change a row (SYNC_EXTRA_FIELDS). Fingerprints are seeded with it, so after any
  * deploy that changes one byte of these, no stored fingerprint matches and the first run compares
  * every record (the fair price of a deploy); nothing has to remember to bump a version.
  */
@@ -42,10 +42,21 @@ function listFiles(dir: string): string[] {
   return out;
 }
 
-let cached: TrustKey | undefined;
+let program: string | undefined;
+const cached = new Map<string, TrustKey>();
 
-/** This program's trust key, computed once (a few hundred small files, read on first use). */
-export function programTrustKey(): TrustKey {
-  cached ??= trustKeyOf([CODE_ROOT, SQL_DIR], [join(PACKAGE_ROOT, 'package.json'), join(PACKAGE_ROOT, 'package-lock.json')]);
-  return cached;
+/**
+ * This program's trust key, computed once (a few hundred small files, read on first use), with the
+ * settings that shape a stored row from the same bytes: SYNC_EXTRA_FIELDS (a row loaded with
+ * `drop` has no extra_fields, so its fingerprint must not vouch for it under `keep`, and back).
+ */
+export function programTrustKey(extraFields: 'keep' | 'drop' = 'keep'): TrustKey {
+  program ??= trustKeyOf([CODE_ROOT, SQL_DIR], [join(PACKAGE_ROOT, 'package.json'), join(PACKAGE_ROOT, 'package-lock.json')]).key;
+  let key = cached.get(extraFields);
+  if (key === undefined) {
+    const hex = createHash('sha256').update(`${program}\0extra_fields=${extraFields}`).digest('hex');
+    key = { key: hex.slice(0, 32), seed: Number.parseInt(hex.slice(0, 8), 16) | 0 };
+    cached.set(extraFields, key);
+  }
+  return key;
 }

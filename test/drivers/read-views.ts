@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { runProgram } from '../support/drivers.js';
 import { ROOT, type TestDb } from '../support/harness.js';
-import { connectionParts, DECIMALS } from './hard-values.js';
+import { BI_DECIMALS, connectionParts } from './hard-values.js';
 
 type Cell = string | null | { decimal: string };
 export interface DriverResult {
@@ -29,13 +29,13 @@ export async function readViews(python: string, driver: 'odbc' | 'psycopg2', db:
  * id -> the decimal columns (and overflow_columns, when present) as exact text. A decimal cell must
  * have arrived as a Decimal: a float or text there would fail the comparison.
  */
-export function decimalsById(result: DriverResult, withVersion = false): Record<string, Record<string, string | null>> {
+export function decimalsById(result: DriverResult, withVersion = false, decimals: readonly string[] = BI_DECIMALS): Record<string, Record<string, string | null>> {
   const index = (name: string) => result.columns.findIndex((c) => c.name === name);
   const out: Record<string, Record<string, string | null>> = {};
   for (const row of result.rows) {
     const cell = (name: string) => row[index(name)] ?? null;
     const values: Record<string, string | null> = {};
-    for (const name of DECIMALS) {
+    for (const name of decimals) {
       const v = cell(name);
       values[name] = v === null ? null : typeof v === 'object' ? v.decimal : `not a Decimal: ${v}`;
     }

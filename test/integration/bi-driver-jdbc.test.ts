@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { BI, BI_CLOSED_V1, DECIMALS, SCALE, connectionParts, syncHardValues } from '../drivers/hard-values.js';
+import { BI, BI_CLOSED_V1, BI_DECIMALS, SCALE, connectionParts, syncHardValues } from '../drivers/hard-values.js';
 import { describeWithDriver, missingJdbc, PGJDBC_JAR, runProgram } from '../support/drivers.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { ROOT } from '../support/harness.js';
@@ -26,10 +26,10 @@ describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
 
   const facts = (kind: string, view: string) => lines.filter((l) => l[0] === kind && l[1] === view);
 
-  it('ResultSetMetaData: every decimal column is (28, S)', () => {
+  it('ResultSetMetaData: every decimal column is (28, S), the new upstream field\'s too', () => {
     for (const view of ['reconciliation', 'reconciliation_history']) {
       const decimals = facts('COLUMN', view).filter((l) => l[3] === 'numeric');
-      expect(decimals.map((l) => [l[2], l[4], l[5]])).toEqual(DECIMALS.map((c) => [c, '28', String(SCALE)]));
+      expect(decimals.map((l) => [l[2], l[4], l[5]])).toEqual(BI_DECIMALS.map((c) => [c, '28', String(SCALE)]));
     }
   });
 
@@ -39,7 +39,7 @@ describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
       (rows[row!] ??= {})[column!] = value === '\\N' ? null : value!;
     }
     const byId = Object.fromEntries(
-      Object.values(rows).map((r) => [r.id!, Object.fromEntries([...DECIMALS, 'overflow_columns'].map((c) => [c, r[c]]))]),
+      Object.values(rows).map((r) => [r.id!, Object.fromEntries([...BI_DECIMALS, 'overflow_columns'].map((c) => [c, r[c]]))]),
     );
     expect(byId).toEqual(BI);
     const history = facts('VALUE', 'reconciliation_history').filter((l) => l[3] === 'vintage_make').map((l) => l[4]);

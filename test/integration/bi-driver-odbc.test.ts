@@ -5,7 +5,7 @@
  * One python process for the whole file.
  */
 import { beforeAll, expect, it } from 'vitest';
-import { BI, BI_CLOSED_V1, DECIMALS, SCALE, syncHardValues } from '../drivers/hard-values.js';
+import { BI, BI_CLOSED_V1, BI_DECIMALS, SCALE, syncHardValues } from '../drivers/hard-values.js';
 import { describeWithDriver, findPython } from '../support/drivers.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { type DriverOutput, decimalsById, readViews } from '../drivers/read-views.js';
@@ -20,10 +20,10 @@ describeWithDriver('psqlODBC reads the BI views', 'missing' in probe ? probe.mis
     out = await readViews((probe as { python: string }).python, 'odbc', fx.db);
   }, 240_000);
 
-  it('describes every decimal column as DECIMAL(28, S), read as Decimal', () => {
+  it('describes every decimal column as DECIMAL(28, S), the new upstream field\'s too, read as Decimal', () => {
     for (const view of ['reconciliation', 'reconciliation_history'] as const) {
-      const decimals = out.views[view].columns.filter((c) => (DECIMALS as readonly string[]).includes(c.name));
-      expect(decimals.map((c) => [c.name, c.type, c.precision, c.scale])).toEqual(DECIMALS.map((c) => [c, 'Decimal', 28, SCALE]));
+      const decimals = out.views[view].columns.filter((c) => (BI_DECIMALS as readonly string[]).includes(c.name));
+      expect(decimals.map((c) => [c.name, c.type, c.precision, c.scale])).toEqual(BI_DECIMALS.map((c) => [c, 'Decimal', 28, SCALE]));
     }
   });
 

@@ -4,7 +4,7 @@
  * One python process for the whole file.
  */
 import { beforeAll, expect, it } from 'vitest';
-import { BI, BI_CLOSED_V1, DECIMALS, EXACT, SCALE, syncHardValues } from '../drivers/hard-values.js';
+import { BI, BI_CLOSED_V1, BI_DECIMALS, DECIMALS, EXACT, SCALE, syncHardValues } from '../drivers/hard-values.js';
 import { type DriverOutput, decimalsById, readViews } from '../drivers/read-views.js';
 import { describeWithDriver, findPython } from '../support/drivers.js';
 import { useSyncFixture } from '../support/fixture.js';
@@ -20,7 +20,7 @@ describeWithDriver('psycopg2 reads the exact table and the BI views', 'missing' 
   }, 240_000);
 
   it('the exact table: Decimal values with every digit', () => {
-    expect(decimalsById(out.exact!)).toEqual(EXACT);
+    expect(decimalsById(out.exact!, false, DECIMALS)).toEqual(EXACT);
   });
 
   it('the BI views: Decimal values rounded to S places, NULL where they cannot fit', () => {
@@ -31,7 +31,7 @@ describeWithDriver('psycopg2 reads the exact table and the BI views', 'missing' 
   });
 
   it('the description carries precision 28 and scale S for every BI decimal', () => {
-    const decimals = out.views.reconciliation.columns.filter((c) => (DECIMALS as readonly string[]).includes(c.name));
-    expect(decimals.map((c) => [c.name, c.precision, c.scale])).toEqual(DECIMALS.map((c) => [c, 28, SCALE]));
+    const decimals = out.views.reconciliation.columns.filter((c) => (BI_DECIMALS as readonly string[]).includes(c.name));
+    expect(decimals.map((c) => [c.name, c.precision, c.scale])).toEqual(BI_DECIMALS.map((c) => [c, 28, SCALE]));
   });
 });

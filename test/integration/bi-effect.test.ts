@@ -176,7 +176,7 @@ describe('what the BI views do to a value, counted in Node', () => {
     // The first load's writer, as direct-load.ts makes it, per scale: each record's effects as its count grew.
     const written = (s: number) => {
       const tally = new BiTally(s);
-      const writer = new CopyWriter(Buffer.from(SUFFIX), tally);
+      const writer = new CopyWriter(true, Buffer.from(SUFFIX), tally);
       const members = new MemberReader(KNOWN_FIELDS);
       const effects = new Map<number, number>();
       const declined: number[] = [];
@@ -236,7 +236,7 @@ describe('what the BI views do to a value, counted in Node', () => {
 
   it('counts nothing for a record the writer declines after some of its decimals', () => {
     const tally = new BiTally(0);
-    const writer = new CopyWriter(Buffer.from(SUFFIX), tally);
+    const writer = new CopyWriter(true, Buffer.from(SUFFIX), tally);
     const members = new MemberReader(KNOWN_FIELDS);
     const [a, b] = DECIMAL_FIELDS;
     // At scale 0 one decimal is rounded and the other too large; the date after them is not one the writer takes.

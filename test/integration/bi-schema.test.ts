@@ -44,6 +44,7 @@ describe('a schema analysts can use', () => {
       'bulk_wine_reconciliation_source_hash',
       'bulk_wine_reconciliation_source_hash_state',
       'sync_bi_views',
+      'sync_fields',
       'sync_last_load',
       'sync_migrations',
       'sync_payload_chunks',

@@ -8,11 +8,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
-import { BI, BI_CLOSED_V1, DECIMALS, EXACT, OVERFLOW_LIVE, ROUNDED_LIVE, SCALE, hardListingV2, syncHardValues } from '../drivers/hard-values.js';
+import { BI, BI_CLOSED_V1, BI_DECIMALS, DECIMALS, EXACT, OVERFLOW_LIVE, ROUNDED_LIVE, SCALE, hardListingV2, syncHardValues } from '../drivers/hard-values.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { runCli, type CliResult } from '../support/harness.js';
 
 const decimalsText = DECIMALS.map((c) => `${c}::text`).join(', ');
+/** The BI views' decimals: the catalogue's and the new upstream field's column. */
+const biDecimalsText = BI_DECIMALS.map((c) => `${c}::text`).join(', ');
 
 describe('BI views over the hard values', () => {
   const fx = useSyncFixture('biviews');
@@ -29,7 +31,7 @@ describe('BI views over the hard values', () => {
   });
 
   it('reconciliation: values rounded half away from zero to S places, NULL and named when they cannot fit', async () => {
-    const rows = await fx.db.rows<Record<string, string | null>>(`SELECT id::text, ${decimalsText}, overflow_columns FROM "${bi}".reconciliation ORDER BY id`);
+    const rows = await fx.db.rows<Record<string, string | null>>(`SELECT id::text, ${biDecimalsText}, overflow_columns FROM "${bi}".reconciliation ORDER BY id`);
     expect(Object.fromEntries(rows.map(({ id, ...rest }) => [id, rest]))).toEqual(BI);
   });
 
@@ -42,8 +44,8 @@ describe('BI views over the hard values', () => {
     expect(record2.map((r) => r.vintage_make)).toEqual([BI_CLOSED_V1.vintage_make, BI['2']!.vintage_make]);
     expect(record2[0]!.valid_to).not.toBeNull();
     expect(record2[1]!.valid_to).toBeNull();
-    const current = await fx.db.rows(`SELECT id::text, ${decimalsText}, overflow_columns FROM "${bi}".reconciliation_history WHERE valid_to IS NULL ORDER BY id`);
-    expect(current).toEqual(await fx.db.rows(`SELECT id::text, ${decimalsText}, overflow_columns FROM "${bi}".reconciliation ORDER BY id`));
+    const current = await fx.db.rows(`SELECT id::text, ${biDecimalsText}, overflow_columns FROM "${bi}".reconciliation_history WHERE valid_to IS NULL ORDER BY id`);
+    expect(current).toEqual(await fx.db.rows(`SELECT id::text, ${biDecimalsText}, overflow_columns FROM "${bi}".reconciliation ORDER BY id`));
   });
 
   it('declares every decimal numeric(28, S); no decimal in the BI schema is wider than 28 digits (Npgsql, Power BI)', async () => {
@@ -54,7 +56,7 @@ describe('BI views over the hard values', () => {
     );
     expect(columns).toEqual(
       ['reconciliation', 'reconciliation_history'].flatMap((table_name) =>
-        DECIMALS.map((column_name) => ({ table_name, column_name, numeric_precision: 28, numeric_scale: SCALE })),
+        BI_DECIMALS.map((column_name) => ({ table_name, column_name, numeric_precision: 28, numeric_scale: SCALE })),
       ),
     );
     const tooWide = await fx.db.rows(
@@ -68,8 +70,13 @@ describe('BI views over the hard values', () => {
   it('keeps the exact tables\' column names', async () => {
     const names = async (schema: string, table: string) =>
       (await fx.db.rows<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, [schema, table])).map((r) => r.column_name);
-    expect(await names(bi, 'reconciliation')).toEqual([...(await names(fx.db.schema, 'bulk_wine_reconciliation_current')), 'overflow_columns']);
-    expect(await names(bi, 'reconciliation_history')).toEqual([...(await names(fx.db.schema, 'bulk_wine_reconciliation_history')), 'overflow_columns']);
+    // The columns of the new upstream fields come after the catalogue's, before the row's bookkeeping.
+    const withNewFields = (exact: string[]) => {
+      const at = exact.indexOf('first_sale') + 1;
+      return [...exact.slice(0, at), 'cellar_note', 'inventory_in_transit', ...exact.slice(at).filter((c) => c !== 'extra_fields'), 'overflow_columns', 'extra_fields'];
+    };
+    expect(await names(bi, 'reconciliation')).toEqual(withNewFields(await names(fx.db.schema, 'bulk_wine_reconciliation_current')));
+    expect(await names(bi, 'reconciliation_history')).toEqual(withNewFields(await names(fx.db.schema, 'bulk_wine_reconciliation_history')));
   });
 
   it('has a comment on every view and column saying how it differs from the exact table', async () => {

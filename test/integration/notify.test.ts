@@ -32,8 +32,14 @@ describe('SYNC_NOTIFY_URL', () => {
     const widened = await run();
     expect(widened.code).toBe(0);
     expect(hook.posts).toHaveLength(1);
-    expect(hook.posts[0]!.body).toMatchObject({ event: 'new_fields', run_id: widened.run.id, status: 'succeeded', new_fields: [{ name: 'bottling_line', count: 30 }] });
-    expect(hook.posts[0]!.body.text).toContain('new upstream fields: bottling_line (30 records)');
+    const shownAs = `${fx.db.schema}_bi.reconciliation.bottling_line`;
+    expect(hook.posts[0]!.body).toMatchObject({
+      event: 'new_fields',
+      run_id: widened.run.id,
+      status: 'succeeded',
+      new_fields: [{ name: 'bottling_line', count: 30, kept: { shownAs, note: null } }],
+    });
+    expect(hook.posts[0]!.body.text).toContain(`new field bottling_line in 30 records: kept in extra_fields, shown as ${shownAs}`);
 
     expect((await run()).code).toBe(0);
     expect(hook.posts).toHaveLength(1);

@@ -51,7 +51,7 @@ describe('disappearing-field guard', () => {
     const refused = await sync();
     expect(refused.code).toBe(1);
     expect(refused.run).toMatchObject({ status: 'failed', received: N, rejected: 0, inserted: 0, updated: 0 });
-    const expected = `inventory_sales is missing from all ${N} records (present in 100% of run 1's); a new field inventorySales appeared in ${N} records — the upstream may have renamed it. Nothing was loaded. If the change is intended, run again with --accept-schema-change.`;
+    const expected = `inventory_sales is missing from all ${N} records (present in 100% of run 1's); a new field inventorySales appeared in ${N} records — the upstream may have renamed it. Nothing was loaded. If the change is intended, run again with --accept-schema-change: inventory_sales then loads as NULL, and the values of inventorySales are kept in extra_fields.`;
     expect(refused.run.error).toBe(expected);
     expect(refused.stderr).toContain(expected);
     expect(await snapshot()).toEqual(before);
@@ -68,6 +68,9 @@ describe('disappearing-field guard', () => {
     expect(accepted.run).toMatchObject({ status: 'succeeded', updated: N, unchanged: 0, inserted: 0 });
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation WHERE inventory_sales IS NOT NULL')).toEqual([{ n: 0 }]);
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_closed_versions')).toEqual([{ n: N }]);
+    // Every value of the renamed field is kept, exactly as sent, under its new name.
+    const kept = await fx.db.rows<{ id: string; v: string }>(`SELECT id::text, extra_fields->>'inventorySales' AS v FROM bulk_wine_reconciliation b ORDER BY b.id`);
+    expect(kept).toEqual(Array.from({ length: N }, (_, i) => ({ id: String(i + 1), v: `${i + 1}.125` })));
 
     // The accepted run is the new baseline: the same listing passes without the flag.
     expect((await sync()).run).toMatchObject({ status: 'succeeded', unchanged: N });
@@ -158,15 +161,20 @@ describe('new fields announced', () => {
     fx.sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red' } })));
     const first = await ctx.run();
     expect(first.run.status).toBe('succeeded');
-    expect(first.newFields).toEqual([{ name: 'colour', count: N }]);
+    expect(first.newFields).toEqual([{ name: 'colour', count: N, kept: { shownAs: `${fx.db.schema}_bi.reconciliation.colour`, note: null } }]);
     const second = await ctx.run();
     expect(second.newFields).toEqual([]);
-    const warnings = ctx.logs.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && String(l.msg).startsWith('new fields'));
-    expect(warnings.map((w) => [w.runId, w.msg])).toEqual([[2, 'new fields in the listing, not loaded: colour']]);
+    const warnings = ctx.logs.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && String(l.msg).startsWith('new field'));
+    expect(warnings.map((w) => [w.runId, w.msg])).toEqual([[2, `new field colour in ${N} records: kept in extra_fields, shown as ${fx.db.schema}_bi.reconciliation.colour`]]);
 
     fx.sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red', grape: 'x' } })));
     const summary = await runCli(['run'], fx.env);
     expect(summary.code).toBe(0);
-    expect(summary.stdout).toContain(`new fields (not loaded): grape (${N})`);
+    expect(summary.stdout).toContain(`new field grape in ${N} records: kept in extra_fields, shown as ${fx.db.schema}_bi.reconciliation.grape`);
+    const dropped = await runCli(['run'], { ...fx.env, SYNC_EXTRA_FIELDS: 'drop' });
+    fx.sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red', grape: 'x', body: 'full' } })));
+    const droppedNew = await runCli(['run'], { ...fx.env, SYNC_EXTRA_FIELDS: 'drop' });
+    expect([dropped.code, droppedNew.code]).toEqual([0, 0]);
+    expect(droppedNew.stdout).toContain(`new field body in ${N} records: not loaded`);
   });
 });

@@ -22,12 +22,12 @@ describe('notifications', () => {
   });
 
   it('carry a text for chat and the structured fields, including new upstream fields', () => {
-    const body = notificationBody({ event: 'failed', run: run('failed'), where: { host: 'sync-1', database: 'db:5432/wine', schema: 'public' }, newFields: [{ name: 'colour', count: 3 }] });
-    expect(body).toMatchObject({ event: 'failed', run_id: 7, status: 'failed', trigger: 'schedule', error: 'listing failed', new_fields: [{ name: 'colour', count: 3 }], host: 'sync-1' });
+    const body = notificationBody({ event: 'failed', run: run('failed'), where: { host: 'sync-1', database: 'db:5432/wine', schema: 'public' }, newFields: [{ name: 'colour', count: 3, kept: { shownAs: null, note: 'name longer than 63 bytes' } }] });
+    expect(body).toMatchObject({ event: 'failed', run_id: 7, status: 'failed', trigger: 'schedule', error: 'listing failed', new_fields: [{ name: 'colour', count: 3, kept: { shownAs: null, note: 'name longer than 63 bytes' } }], host: 'sync-1' });
     expect(body.text).toBe(
       'wine-recon-sync run 7 FAILED [schedule] on db:5432/wine, schema public (host sync-1)\n' +
         'received 3, rejected 1, duplicates 0, inserted 2, updated 0, unchanged 0, deleted 0, restored 0\n' +
-        'error: listing failed\nnew upstream fields: colour (3 records)\nstarted 2024-05-01T03:00:00.000Z, finished 2024-05-01T03:00:09.000Z',
+        'error: listing failed\nnew field colour in 3 records: kept in extra_fields only (name longer than 63 bytes)\nstarted 2024-05-01T03:00:00.000Z, finished 2024-05-01T03:00:09.000Z',
     );
   });
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ListingParser } from '../../src/extract/json/listing-parser.js';
 import { MemberReader } from '../../src/extract/json/record-members.js';
 import type { Reject } from '../../src/load/audit.js';
-import { rowLine } from '../../src/load/first-load.js';
+import { rowLine } from '../../src/transform/copy-line.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipeline.js';
 import { transformRecord } from '../../src/transform/record.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
@@ -116,9 +116,9 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
   const tally = newTally();
   const rejects: Reject[] = [];
   let taken = 0;
-  const fastPaths = fast ? recordFastPaths(tally, UnchangedShortcut.empty()) : undefined;
+  const fastPaths = fast ? recordFastPaths(tally, UnchangedShortcut.empty(), { extras: true }) : undefined;
   const chunks: string[] = [];
-  for await (const chunk of listingCopyLines({ chunks: fileChunks(path), tally, writeRejects: async (r) => void rejects.push(...r), fast: fastPaths })) {
+  for await (const chunk of listingCopyLines({ chunks: fileChunks(path), tally, writeRejects: async (r) => void rejects.push(...r), fast: fastPaths, extras: true })) {
     if (typeof chunk !== 'string') taken += chunk.toString().split('\n').length - 1;
     chunks.push(chunk.toString());
   }
@@ -157,9 +157,9 @@ describe('fingerprints travel with their record', () => {
     );
     const key = { key: 'test', seed: 77 };
     const tally = newTally();
-    const fast = recordFastPaths(tally, UnchangedShortcut.empty(key));
+    const fast = recordFastPaths(tally, UnchangedShortcut.empty(key), { extras: true });
     const chunks: string[] = [];
-    for await (const chunk of listingCopyLines({ chunks: fileChunks(listingFile(records)), tally, writeRejects: async () => undefined, fast })) chunks.push(chunk.toString());
+    for await (const chunk of listingCopyLines({ chunks: fileChunks(listingFile(records)), tally, writeRejects: async () => undefined, fast, extras: true })) chunks.push(chunk.toString());
     const lines = chunks.join('').split('\n').filter(Boolean);
     expect(tally.rejected).toBe(1000);
     expect(lines).toHaveLength(2000);
@@ -204,9 +204,9 @@ describe('byte-level fast path vs the zod path', () => {
     const text =
       '{"id":7,"wpi":"WPI-000007","inventory_bulk_wine":89255.3069989445285484236720,"inventory_finished_goods":"0.193e-4",' +
       '"inventory_sales":4.184e-6,"vintage_forecast":null,"vintage_make":-65983.02344427893628177595217,"first_sale":"2002-02-06T00:00:00.000000Z","bond":"x"}';
-    const line = fastPathLine(text, new CopyWriter());
+    const line = fastPathLine(text, new CopyWriter(true));
     expect(line).toBe(
-      `0\t7\tWPI-000007\t89255.306998944528548423672\t0.0000193\t0.000004184\t\\N\t-65983.02344427893628177595217\t2002-02-06\t29\t${text.length}\t-5\t6\n`,
+      `0\t7\tWPI-000007\t89255.306998944528548423672\t0.0000193\t0.000004184\t\\N\t-65983.02344427893628177595217\t2002-02-06\t{"bond":"x"}\t29\t${text.length}\t-5\t6\n`,
     );
   });
 
@@ -216,7 +216,7 @@ describe('byte-level fast path vs the zod path', () => {
       '{"id":"8","wpi":12.5,"inventory_finished_goods":"-0","vintage_make":"","first_sale":"0000-00-00"}',
     ];
     const suffix = '\t2026-01-02T03:04:05.123456Z\t2026-01-02T03:04:05.123456Z\t42\n';
-    const writer = new CopyWriter(Buffer.from(suffix));
+    const writer = new CopyWriter(true, Buffer.from(suffix));
     for (const text of texts) {
       const line = fastPathLine(text, writer);
       const doc = Buffer.from(`{"bulk_wine_reconciliation":[${text}]}`);
@@ -224,8 +224,8 @@ describe('byte-level fast path vs the zod path', () => {
       const [record] = new ListingParser().push(doc);
       const result = transformRecord(record!.value);
       if (!result.ok) throw new Error('expected a valid record');
-      expect(line).toBe(rowLine(result.row, suffix));
-      expect(line.split('\t')).toHaveLength(KNOWN_FIELDS.length + 3);
+      expect(line).toBe(rowLine(result.row, null, suffix));
+      expect(line.split('\t')).toHaveLength(KNOWN_FIELDS.length + 4);
     }
   });
 });

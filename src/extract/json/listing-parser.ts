@@ -241,6 +241,7 @@ export class ListingParser extends ListingEnvelopeScanner {
       this.completedEnd = this.o;
       const record: ParsedRecord = { position, value: undefined, raw, byteOffset, byteLength };
       if (tag !== undefined) record.fingerprint = tag;
+      if (!rawComplete) record.rawCut = true;
       this.waiting.push(record);
       this.pending++;
       this.results.push(record);

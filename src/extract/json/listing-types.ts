@@ -25,6 +25,8 @@ export interface ParsedRecord {
   problem?: string;
   /** The element exactly as received (UTF-8 decoded), truncated to maxRawChars when larger. */
   raw: string;
+  /** Set when `raw` is not the whole element (it was larger than maxRawChars). */
+  rawCut?: true;
   /** Offset of the element's first byte in the whole document. */
   byteOffset: number;
   /** Its length in bytes. */

@@ -1,6 +1,6 @@
 /**
  * Reads a compact flat record's members straight from its bytes, without building anything:
- * which known fields it has (and which are not null), where its unknown keys are, and its id as
+ * which known fields it has (and which are not null), where its unknown members are, and its id as
  * a number. The unchanged-record shortcut needs exactly this to skip a record and still count it
  * (presence, unknown fields). Anything unusual (whitespace between tokens, an escape or a
  * non-ASCII byte in a key, a repeated key, a nested value as id, an id that is not 1-15
@@ -22,8 +22,11 @@ export class MemberReader {
   /** Where known field k's value starts and ends (its member's end: trailing whitespace included), when present. */
   readonly valueStart = new Int32Array(31);
   readonly valueEnd = new Int32Array(31);
-  /** Start and end of each unknown key's text (without quotes), `unknownCount` pairs. */
-  readonly unknown = new Int32Array(2 * MAX_UNKNOWN);
+  /**
+   * Per unknown member, `unknownCount` of them: its key's text (start, end, without quotes), and
+   * its value's start and member end (trailing whitespace included).
+   */
+  readonly unknown = new Int32Array(4 * MAX_UNKNOWN);
   unknownCount = 0;
 
   /** Known key bytes by key length (at most one key of each length is fast; others compare in turn). */
@@ -100,8 +103,11 @@ export class MemberReader {
         }
       } else {
         if (unknownCount === MAX_UNKNOWN || this.repeatsUnknown(b, ks, j, unknownCount)) return false;
-        this.unknown[2 * unknownCount] = ks;
-        this.unknown[2 * unknownCount + 1] = j;
+        const u = 4 * unknownCount;
+        this.unknown[u] = ks;
+        this.unknown[u + 1] = j;
+        this.unknown[u + 2] = vs;
+        this.unknown[u + 3] = memberEnd;
         unknownCount++;
       }
       at = memberEnd;
@@ -131,8 +137,8 @@ export class MemberReader {
   /** Whether b[s, e) is one of the first `count` unknown keys already read (a repeated key). */
   private repeatsUnknown(b: Uint8Array, s: number, e: number, count: number): boolean {
     next: for (let u = 0; u < count; u++) {
-      const us = this.unknown[2 * u]!;
-      if (this.unknown[2 * u + 1]! - us !== e - s) continue;
+      const us = this.unknown[4 * u]!;
+      if (this.unknown[4 * u + 1]! - us !== e - s) continue;
       for (let i = 0; i < e - s; i++) if (b[us + i] !== b[s + i]) continue next;
       return true;
     }

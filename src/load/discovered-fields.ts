@@ -1,0 +1,141 @@
+/**
+ * The upstream fields a run found that the field catalogue does not know: their values are kept in
+ * extra_fields (transform/extra-fields.ts); here each is recorded in sync_fields and, when its name
+ * can become one, given a column of the BI views (db/bi-views.ts renders them), typed from the
+ * kinds of values seen over every run.
+ *
+ * The column rule (README "New upstream fields"), stable because a field keeps the column it was
+ * first given:
+ * - snake_case: camelCase humps and every run of characters other than a-z and 0-9 become one `_`
+ *   (accents dropped), lower case, no `_` at either end: `inventoryInTransit` -> `inventory_in_transit`;
+ * - a name of more than 63 bytes, or with no letter or digit, gets no column;
+ * - a column that would start with a digit is prefixed `field_`;
+ * - one that is a reserved word of PostgreSQL or a column the views already have gets `_field`;
+ * - one already given to another field gets `_2`, `_3`, ...: the field seen first (in an earlier
+ *   run, or in the same run in more records, then by name) keeps the plain one;
+ * - at most MAX_COLUMNS fields get a column; later ones stay in extra_fields only.
+ */
+import type { BiKind } from '../db/bi-discovered.js';
+import type { PoolClient } from '../db/pool.js';
+import { loadStatements } from '../db/statements.js';
+import { EXTRA_COLUMN, KNOWN_FIELDS } from '../fields.js';
+
+const SQL = loadStatements('load/fields.sql', ['recorded', 'reserved_words', 'record']);
+
+/** Columns of the BI views a discovered field may hold: bounds how wide a runaway upstream can make them. */
+export const MAX_COLUMNS = 100;
+/** PostgreSQL's identifier limit (NAMEDATALEN - 1). */
+const MAX_IDENTIFIER_BYTES = 63;
+/** What the BI views and the tables already name. */
+const TAKEN: ReadonlySet<string> = new Set([...KNOWN_FIELDS, EXTRA_COLUMN, 'first_seen_at', 'changed_at', 'deleted_at', 'run_id', 'valid_from', 'valid_to', 'overflow_columns']);
+
+/** One unknown field of a listing: records carrying it, and the kinds of its values (extra-fields.ts KIND_NAMES). */
+export interface SeenField {
+  name: string;
+  records: number;
+  kinds: readonly string[];
+}
+
+/** Where a field of this run is kept: its BI column, or why it has none. */
+export interface KeptField {
+  column: string | null;
+  note: string | null;
+}
+
+export interface Discovery {
+  /** Per field name seen in this run. */
+  kept: Map<string, KeptField>;
+  /** A column was added or retyped: the BI views must be rendered again. */
+  viewsChanged: boolean;
+}
+
+/** The kinds, all of one sort, that type a column; anything else is JSON text. */
+export function biKindOf(kinds: ReadonlySet<string>): BiKind {
+  const only = (...allowed: string[]) => [...kinds].every((k) => allowed.includes(k));
+  if (kinds.size === 0 || only('string', 'date')) return kinds.size === 1 && kinds.has('date') ? 'date' : 'text';
+  if (only('number')) return 'number';
+  if (only('boolean')) return 'boolean';
+  return 'json';
+}
+
+/** `inventoryInTransit` -> `inventory_in_transit` (the rule above, before collisions). */
+export function snakeCase(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+}
+
+/** The column for a new field, given the columns `taken` so far, or why it gets none. */
+export function columnFor(name: string, taken: ReadonlySet<string>, reserved: ReadonlySet<string>): KeptField {
+  if (Buffer.byteLength(name, 'utf8') > MAX_IDENTIFIER_BYTES) return { column: null, note: `name longer than ${MAX_IDENTIFIER_BYTES} bytes` };
+  let base = snakeCase(name);
+  if (base === '') return { column: null, note: 'name has no letter or digit' };
+  if (/^[0-9]/.test(base)) base = `field_${base}`;
+  if (reserved.has(base) || TAKEN.has(base)) base = `${base}_field`;
+  let column = base;
+  for (let k = 2; taken.has(column); k++) column = `${base}_${k}`;
+  if (column.length > MAX_IDENTIFIER_BYTES) return { column: null, note: `column name longer than ${MAX_IDENTIFIER_BYTES} bytes` };
+  return { column, note: null };
+}
+
+interface Recorded {
+  name: string;
+  column_name: string | null;
+  bi_kind: BiKind;
+  kinds: string[];
+  note: string | null;
+}
+
+/**
+ * Records this run's unknown fields in sync_fields (in the run's transaction): new ones with their
+ * column, known ones with the kinds seen so far and this run's count.
+ */
+export async function recordDiscoveredFields(client: PoolClient, runId: string, seen: readonly SeenField[]): Promise<Discovery> {
+  const kept = new Map<string, KeptField>();
+  // A name with NUL cannot be stored as text (nor were its values kept: jsonb refuses it too).
+  const fields = seen.filter((f) => !f.name.includes('\u0000'));
+  if (fields.length === 0) return { kept, viewsChanged: false };
+  const recorded = new Map((await client.query<Recorded>(SQL.recorded)).rows.map((r) => [r.name, r]));
+  const taken = new Set([...recorded.values()].flatMap((r) => (r.column_name === null ? [] : [r.column_name])));
+  let columns = taken.size;
+  let reserved: Set<string> | undefined;
+  let viewsChanged = false;
+  const rows: Array<{ name: string; column: string | null; kind: BiKind; kinds: string[]; records: number; note: string | null }> = [];
+  // New fields in more records first, then by name: who gets the plain column and who the cap.
+  const ordered = [...fields].sort((a, b) => b.records - a.records || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const field of ordered) {
+    const before = recorded.get(field.name);
+    const kinds = [...new Set([...(before?.kinds ?? []), ...field.kinds])].sort();
+    const kind = biKindOf(new Set(kinds));
+    if (before !== undefined) {
+      kept.set(field.name, { column: before.column_name, note: before.note });
+      if (before.column_name !== null && before.bi_kind !== kind) viewsChanged = true;
+      rows.push({ name: field.name, column: before.column_name, kind, kinds, records: field.records, note: before.note });
+      continue;
+    }
+    reserved ??= new Set((await client.query<{ word: string }>(SQL.reserved_words)).rows.map((r) => r.word));
+    const place = columns < MAX_COLUMNS ? columnFor(field.name, taken, reserved) : { column: null, note: `more than ${MAX_COLUMNS} new fields have columns` };
+    if (place.column !== null) {
+      taken.add(place.column);
+      columns++;
+      viewsChanged = true;
+    }
+    kept.set(field.name, place);
+    rows.push({ name: field.name, column: place.column, kind, kinds, records: field.records, note: place.note });
+  }
+  await client.query(SQL.record, [
+    runId,
+    rows.map((r) => r.name),
+    rows.map((r) => r.column),
+    rows.map((r) => r.kind),
+    rows.map((r) => r.kinds.join(',')),
+    rows.map((r) => r.records),
+    rows.map((r) => r.note),
+  ]);
+  return { kept, viewsChanged };
+}

@@ -1,0 +1,263 @@
+/**
+ * A record's members that the field catalogue does not know become its extra_fields: the jsonb
+ * text `{"name":value,...}` made of the members' own bytes as sent (so every digit of a number
+ * survives), written as a COPY text field. Both paths write it here, from bytes:
+ * - the byte-level fast path (record-copy.ts), from the member spans MemberReader found, for
+ *   plain values only (a string without escapes or non-ASCII bytes, a number without exponent,
+ *   true, false, null); anything else declines the record to
+ * - the zod path (extraFieldsOf), from the record's raw text, which also checks what jsonb cannot
+ *   hold: a \u0000 escape, an unpaired surrogate, a number beyond numeric's range. Such a record is
+ *   rejected with the field's name and the reason, like a bad value of a known field.
+ * Each value's kind (valueKind) is counted per field name: the BI views type a field's column
+ * from the kinds seen (load/discovered-fields.ts).
+ */
+import { copyText } from './copy-line.js';
+import { daysInMonth } from './date.js';
+import type { FieldError } from './record.js';
+
+/** Kinds of JSON values, as bits; null has none. */
+export const KIND_NUMBER = 1;
+/** A string that is a calendar date `YYYY-MM-DD` (years 0001-9999). */
+export const KIND_DATE = 2;
+export const KIND_STRING = 4;
+export const KIND_BOOLEAN = 8;
+/** An object or an array. */
+export const KIND_JSON = 16;
+export const KIND_NAMES: ReadonlyArray<readonly [number, string]> = [
+  [KIND_NUMBER, 'number'],
+  [KIND_DATE, 'date'],
+  [KIND_STRING, 'string'],
+  [KIND_BOOLEAN, 'boolean'],
+  [KIND_JSON, 'json'],
+];
+
+/** The names of the kinds in `bits` (sync_fields.kinds). */
+export function kindNames(bits: number): string[] {
+  return KIND_NAMES.filter(([bit]) => (bits & bit) !== 0).map(([, name]) => name);
+}
+
+/** A plain number on the fast path has at most this many characters (far inside numeric's range). */
+const MAX_FAST_NUMBER = 1000;
+/** numeric's limits: digits before the decimal point, and after it. */
+const MAX_INTEGER_DIGITS = 131072;
+const MAX_SCALE = 16383;
+
+function isWs(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** The kind of the JSON value `b[s, e)` (no surrounding whitespace). */
+export function valueKind(b: Uint8Array, s: number, e: number): number {
+  const c = b[s]!;
+  if (c === 0x22) return isDateString(b, s, e) ? KIND_DATE : KIND_STRING;
+  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return KIND_NUMBER;
+  if (c === 0x74 || c === 0x66) return KIND_BOOLEAN;
+  if (c === 0x6e) return 0;
+  return KIND_JSON;
+}
+
+function isDateString(b: Uint8Array, s: number, e: number): boolean {
+  if (e - s !== 12 || b[e - 1] !== 0x22 || b[s + 5] !== 0x2d || b[s + 8] !== 0x2d) return false;
+  const year = digitsAt(b, s + 1, 4);
+  const month = digitsAt(b, s + 6, 2);
+  const day = digitsAt(b, s + 9, 2);
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+}
+
+/** The n digits at i as a number, or -1 when one is not a digit. */
+function digitsAt(b: Uint8Array, i: number, n: number): number {
+  let v = 0;
+  for (let k = i; k < i + n; k++) {
+    const d = b[k]! - 0x30;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/** The end of `b[s, e)` without trailing whitespace. */
+export function trimValueEnd(b: Uint8Array, s: number, e: number): number {
+  while (e > s && isWs(b[e - 1]!)) e--;
+  return e;
+}
+
+/**
+ * Fast path: writes the extra_fields COPY text of the `count` unknown members in `spans` (per
+ * member: key start, key end, value start, member end) into `out` at `o`; `\N` when there are
+ * none. Returns the new end, or -1 when a value is not plain (the zod path then takes the record).
+ */
+export function writeFastExtras(b: Uint8Array, spans: Int32Array, count: number, out: Uint8Array, o: number): number {
+  if (count === 0) {
+    out[o] = 0x5c;
+    out[o + 1] = 0x4e;
+    return o + 2;
+  }
+  out[o++] = 0x7b;
+  for (let u = 0; u < count; u++) {
+    const vs = spans[4 * u + 2]!;
+    const ve = trimValueEnd(b, vs, spans[4 * u + 3]!);
+    if (!plainValue(b, vs, ve)) return -1;
+    if (u > 0) out[o++] = 0x2c;
+    out[o++] = 0x22;
+    // A key MemberReader accepted is plain ASCII without escapes.
+    for (let i = spans[4 * u]!; i < spans[4 * u + 1]!; i++) out[o++] = b[i]!;
+    out[o++] = 0x22;
+    out[o++] = 0x3a;
+    for (let i = vs; i < ve; i++) out[o++] = b[i]!;
+  }
+  out[o++] = 0x7d;
+  return o;
+}
+
+/** A value the fast path copies as it is: nothing COPY or jsonb would treat specially. */
+function plainValue(b: Uint8Array, s: number, e: number): boolean {
+  const c = b[s]!;
+  if (c === 0x22) {
+    for (let i = s + 1; i < e - 1; i++) {
+      const d = b[i]!;
+      if (d < 0x20 || d > 0x7e || d === 0x5c) return false;
+    }
+    return true;
+  }
+  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    if (e - s > MAX_FAST_NUMBER) return false;
+    for (let i = s; i < e; i++) {
+      const d = b[i]!;
+      if (d === 0x65 || d === 0x45) return false;
+    }
+    return true;
+  }
+  return c === 0x74 || c === 0x66 || c === 0x6e;
+}
+
+export type ExtraFields =
+  | { ok: true; text: string | null; members: Array<{ name: string; kind: number }> }
+  | { ok: false; errors: FieldError[] };
+
+const NAME_LIMIT = 100;
+
+/**
+ * The zod path: the extra_fields COPY text of a record from its raw text (the whole record, as
+ * received; the scanner has validated it), every top-level member whose name `isKnown` refuses.
+ * A name given twice keeps its last value, as jsonb does.
+ */
+export function extraFieldsOf(raw: string, isKnown: (name: string) => boolean): ExtraFields {
+  const b = Buffer.from(raw, 'utf8');
+  const members: Array<{ name: string; kind: number }> = [];
+  const errors: FieldError[] = [];
+  const parts: string[] = [];
+  let i = skipWs(b, 0);
+  if (b[i] !== 0x7b) return { ok: true, text: null, members };
+  i = skipWs(b, i + 1);
+  while (b[i] === 0x22) {
+    const ks = i;
+    const ke = stringEnd(b, i);
+    const name = JSON.parse(b.toString('utf8', ks, ke)) as string;
+    const vs = skipWs(b, skipWs(b, ke) + 1);
+    const ve = valueEnd(b, vs);
+    if (!isKnown(name)) {
+      const problem = jsonbProblem(b, ks, ke) ?? jsonbProblem(b, vs, ve);
+      const path = name.length <= NAME_LIMIT ? name : `${name.slice(0, NAME_LIMIT)}…`;
+      if (problem !== undefined) errors.push({ path, message: `cannot be kept in extra_fields: ${problem}` });
+      else {
+        members.push({ name, kind: valueKind(b, vs, ve) });
+        parts.push(`${copyText(b.toString('utf8', ks, ke))}:${copyText(b.toString('utf8', vs, ve))}`);
+      }
+    }
+    i = skipWs(b, ve);
+    if (b[i] === 0x2c) i = skipWs(b, i + 1);
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, text: parts.length === 0 ? null : `{${parts.join(',')}}`, members };
+}
+
+function skipWs(b: Uint8Array, i: number): number {
+  while (i < b.length && isWs(b[i]!)) i++;
+  return i;
+}
+
+/** After the closing quote of the string whose opening quote is at i. */
+function stringEnd(b: Uint8Array, i: number): number {
+  for (i++; i < b.length; i++) {
+    const c = b[i]!;
+    if (c === 0x22) return i + 1;
+    if (c === 0x5c) i++;
+  }
+  return i;
+}
+
+/** After the value that starts at i. */
+function valueEnd(b: Uint8Array, i: number): number {
+  const c = b[i]!;
+  if (c === 0x22) return stringEnd(b, i);
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    for (; i < b.length; i++) {
+      const d = b[i]!;
+      if (d === 0x22) i = stringEnd(b, i) - 1;
+      else if (d === 0x7b || d === 0x5b) depth++;
+      else if ((d === 0x7d || d === 0x5d) && --depth === 0) return i + 1;
+    }
+    return i;
+  }
+  while (i < b.length && !isWs(b[i]!) && b[i] !== 0x2c && b[i] !== 0x7d && b[i] !== 0x5d) i++;
+  return i;
+}
+
+/** What jsonb cannot hold in the JSON text `b[s, e)`, or undefined. */
+function jsonbProblem(b: Buffer, s: number, e: number): string | undefined {
+  for (let i = s; i < e; i++) {
+    const c = b[i]!;
+    if (c === 0x22) {
+      const end = stringEnd(b, i);
+      const problem = stringProblem(b, i + 1, end - 1);
+      if (problem !== undefined) return problem;
+      i = end - 1;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      let end = i;
+      while (end < e && !isWs(b[end]!) && b[end] !== 0x2c && b[end] !== 0x7d && b[end] !== 0x5d) end++;
+      if (!numberFits(b.toString('latin1', i, end))) return 'a number beyond the range of PostgreSQL numeric';
+      i = end - 1;
+    }
+  }
+  return undefined;
+}
+
+/** A \u0000 escape or an unpaired surrogate escape in the string text `b[s, e)`. */
+function stringProblem(b: Buffer, s: number, e: number): string | undefined {
+  let pendingHigh = false;
+  for (let i = s; i < e; i++) {
+    if (b[i] !== 0x5c) {
+      if (pendingHigh) return 'an unpaired UTF-16 surrogate (not valid Unicode)';
+      continue;
+    }
+    const escaped = b[i + 1]!;
+    if (escaped !== 0x75) {
+      if (pendingHigh) return 'an unpaired UTF-16 surrogate (not valid Unicode)';
+      i++;
+      continue;
+    }
+    const unit = Number.parseInt(b.toString('latin1', i + 2, i + 6), 16);
+    if (unit === 0) return 'the NUL character (\\u0000)';
+    const high = unit >= 0xd800 && unit <= 0xdbff;
+    const low = unit >= 0xdc00 && unit <= 0xdfff;
+    if ((low && !pendingHigh) || (pendingHigh && !low)) return 'an unpaired UTF-16 surrogate (not valid Unicode)';
+    pendingHigh = high;
+    i += 5;
+  }
+  return pendingHigh ? 'an unpaired UTF-16 surrogate (not valid Unicode)' : undefined;
+}
+
+/** Whether numeric can hold the JSON number `text` exactly (its digits before and after the point). */
+function numberFits(text: string): boolean {
+  const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (m === null) return false;
+  const digits = m[1]! + (m[2] ?? '');
+  const exponent = m[3] === undefined ? 0 : Number(m[3]);
+  if (!Number.isSafeInteger(exponent)) return false;
+  const point = m[1]!.length + exponent;
+  const first = digits.search(/[1-9]/);
+  const scale = digits.length - point;
+  if (scale > MAX_SCALE) return false;
+  return first < 0 || point - first <= MAX_INTEGER_DIGITS;
+}
