@@ -3,13 +3,15 @@
  * on 127.0.0.1 with gzip, against a floor measured in the same run the way acceptance measures it
  * (curl --compressed + psql \copy into a table with a primary key), before and after the syncs.
  * Each of `--runs` runs (default 3) measures a first load, an unchanged re-sync (and its WAL), a
- * 1%-changed re-sync and two all-rejected listings, each with its steps and how they overlapped
- * (step-overlap.ts) and the CPU of Node and of its PostgreSQL backends (backend-cpu.ts); the
- * summary gives the minimum and median and
- * the process exits 1 when a target is missed in any run. `--scale N` adds the large-listing check
- * (scale-check.ts): N records against `--records` (`--runs 0 --scale 10000000` runs only that
- * check, against 1M). It writes the results as JSON (`--out`, default bench/results/bench-N.json)
- * and the runs as an SVG plot against the floor (`--svg`, default docs/bench.svg; plot.ts).
+ * 1%-changed re-sync, two all-rejected listings and, last, a first load into a fresh schema of the
+ * same listing with two new fields in every record (issue 20: unknown members are kept; target
+ * ≤ 1.25 × the run's first load), each with its steps and how they overlapped (step-overlap.ts)
+ * and the CPU of Node and of its PostgreSQL backends (backend-cpu.ts); the summary gives the
+ * minimum and median and the process exits 1 when a target is missed in any run. `--scale N`
+ * adds the large-listing check (scale-check.ts): N records against `--records` (`--runs 0 --scale
+ * 10000000` runs only that check, against 1M). It writes the results as JSON (`--out`, default
+ * bench/results/bench-N.json) and the runs as an SVG plot against the floor (`--svg`, default
+ * docs/bench.svg; plot.ts).
  *
  *   BENCH_DATABASE_URL=postgres://… npm run bench [-- --records 1000000 --runs 3 --data-dir DIR]
  * Without BENCH_DATABASE_URL (or --database-url) an embedded PostgreSQL is started in a temp dir.
@@ -27,9 +29,9 @@ import { measureFloor, rowsDifferingFromFloor } from './floor.js';
 import { listingFiles, type ListingFiles } from './listing-files.js';
 import { BENCH_EMAIL, BENCH_PASSWORD, startListingServer, type ListingServer } from './listing-server.js';
 import { captionOf, renderBenchSvg } from './plot.js';
-import { judge, NAMES, stepTable, summaryTable, targetLines, timeTable, type BenchRun } from './report.js';
+import { firstLoadRatioLines, judge, NAMES, stepTable, summaryTable, targetLines, timeTable, type BenchRun } from './report.js';
 import { scaleCheck } from './scale-check.js';
-import { measureSync, runCli, type SyncMeasure } from './sync-runner.js';
+import { freshSchema, measureSync, type SyncMeasure } from './sync-runner.js';
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
             changed: await listingFiles(dataDir, records, 'changed', { log }),
             renamed: await listingFiles(dataDir, records, 'renamed', { log }),
             empty: await listingFiles(dataDir, 2 * records, 'empty', { log }),
+            newFields: await listingFiles(dataDir, records, 'new-fields', { log }),
           };
     const env = {
       DATABASE_URL: databaseUrl,
@@ -105,7 +108,18 @@ async function main(): Promise<void> {
       `${records} records, ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}; ${report.uptime}`,
       ...(results.length === 0
         ? []
-        : ['', summaryTable(results), '', timeTable(results), '', ...[NAMES.first, NAMES.unchanged, NAMES.changed].map((name) => stepTable(results, name)), '', ...targetLines(results)]),
+        : [
+            '',
+            summaryTable(results),
+            '',
+            timeTable(results),
+            '',
+            ...[NAMES.first, NAMES.newFields, NAMES.unchanged, NAMES.changed].map((name) => stepTable(results, name)),
+            '',
+            ...firstLoadRatioLines(results),
+            '',
+            ...targetLines(results),
+          ]),
       ...(scale ? ['', ...scale.lines] : []),
       '',
       `written to ${out}${results.length > 0 ? ` and ${svg}` : ''}`,
@@ -123,16 +137,14 @@ async function main(): Promise<void> {
 
 async function benchRun(
   server: ListingServer,
-  files: Record<'base' | 'changed' | 'renamed' | 'empty', ListingFiles>,
+  files: Record<'base' | 'changed' | 'renamed' | 'empty' | 'newFields', ListingFiles>,
   env: Record<string, string>,
   admin: pg.Client,
   databaseUrl: string,
 ): Promise<BenchRun> {
   const floorBefore = await measureFloor(server, files.base, databaseUrl, admin, log);
   log(`floor before: ${floorBefore.seconds.toFixed(2)} s (download ${floorBefore.downloadSeconds.toFixed(2)} + copy ${floorBefore.copySeconds.toFixed(2)})`);
-  await admin.query(`DROP SCHEMA IF EXISTS "${env.SYNC_DB_SCHEMA}" CASCADE`);
-  const migrated = await runCli(['migrate'], env);
-  if (migrated.code !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
+  await freshSchema(admin, env);
 
   const syncs: SyncMeasure[] = [];
   const sync = async (name: string, listing: ListingFiles, expect: 'succeeded' | 'failed') => {
@@ -150,16 +162,25 @@ async function benchRun(
   };
   await sync(NAMES.first, files.base, 'succeeded');
   const gzipRequested = server.takeEncodings().every((e) => /\bgzip\b/.test(e));
-  const differing = await rowsDifferingFromFloor(admin, env.SYNC_DB_SCHEMA!);
-  if (differing > 0) log(`${differing} rows of the sync differ from the floor's rows`);
+  const differing = async (name: string) => {
+    const n = await rowsDifferingFromFloor(admin, env.SYNC_DB_SCHEMA!);
+    if (n > 0) log(`${name}: ${n} rows differ from the floor's rows`);
+    return n;
+  };
+  const firstDiffering = await differing(NAMES.first);
   await sync(NAMES.unchanged, files.base, 'succeeded');
   await sync(NAMES.changed, files.changed, 'succeeded');
   await sync(NAMES.renamed, files.renamed, 'failed');
   await sync(NAMES.empty, files.empty, 'failed');
+  // Last, so that the measurements before it run as they did before it existed; into an empty
+  // schema, as the first load. Its known columns must load as the base listing's: the floor's rows.
+  await freshSchema(admin, env);
+  await sync(NAMES.newFields, files.newFields, 'succeeded');
+  const newFieldsDiffering = await differing(NAMES.newFields);
 
   const floorAfter = await measureFloor(server, files.base, databaseUrl, admin, log);
   log(`floor after: ${floorAfter.seconds.toFixed(2)} s (download ${floorAfter.downloadSeconds.toFixed(2)} + copy ${floorAfter.copySeconds.toFixed(2)})`);
-  const run = { floorBefore, floorAfter, floorSeconds: Math.min(floorBefore.seconds, floorAfter.seconds), syncs, gzipRequested, rowsDifferingFromFloor: differing };
+  const run = { floorBefore, floorAfter, floorSeconds: Math.min(floorBefore.seconds, floorAfter.seconds), syncs, gzipRequested, rowsDifferingFromFloor: firstDiffering + newFieldsDiffering };
   return { ...run, targets: judge(run) };
 }
 

@@ -20,7 +20,7 @@ export interface ListingFiles {
   rows: number;
   json: string;
   gzip: string;
-  /** COPY text of the loaded rows; absent for the all-rejected variants. */
+  /** COPY text of the loaded rows, for the floor; absent for the all-rejected variants and for 'new-fields' (its rows are the base listing's). */
   rowsTsv: string | undefined;
 }
 
@@ -29,7 +29,7 @@ export async function listingFiles(dir: string, records: number, variant: Varian
   const base = join(dir, `listing-v${GENERATOR_VERSION}-${records}-${variant}`);
   const files: ListingFiles = {
     records,
-    rows: variant === 'base' || variant === 'changed' ? shape.rows : 0,
+    rows: variant === 'renamed' || variant === 'empty' ? 0 : shape.rows,
     json: `${base}.json`,
     gzip: `${base}.json.gz`,
     rowsTsv: variant === 'base' || variant === 'changed' ? `${base}.tsv` : undefined,

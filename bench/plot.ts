@@ -11,7 +11,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { NAMES, WALL_TARGETS, wallTarget } from './report.js';
+import { NAMES, ratioText, WALL_TARGETS, wallTarget } from './report.js';
 
 /** What the plot needs of a run: a BenchRun has it, and so does a hand-written fixture. */
 export interface PlotRun {
@@ -28,7 +28,6 @@ export interface PlotInput {
   runs: PlotRun[];
 }
 
-const LINES = Object.values(NAMES);
 const WIDTH = 960;
 const LEFT = 340;
 const RIGHT = 40;
@@ -40,11 +39,13 @@ const MET = '#3b78b5';
 const MISSED = '#d9822b';
 
 export function renderBenchSvg({ title = 'npm run bench: wall time per run against the floor', caption, runs }: PlotInput): string {
+  // Only what some run measured: a report from before a measurement existed draws as it did then.
+  const lines = Object.values(NAMES).filter((name) => runs.some((r) => r.syncs.some((s) => s.name === name)));
   const xMax = niceMax(Math.max(1, ...runs.flatMap((r) => [r.floorSeconds, ...r.syncs.map((s) => Math.max(s.seconds, wallTarget(r, s.name) ?? 0))])));
   const plotWidth = WIDTH - LEFT - RIGHT;
   const x = (seconds: number) => LEFT + (seconds / xMax) * plotWidth;
   const groupHeight = runs.length * ROW + GROUP_GAP;
-  const plotBottom = TOP + LINES.length * groupHeight;
+  const plotBottom = TOP + lines.length * groupHeight;
   const captionLines = caption.split('\n');
   const height = plotBottom + 56 + captionLines.length * 16;
 
@@ -67,11 +68,11 @@ export function renderBenchSvg({ title = 'npm run bench: wall time per run again
   out.push(`<line class="axis" x1="${LEFT}" y1="${TOP - 6}" x2="${LEFT}" y2="${plotBottom}" stroke="#444"/>`);
   out.push(`<text x="${n(LEFT + plotWidth / 2)}" y="${plotBottom + 36}" text-anchor="middle">wall time, seconds (one bar per run)</text>`);
 
-  LINES.forEach((name, i) => {
+  lines.forEach((name, i) => {
     const top = TOP + i * groupHeight;
     const target = WALL_TARGETS[name]!;
     out.push(`<text class="line-label" x="12" y="${top + 10}" font-weight="bold">${esc(name)}</text>`);
-    out.push(`<text x="12" y="${top + 25}" fill="#555">target ≤ ${target.ratio.toFixed(1)}× ${target.of}</text>`);
+    out.push(`<text x="12" y="${top + 25}" fill="#555">target ≤ ${ratioText(target.ratio)}× ${target.of}</text>`);
     runs.forEach((run, j) => {
       const y = top + j * ROW;
       const measured = run.syncs.find((s) => s.name === name);

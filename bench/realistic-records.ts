@@ -4,6 +4,7 @@
  * decimals mostly with 18–28 fractional digits, some of 30+ digits, some short ones and integers, exponents (`1.5e-7`, `2E+3`),
  * trailing zeros, about 30% of one decimal sent as a numeric string, nulls, ISO date-times in
  * `first_sale` besides plain dates and `0000-00-00`, an unknown field on about 1% of records.
+ * The 'new-fields' variant adds two unknown members to every record (issue 20).
  */
 
 export type Variant =
@@ -14,7 +15,13 @@ export type Variant =
   /** Every record has `record_id` instead of `id`: every one is rejected. */
   | 'renamed'
   /** Every record is `{}`: every one is rejected. */
-  | 'empty';
+  | 'empty'
+  /**
+   * Every record as in 'base', then two members the sync does not know: `inventory_in_transit`,
+   * a decimal like the known ones, and `cellar_note`, a short note (null on about 5%). The known
+   * columns load exactly as from 'base'; what keeping unknown members costs shows against it.
+   */
+  | 'new-fields';
 
 export interface GeneratedRecord {
   json: string;
@@ -98,6 +105,20 @@ function firstSale(rng: Rng): { json: string; canon: string } {
   return { json: `"${date}"`, canon: date };
 }
 
+const NOTE_WORDS = ['racked', 'topped up', 'fined', 'filtered', 'lees stirred', 'SO2 adjusted', 'tasted', 'tight', 'fruity', 'reductive', 'bright', 'hazy', 'press fraction', 'free run', 'cold settled', 'sample to lab', 'ok', 'hold'] as const;
+
+/**
+ * A cellar hand's note as JSON: a few words, a tank on some, an escaped quote on about 2% (free
+ * text is where upstream escapes show up), null on about 5%.
+ */
+function cellarNote(rng: Rng): string {
+  if (rng.next() < 0.05) return 'null';
+  const words: string[] = Array.from({ length: 1 + rng.int(4) }, () => NOTE_WORDS[rng.int(NOTE_WORDS.length)]!);
+  if (rng.next() < 0.02) words.push(`\\"${NOTE_WORDS[rng.int(NOTE_WORDS.length)]}\\"`);
+  const tank = rng.next() < 0.4 ? `T${1 + rng.int(60)}: ` : '';
+  return `"${tank}${words.join(', ')}"`;
+}
+
 const DECIMALS = ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'] as const;
 
 /**
@@ -147,6 +168,8 @@ export class ListingShape {
     json += `,"first_sale":${sale.json}`;
     row += `\t${sale.canon}`;
     if (rng.next() < 0.01) json += `,"lot_code":"L${rng.digits(6)}"`;
+    // Drawn after every base member, so that the rest of the record stays the base one.
+    if (variant === 'new-fields') json += `,"inventory_in_transit":${decimal(rng).json},"cellar_note":${cellarNote(rng)}`;
     json += '}';
     const loaded = variant !== 'renamed' && !this.superseded.has(position);
     return { json, row: loaded ? row : undefined };

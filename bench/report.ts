@@ -9,12 +9,14 @@ export interface BenchRun {
   floorSeconds: number;
   syncs: SyncMeasure[];
   gzipRequested: boolean;
+  /** Rows of the run's first loads (plain and with new fields) that differ from the floor's rows. */
   rowsDifferingFromFloor: number;
   targets: Record<string, boolean>;
 }
 
 export const NAMES = {
   first: 'first load',
+  newFields: 'first load, 2 new fields per record',
   unchanged: 'unchanged re-sync',
   changed: '1% changed re-sync',
   renamed: 'all rejected: id renamed to record_id',
@@ -23,10 +25,12 @@ export const NAMES = {
 
 /**
  * The wall-time target of each measurement: at most `ratio` × the run's floor, or × the run's first
- * load. The performance issue's targets, on 1M realistic records, in three consecutive runs.
+ * load. The performance issue's targets, on 1M realistic records, in three consecutive runs; issue
+ * 20's: keeping two unknown members of every record costs at most a quarter of a first load.
  */
 export const WALL_TARGETS: Record<string, { ratio: number; of: 'floor' | 'first load' }> = {
   [NAMES.first]: { ratio: 2.0, of: 'floor' },
+  [NAMES.newFields]: { ratio: 1.25, of: 'first load' },
   [NAMES.unchanged]: { ratio: 1.0, of: 'floor' },
   [NAMES.changed]: { ratio: 1.2, of: 'floor' },
   [NAMES.renamed]: { ratio: 2, of: 'first load' },
@@ -47,14 +51,18 @@ export function wallTarget(run: { floorSeconds: number; syncs: Array<{ name: str
   return base === undefined ? undefined : target.ratio * base;
 }
 
+/** A target's ratio as written: `2.0`, `1.2`, `1.25` (one decimal would round 1.25 to 1.3). */
+export const ratioText = (ratio: number) => ratio.toFixed(Number.isInteger(ratio * 10) ? 1 : 2);
+
 /** `first load <= 2.0x floor`: the verdict's name, from WALL_TARGETS so that it says the threshold judged. */
-const wallVerdict = (name: string, label = name) => `${label} <= ${WALL_TARGETS[name]!.ratio.toFixed(1)}x ${WALL_TARGETS[name]!.of}`;
+const wallVerdict = (name: string, label = name) => `${label} <= ${ratioText(WALL_TARGETS[name]!.ratio)}x ${WALL_TARGETS[name]!.of}`;
 
 export function judge(run: Omit<BenchRun, 'targets'>): Record<string, boolean> {
   const by = (name: string) => run.syncs.find((s) => s.name === name)!;
   const within = (name: string) => by(name).seconds <= wallTarget(run, name)!;
   return {
     [wallVerdict(NAMES.first)]: within(NAMES.first),
+    [wallVerdict(NAMES.newFields)]: within(NAMES.newFields),
     [wallVerdict(NAMES.unchanged)]: within(NAMES.unchanged),
     'unchanged re-sync WAL < 5 MB': by(NAMES.unchanged).walMb < 5,
     'unchanged re-sync writes <= 100 rows': by(NAMES.unchanged).tuplesWritten <= 100,
@@ -184,7 +192,9 @@ export function summaryTable(runs: BenchRun[]): string {
     `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - | - | - | - |`,
   ];
   for (const name of Object.values(NAMES)) {
-    const ms = runs.map((r) => ({ m: r.syncs.find((s) => s.name === name)!, floor: r.floorSeconds }));
+    // Over the runs that took it: a report from before a measurement existed lacks it.
+    const ms = runs.flatMap((r) => r.syncs.filter((s) => s.name === name).map((m) => ({ m, floor: r.floorSeconds })));
+    if (ms.length === 0) continue;
     lines.push(
       `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${cpuRange(ms.map((x) => cpuOf(x.m.nodeCpu)))} | ${cpuRange(ms.map((x) => cpuOf(x.m.pgCpu)))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${range(ms.map((x) => x.m.walMb), 1)} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} |`,
     );
@@ -225,6 +235,21 @@ export function stepTable(runs: BenchRun[], name: string): string {
     for (const [step, ms] of Object.entries(m?.stepsMs ?? {})) steps.set(step, [...(steps.get(step) ?? []), ms / 1000]);
   }
   return `${name}: ${[...steps].map(([step, s]) => `${step} ${f(median(s))} s`).join('; ')}`;
+}
+
+/**
+ * Each measurement whose target is relative to the first load, as that ratio per run (the tables
+ * give ratios to the floor): `first load, 2 new fields per record: 1.08x, 1.12x the run's first load (target <= 1.25x)`.
+ */
+export function firstLoadRatioLines(runs: BenchRun[]): string[] {
+  return Object.values(NAMES).flatMap((name) => {
+    if (WALL_TARGETS[name]?.of !== 'first load') return [];
+    const ratios = runs.flatMap((r) => {
+      const [m, first] = [name, NAMES.first].map((n) => r.syncs.find((s) => s.name === n));
+      return m && first ? [`${f(m.seconds / first.seconds)}x`] : [];
+    });
+    return ratios.length === 0 ? [] : [`${name}: ${ratios.join(', ')} the run's first load (target <= ${ratioText(WALL_TARGETS[name]!.ratio)}x)`];
+  });
 }
 
 export function targetLines(runs: BenchRun[]): string[] {

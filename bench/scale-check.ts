@@ -10,7 +10,7 @@
 import type pg from 'pg';
 import { listingFiles, type ListingFiles } from './listing-files.js';
 import { judgeScale, scaleTargetLines, type ScaleVerdicts } from './report.js';
-import { measureSync, notMeasured, runCli, type SyncMeasure } from './sync-runner.js';
+import { freshSchema, measureSync, notMeasured, type SyncMeasure } from './sync-runner.js';
 
 /**
  * Replay loads a run's archived payload, so the archive must be on (SYNC_ARCHIVE_KEEP=0 turns it
@@ -40,11 +40,6 @@ export async function scaleCheck(options: {
   const { admin, log } = options;
   const env: Record<string, string> = { ...options.env, SYNC_ARCHIVE_KEEP: ARCHIVE_KEEP };
   const large = await listingFiles(options.dataDir, options.records, 'base', { gzip: false, log });
-  const fresh = async () => {
-    await admin.query(`DROP SCHEMA IF EXISTS "${env.SYNC_DB_SCHEMA}" CASCADE`);
-    const migrated = await runCli(['migrate'], env);
-    if (migrated.code !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
-  };
   const measure = async (name: string, args: string[]) => {
     const m = await measureSync(name, args, env, admin);
     log(`${name}: ${m.seconds.toFixed(1)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`);
@@ -52,7 +47,7 @@ export async function scaleCheck(options: {
   };
   /** First load into an empty schema, then the replay of its archive into the same schema. */
   const loadAndReplay = async (listing: ListingFiles) => {
-    await fresh();
+    await freshSchema(admin, env);
     const load = await measure(`run --from-file, ${listing.records} records`, ['run', '--from-file', listing.json]);
     // A failed run archives nothing: its replay would be refused (exit 2, no run row), so skip it.
     const replay = load.status === 'succeeded' ? await measure(`replay --run ${load.runId}, ${listing.records} records`, ['replay', '--run', String(load.runId)]) : notMeasured('replay of a failed run');

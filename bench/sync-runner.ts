@@ -134,6 +134,13 @@ function steps(stderr: string): Record<string, number> {
   return out;
 }
 
+/** Drops the sync's schema (env.SYNC_DB_SCHEMA) and migrates it again: the empty schema a first load starts from. */
+export async function freshSchema(admin: pg.Client, env: Record<string, string>): Promise<void> {
+  await admin.query(`DROP SCHEMA IF EXISTS "${env.SYNC_DB_SCHEMA}" CASCADE`);
+  const migrated = await runCli(['migrate'], env);
+  if (migrated.code !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
+}
+
 /** What the probe (rss-probe.ts) reports from inside the process on exit. */
 export interface ProbeReport {
   maxRssBytes: number;

@@ -11,11 +11,14 @@ import { NAMES } from '../../bench/report.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-/** Three runs; run 3's first load misses its target (2.0× its floor), the re-syncs meet theirs (1.0× and 1.2×). */
+/**
+ * Three runs, seconds in NAMES order; run 3's first load misses its target (2.0× its floor), the
+ * first loads with new fields (1.25× the first load) and the re-syncs (1.0× and 1.2×) meet theirs.
+ */
 const RUNS: PlotRun[] = [
-  { floorSeconds: 4, syncs: sync([7.9, 3.9, 4.7, 8, 2.5]) },
-  { floorSeconds: 4.2, syncs: sync([8.1, 4.2, 5.0, 8.2, 2.6]) },
-  { label: 'slow <run> & co', floorSeconds: 3.9, syncs: sync([12.5, 3.8, 4.6, 8.4, 2.4]) },
+  { floorSeconds: 4, syncs: sync([7.9, 9.5, 3.9, 4.7, 8, 2.5]) },
+  { floorSeconds: 4.2, syncs: sync([8.1, 9.0, 4.2, 5.0, 8.2, 2.6]) },
+  { label: 'slow <run> & co', floorSeconds: 3.9, syncs: sync([12.5, 14.0, 3.8, 4.6, 8.4, 2.4]) },
 ];
 
 function sync(seconds: number[]): PlotRun['syncs'] {
@@ -91,6 +94,7 @@ describe('the bench plot', () => {
     expect(svg).toContain('target ≤ 1.0× floor');
     expect(svg).toContain('target ≤ 1.2× floor');
     expect(svg).toContain('target ≤ 2.0× first load');
+    expect(svg).toContain('target ≤ 1.25× first load');
     expect(svg).toContain('>run 1<');
     expect(svg).toContain('slow &lt;run&gt; &amp; co');
     expect(svg).toContain('>second line<');
@@ -103,6 +107,16 @@ describe('the bench plot', () => {
     const metColours = new Set(bars.filter((b) => b[2]!.includes('(met)')).map((b) => b[1]));
     expect(metColours.size).toBe(1);
     expect(metColours.has(missed[0]![1]!)).toBe(false);
+  });
+
+  it('draws a report from before a measurement existed without it (the README session\'s, without the new-fields first load)', () => {
+    const session = JSON.parse(readFileSync(join(ROOT, 'bench', 'fixtures', 'readme-session.json'), 'utf8')) as { runs: PlotRun[] };
+    const old = renderBenchSvg({ caption: 'the README session', runs: session.runs });
+    const measured = Object.values(NAMES).filter((name) => name !== NAMES.newFields);
+    expect(wellFormedXml(old)).toEqual({ ok: true, root: 'svg' });
+    expect(count(old, 'line-label')).toBe(measured.length);
+    expect(count(old, 'run')).toBe(measured.length * session.runs.length);
+    expect(old).not.toContain(NAMES.newFields);
   });
 
   it('rejects what is not well-formed (the check itself)', () => {

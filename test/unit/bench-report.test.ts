@@ -6,7 +6,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseProcStat, portsOfSockets } from '../../bench/backend-cpu.js';
-import { judge, judgeScale, NAMES, scaleTargetLines, summaryTable, targetLines, timeTable, type BenchRun, type ScaleInput, type ScaleMeasure } from '../../bench/report.js';
+import {
+  firstLoadRatioLines,
+  judge,
+  judgeScale,
+  NAMES,
+  scaleTargetLines,
+  summaryTable,
+  targetLines,
+  timeTable,
+  type BenchRun,
+  type ScaleInput,
+  type ScaleMeasure,
+} from '../../bench/report.js';
 import { spansOf, stepOverlap } from '../../bench/step-overlap.js';
 import { notMeasured, type SyncMeasure } from '../../bench/sync-runner.js';
 
@@ -124,6 +136,24 @@ describe('the report tables', () => {
     expect(table).toHaveLength(2 + 2 * Object.values(NAMES).length);
     expect(table[3]).toBe(`| ${NAMES.first} | 2 | 16.00 | 16.50 | 1.50 | listing ready ∥ copy_live_out 0.61 | 5.8 (5.3 + 0.5) | 2.3 (2.0 + 0.3, 2) |`);
   });
+
+  it('leaves out a measurement that no run took (a report from before it existed), and takes it from the runs that did', () => {
+    const before = (r: BenchRun): BenchRun => ({ ...r, syncs: r.syncs.filter((s) => s.name !== NAMES.newFields) });
+    const old = summaryTable([before(run(true, 1))]).split('\n');
+    expect(old.some((l) => l.startsWith(`| ${NAMES.newFields} |`))).toBe(false);
+    expect(old).toHaveLength(5 + Object.values(NAMES).length - 1);
+    expect(summaryTable([before(run(true, 1)), run(true, 2)]).split('\n').find((l) => l.startsWith(`| ${NAMES.newFields} |`))).toContain('| 16.00 / 16.00 | 3.20 / 3.20 |');
+    expect(timeTable([before(run(true, 1))]).split('\n')).toHaveLength(2 + Object.values(NAMES).length - 1);
+  });
+
+  it('gives the ratio to the run\'s first load of each measurement whose target is relative to it', () => {
+    const slower = (r: BenchRun): BenchRun => ({ ...r, syncs: r.syncs.map((s) => (s.name === NAMES.newFields ? { ...s, seconds: s.seconds * 1.1 } : s)) });
+    expect(firstLoadRatioLines([slower(run(true, 1)), run(true, 2)])).toEqual([
+      `${NAMES.newFields}: 1.10x, 1.00x the run's first load (target <= 1.25x)`,
+      `${NAMES.renamed}: 1.00x, 1.00x the run's first load (target <= 2.0x)`,
+      `${NAMES.empty}: 1.00x, 1.00x the run's first load (target <= 2.0x)`,
+    ]);
+  });
 });
 
 describe('the targets of a run (judge), each against the floor of the same run', () => {
@@ -132,6 +162,7 @@ describe('the targets of a run (judge), each against the floor of the same run',
   const runWith = (seconds: Partial<Record<string, number>> = {}, rss: Partial<Record<string, number>> = {}, other: Partial<SyncMeasure> = {}): Omit<BenchRun, 'targets'> => {
     const at: Record<string, number> = {
       [NAMES.first]: 2.0 * FLOOR,
+      [NAMES.newFields]: 1.25 * 2.0 * FLOOR,
       [NAMES.unchanged]: 1.0 * FLOOR,
       [NAMES.changed]: 1.2 * FLOOR,
       [NAMES.renamed]: 2 * 2.0 * FLOOR,
@@ -161,6 +192,7 @@ describe('the targets of a run (judge), each against the floor of the same run',
   it('names every target with its threshold', () => {
     expect(Object.keys(judge(runWith()))).toEqual([
       'first load <= 2.0x floor',
+      'first load, 2 new fields per record <= 1.25x first load',
       'unchanged re-sync <= 1.0x floor',
       'unchanged re-sync WAL < 5 MB',
       'unchanged re-sync writes <= 100 rows',
@@ -172,7 +204,7 @@ describe('the targets of a run (judge), each against the floor of the same run',
     ]);
   });
 
-  it('meets each target at its limit: first load 2.0x, unchanged 1.0x, 1% changed 1.2x the floor, 250 MB', () => {
+  it('meets each target at its limit: first load 2.0x, unchanged 1.0x, 1% changed 1.2x the floor, new fields 1.25x the first load, 250 MB', () => {
     expect(missed(judge(runWith()))).toEqual([]);
   });
 
@@ -185,6 +217,17 @@ describe('the targets of a run (judge), each against the floor of the same run',
     expect(missed(judge(runWith({ [NAMES.changed]: 1.2 * FLOOR * past })))).toEqual(['1% changed <= 1.2x floor']);
     expect(missed(judge(runWith({}, { [NAMES.empty]: 250.5 })))).toEqual(['peak RSS <= 250 MB (every sync)']);
     expect(missed(judge(runWith({ [NAMES.renamed]: 4.0 * FLOOR * past })))).toEqual(['all-rejected <= 2.0x first load']);
+    expect(missed(judge(runWith({ [NAMES.newFields]: 1.25 * 2.0 * FLOOR * past })))).toEqual(['first load, 2 new fields per record <= 1.25x first load']);
+  });
+
+  it('judges the first load with 2 new fields per record against the same run\'s first load: 1.30x misses, 1.20x meets', () => {
+    const verdict = 'first load, 2 new fields per record <= 1.25x first load';
+    const first = 2.0 * FLOOR;
+    expect(missed(judge(runWith({ [NAMES.newFields]: 1.3 * first })))).toEqual([verdict]);
+    // 2.4x the floor, but 1.2x the first load: met.
+    expect(missed(judge(runWith({ [NAMES.newFields]: 1.2 * first })))).toEqual([]);
+    // The same seconds against a slower first load of the same run (1.22x): met.
+    expect(judge(runWith({ [NAMES.first]: 1.065 * first, [NAMES.newFields]: 1.3 * first }))[verdict]).toBe(true);
   });
 
   it('judges against the better of the two floors', () => {
