@@ -177,10 +177,12 @@ async function benchRun(
   await freshSchema(admin, env);
   await sync(NAMES.newFields, files.newFields, 'succeeded');
   const newFieldsDiffering = await differing(NAMES.newFields);
+  const rowsWithoutNewFields = await rowsLackingNewFields(admin, env.SYNC_DB_SCHEMA!);
+  if (rowsWithoutNewFields > 0) log(`${NAMES.newFields}: ${rowsWithoutNewFields} rows lack a new field in extra_fields`);
 
   const floorAfter = await measureFloor(server, files.base, databaseUrl, admin, log);
   log(`floor after: ${floorAfter.seconds.toFixed(2)} s (download ${floorAfter.downloadSeconds.toFixed(2)} + copy ${floorAfter.copySeconds.toFixed(2)})`);
-  const run = { floorBefore, floorAfter, floorSeconds: Math.min(floorBefore.seconds, floorAfter.seconds), syncs, gzipRequested, rowsDifferingFromFloor: firstDiffering + newFieldsDiffering };
+  const run = { floorBefore, floorAfter, floorSeconds: Math.min(floorBefore.seconds, floorAfter.seconds), syncs, gzipRequested, rowsDifferingFromFloor: firstDiffering + newFieldsDiffering, rowsWithoutNewFields };
   return { ...run, targets: judge(run) };
 }
 
@@ -210,3 +212,9 @@ function freePort(): Promise<number> {
 }
 
 await main();
+
+/** Rows whose extra_fields lacks one of the two fields every record of the new-fields listing has (a null value still counts as kept). */
+async function rowsLackingNewFields(admin: pg.Client, schema: string): Promise<number> {
+  const { rows } = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".bulk_wine_reconciliation WHERE NOT coalesce(extra_fields ?& array['inventory_in_transit', 'cellar_note'], false)`);
+  return rows[0].n;
+}

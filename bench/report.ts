@@ -11,6 +11,8 @@ export interface BenchRun {
   gzipRequested: boolean;
   /** Rows of the run's first loads (plain and with new fields) that differ from the floor's rows. */
   rowsDifferingFromFloor: number;
+  /** Rows of the new-fields first load whose extra_fields lacks either new field (0: both kept in every row). */
+  rowsWithoutNewFields: number;
   targets: Record<string, boolean>;
 }
 
@@ -71,6 +73,8 @@ export function judge(run: Omit<BenchRun, 'targets'>): Record<string, boolean> {
     [wallVerdict(NAMES.renamed, 'all-rejected')]: within(NAMES.renamed) && within(NAMES.empty),
     'sync asked for gzip': run.gzipRequested,
     'loaded rows identical to the floor rows': run.rowsDifferingFromFloor === 0,
+    // A load that dropped the new fields would be fast for nothing.
+    'new fields kept in extra_fields (every row)': run.rowsWithoutNewFields === 0,
   };
 }
 

@@ -112,6 +112,7 @@ describe('the report tables', () => {
     syncs: Object.values(NAMES).map((name) => measure(name, 8 * scale, pg)),
     gzipRequested: true,
     rowsDifferingFromFloor: 0,
+    rowsWithoutNewFields: 0,
     targets: {},
   });
 
@@ -185,6 +186,7 @@ describe('the targets of a run (judge), each against the floor of the same run',
       })),
       gzipRequested: true,
       rowsDifferingFromFloor: 0,
+      rowsWithoutNewFields: 0,
     };
   };
   const missed = (targets: Record<string, boolean>) => Object.keys(targets).filter((t) => !targets[t]);
@@ -201,6 +203,7 @@ describe('the targets of a run (judge), each against the floor of the same run',
       'all-rejected <= 2.0x first load',
       'sync asked for gzip',
       'loaded rows identical to the floor rows',
+      'new fields kept in extra_fields (every row)',
     ]);
   });
 
@@ -240,6 +243,7 @@ describe('the targets of a run (judge), each against the floor of the same run',
     expect(missed(judge(runWith({}, {}, { tuplesWritten: 101 })))).toEqual(['unchanged re-sync writes <= 100 rows']);
     expect(missed(judge({ ...runWith(), gzipRequested: false }))).toEqual(['sync asked for gzip']);
     expect(missed(judge({ ...runWith(), rowsDifferingFromFloor: 1 }))).toEqual(['loaded rows identical to the floor rows']);
+    expect(missed(judge({ ...runWith(), rowsWithoutNewFields: 3 }))).toEqual(['new fields kept in extra_fields (every row)']);
   });
 
   it('says when fewer than the three consecutive runs the targets ask for were made', () => {
