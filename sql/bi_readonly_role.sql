@@ -46,7 +46,8 @@ GRANT SELECT ON
   :"schema".sync_runs,
   :"schema".sync_runs_latest,
   :"schema".sync_last_load,
-  :"schema".sync_rejects
+  :"schema".sync_rejects,
+  :"schema".sync_fields
 TO :"role";
 \else
 REVOKE SELECT ON ALL TABLES IN SCHEMA :"schema" FROM :"role";

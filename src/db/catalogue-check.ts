@@ -5,7 +5,7 @@
  * a column that rounds it.
  */
 import { CatalogueMismatchError } from '../errors.js';
-import { FIELDS, SQL_TYPE, type Field } from '../fields.js';
+import { EXTRA_COLUMN, FIELDS, SQL_TYPE, type Field } from '../fields.js';
 import type { PoolClient } from './pool.js';
 import { loadStatements } from './statements.js';
 
@@ -42,6 +42,9 @@ export async function checkFieldCatalogue(client: PoolClient, schema: string): P
       const problem = columnProblem(field, table, byName.get(`${table}.${field.name}`));
       if (problem !== undefined) problems.push(problem);
     }
+    // Beside the catalogue: a record's fields it does not know (sql/migrations/0009).
+    const extra = byName.get(`${table}.${EXTRA_COLUMN}`);
+    if (extra?.type !== 'jsonb') problems.push(`${EXTRA_COLUMN} is ${extra === undefined ? 'missing' : extra.type} in ${table}, but must be jsonb (add a migration)`);
   }
   if (problems.length > 0) throw new CatalogueMismatchError(problems);
 }

@@ -125,7 +125,7 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
     tally.fields.countMembers(members.present, members.nonNull);
     for (let u = 0; u < 4 * members.unknownCount; u += 4) {
       const kind = extras ? valueKind(bytes, spans[u + 2]!, trimValueEnd(bytes, spans[u + 2]!, spans[u + 3]!)) : 0;
-      tally.fields.countUnknown(bytes.toString('latin1', spans[u]!, spans[u + 1]!), kind);
+      tally.fields.countUnknown(members.unknownNames[u >> 2]!, kind);
     }
   };
   const hook: RecordBytesHook = {

@@ -3,8 +3,9 @@
  * text `{"name":value,...}` made of the members' own bytes as sent (so every digit of a number
  * survives), written as a COPY text field. Both paths write it here, from bytes:
  * - the byte-level fast path (record-copy.ts), from the member spans MemberReader found, for
- *   plain values only (a string without escapes or non-ASCII bytes, a number without exponent,
- *   true, false, null); anything else declines the record to
+ *   plain values only (an ASCII string without a \u escape, a number of at most 1000 characters
+ *   with an exponent of at most 4 digits, true, false, null: all well inside what jsonb holds);
+ *   anything else declines the record to
  * - the zod path (extraFieldsOf), from the record's raw text, which also checks what jsonb cannot
  *   hold: a \u0000 escape, an unpaired surrogate, a number beyond numeric's range. Such a record is
  *   rejected with the field's name and the reason, like a bad value of a known field.
@@ -36,8 +37,12 @@ export function kindNames(bits: number): string[] {
   return KIND_NAMES.filter(([bit]) => (bits & bit) !== 0).map(([, name]) => name);
 }
 
-/** A plain number on the fast path has at most this many characters (far inside numeric's range). */
+/**
+ * A plain number on the fast path: at most this many characters, and an exponent of at most 4
+ * digits; so at most 11,000 digits on either side of the point, inside numeric's range (below).
+ */
 const MAX_FAST_NUMBER = 1000;
+const MAX_FAST_EXPONENT_DIGITS = 4;
 /** numeric's limits: digits before the decimal point, and after it. */
 const MAX_INTEGER_DIGITS = 131072;
 const MAX_SCALE = 16383;
@@ -94,40 +99,60 @@ export function writeFastExtras(b: Uint8Array, spans: Int32Array, count: number,
   }
   out[o++] = 0x7b;
   for (let u = 0; u < count; u++) {
-    const vs = spans[4 * u + 2]!;
-    const ve = trimValueEnd(b, vs, spans[4 * u + 3]!);
-    if (!plainValue(b, vs, ve)) return -1;
     if (u > 0) out[o++] = 0x2c;
     out[o++] = 0x22;
     // A key MemberReader accepted is plain ASCII without escapes.
     for (let i = spans[4 * u]!; i < spans[4 * u + 1]!; i++) out[o++] = b[i]!;
     out[o++] = 0x22;
     out[o++] = 0x3a;
-    for (let i = vs; i < ve; i++) out[o++] = b[i]!;
+    const vs = spans[4 * u + 2]!;
+    o = writePlainValue(b, vs, trimValueEnd(b, vs, spans[4 * u + 3]!), out, o);
+    if (o < 0) return -1;
   }
   out[o++] = 0x7d;
   return o;
 }
 
-/** A value the fast path copies as it is: nothing COPY or jsonb would treat specially. */
-function plainValue(b: Uint8Array, s: number, e: number): boolean {
+/**
+ * Copies a value jsonb surely holds, checking it as it goes (one pass: this runs for every new
+ * field of every record), backslashes doubled for COPY text; -1 for any other. The scanner has
+ * checked that it is valid JSON; a string's \u escape (a NUL or a lone surrogate may hide there)
+ * and non-ASCII bytes are left to the zod path.
+ */
+function writePlainValue(b: Uint8Array, s: number, e: number, out: Uint8Array, o: number): number {
   const c = b[s]!;
   if (c === 0x22) {
+    out[o++] = 0x22;
     for (let i = s + 1; i < e - 1; i++) {
       const d = b[i]!;
-      if (d < 0x20 || d > 0x7e || d === 0x5c) return false;
+      if (d < 0x20 || d > 0x7e) return -1;
+      out[o++] = d;
+      if (d === 0x5c) {
+        const escaped = b[++i]!;
+        if (escaped === 0x75) return -1;
+        out[o++] = 0x5c;
+        out[o++] = escaped;
+        if (escaped === 0x5c) out[o++] = 0x5c;
+      }
     }
-    return true;
+    out[o++] = 0x22;
+    return o;
   }
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-    if (e - s > MAX_FAST_NUMBER) return false;
+    if (e - s > MAX_FAST_NUMBER) return -1;
     for (let i = s; i < e; i++) {
       const d = b[i]!;
-      if (d === 0x65 || d === 0x45) return false;
+      out[o++] = d;
+      if (d === 0x65 || d === 0x45) {
+        const sign = b[i + 1] === 0x2d || b[i + 1] === 0x2b ? 1 : 0;
+        if (e - (i + 1 + sign) > MAX_FAST_EXPONENT_DIGITS) return -1;
+      }
     }
-    return true;
+    return o;
   }
-  return c === 0x74 || c === 0x66 || c === 0x6e;
+  if (c !== 0x74 && c !== 0x66 && c !== 0x6e) return -1;
+  for (let i = s; i < e; i++) out[o++] = b[i]!;
+  return o;
 }
 
 export type ExtraFields =

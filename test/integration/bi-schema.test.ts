@@ -55,7 +55,7 @@ describe('a schema analysts can use', () => {
     ]);
   });
 
-  const EXACT_RELATIONS = ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions', 'bulk_wine_reconciliation_current', 'bulk_wine_reconciliation_history', 'sync_last_load', 'sync_runs', 'sync_runs_latest', 'sync_rejects'];
+  const EXACT_RELATIONS = ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions', 'bulk_wine_reconciliation_current', 'bulk_wine_reconciliation_history', 'sync_last_load', 'sync_runs', 'sync_runs_latest', 'sync_rejects', 'sync_fields'];
   const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness', 'data_dictionary'];
 
   /** Runs sql/bi_readonly_role.sql with psql, then `work` connected as the role; drops the role after. */

@@ -57,6 +57,16 @@ describe('the field catalogue and the migrated tables', () => {
     );
   });
 
+  it('extra_fields (beside the catalogue) missing or of another type is named too', async () => {
+    await fx.db.rows('DROP VIEW bulk_wine_reconciliation_history, bulk_wine_reconciliation_current');
+    await fx.db.rows('ALTER TABLE bulk_wine_reconciliation ALTER COLUMN extra_fields TYPE text');
+    await fx.db.rows('ALTER TABLE bulk_wine_reconciliation_closed_versions DROP COLUMN extra_fields');
+    expect((await migrateError()).message).toBe(
+      'field catalogue and database disagree: extra_fields is text in bulk_wine_reconciliation, but must be jsonb (add a migration); ' +
+        'extra_fields is missing in bulk_wine_reconciliation_closed_versions, but must be jsonb (add a migration)',
+    );
+  });
+
   it('a required field whose column allows NULL, and an optional one whose column does not, are named', async () => {
     await fx.db.rows('ALTER TABLE bulk_wine_reconciliation ALTER COLUMN wpi DROP NOT NULL');
     await fx.db.rows('ALTER TABLE bulk_wine_reconciliation_closed_versions ALTER COLUMN inventory_bulk_wine SET NOT NULL');

@@ -67,7 +67,7 @@ function record(i: number): string {
   if (rand(20) > 0) members.push(['wpi', usual ? `"WPI-${rand(1e6)}"` : pick(WPIS)]);
   for (const f of FIELDS) if (rand(10) > 0) members.push([f, decimal()]);
   if (rand(10) > 0) members.push(['first_sale', usual && rand(2) === 0 ? '"2021-03-04T00:00:00.000000Z"' : pick(DATES)]);
-  if (rand(8) === 0) members.push([pick(['bond_number', 'note', '__proto__', 'Id', 'wpi ']), pick(['1', '"x"', 'null', '{"a":[1]}'])]);
+  if (rand(8) === 0) members.push([pick(['bond_number', 'note', '__proto__', 'Id', 'wpi ']), pick(['1', '"x"', 'null', '{"a":[1]}', '1.50e-3', '-2E+7', '1e99999', '"a\\\\b\\"c"', '"\\u00e9"', '"\\u0041"', 'true'])]);
   if (rand(30) === 0) members.push([pick(['id', 'wpi', 'vintage_make']), pick(['2', '"y"', 'null'])]); // a repeated key
   if (rand(6) === 0) members.sort(() => rand(3) - 1);
   const spaced = rand(15) === 0;

@@ -27,6 +27,8 @@ export class MemberReader {
    * its value's start and member end (trailing whitespace included).
    */
   readonly unknown = new Int32Array(4 * MAX_UNKNOWN);
+  /** The text of each unknown key read, `unknownCount` of them. */
+  readonly unknownNames: string[] = [];
   unknownCount = 0;
 
   /** Known key bytes by key length (at most one key of each length is fast; others compare in turn). */
@@ -39,6 +41,13 @@ export class MemberReader {
   private readonly idIndex: number;
   /** Per member position: the known key found there in the last record read (-1: none). */
   private readonly guess = new Int32Array(MAX_GUESSES).fill(-1);
+  /**
+   * Per member position: the unknown key found there last, its bytes and its text. New upstream
+   * fields repeat like the known ones: the next record's key is compared with these bytes instead
+   * of being scanned, looked up and made into a string again.
+   */
+  private readonly lastUnknownKey: Array<Buffer | undefined> = [];
+  private readonly lastUnknownName: string[] = [];
 
   /** `knownKeys`: the field names a record may have, bit k for knownKeys[k] (at most 31). */
   constructor(knownKeys: readonly string[]) {
@@ -73,8 +82,10 @@ export class MemberReader {
       // tried first, and when its bytes and a '"' follow, that is this key (a known key has no
       // '"' or '\\'), found in one pass instead of a scan for the quote and a search.
       let k = m < MAX_GUESSES ? this.guess[m]! : -1;
-      let j = k >= 0 ? this.match(k, b, ks, memberEnd) : -1;
-      if (j < 0) {
+      let j = k >= 0 ? this.match(k, b, ks, memberEnd) : k === -1 && m < MAX_GUESSES ? this.matchUnknown(m, b, ks, memberEnd) : -1;
+      let name: string | undefined;
+      if (j >= 0 && k === -1) name = this.lastUnknownName[m];
+      else if (j < 0) {
         j = ks;
         for (;;) {
           const c = b[j]!;
@@ -84,6 +95,11 @@ export class MemberReader {
         }
         k = this.known(b, ks, j);
         if (m < MAX_GUESSES) this.guess[m] = k;
+        if (k === -1 && m < MAX_GUESSES) {
+          name = Buffer.prototype.latin1Slice.call(b, ks, j) as string;
+          this.lastUnknownKey[m] = Buffer.from(b.subarray(ks, j));
+          this.lastUnknownName[m] = name;
+        }
       }
       const vs = j + 2;
       if (b[j + 1] !== 0x3a || vs >= memberEnd) return false;
@@ -104,6 +120,7 @@ export class MemberReader {
       } else {
         if (unknownCount === MAX_UNKNOWN || this.repeatsUnknown(b, ks, j, unknownCount)) return false;
         const u = 4 * unknownCount;
+        this.unknownNames[unknownCount] = name ?? (Buffer.prototype.latin1Slice.call(b, ks, j) as string);
         this.unknown[u] = ks;
         this.unknown[u + 1] = j;
         this.unknown[u + 2] = vs;
@@ -164,6 +181,19 @@ export class MemberReader {
     for (let w = 0; w < words.length; w++, i += 4) if (view.getInt32(s + i, true) !== words[w]) return -1;
     for (; i < n; i++) if (text[i] !== b[s + i]) return -1;
     return s + n - 2;
+  }
+
+  /**
+   * When the unknown key member m had last time is at b[s], followed by its closing quote (before
+   * `limit`), the position of that quote; else -1. Such a key has no '"' or '\\' in it.
+   */
+  private matchUnknown(m: number, b: Uint8Array, s: number, limit: number): number {
+    const key = this.lastUnknownKey[m];
+    if (key === undefined) return -1;
+    const n = key.length;
+    if (s + n >= limit || b[s + n] !== 0x22) return -1;
+    for (let i = 0; i < n; i++) if (key[i] !== b[s + i]) return -1;
+    return s + n;
   }
 
   /** Index of the known key whose text is b[s, e), or -1. */
