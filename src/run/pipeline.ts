@@ -129,9 +129,9 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
     }
   };
   const hook: RecordBytesHook = {
-    record(bytes, start, end, ends, memberCount, position, byteOffset) {
+    record(bytes, start, end, ends, memberCount, position, byteOffset, plain) {
       checkpoints.record(position, byteOffset);
-      if (bytes === undefined || !members.read(bytes, start, end, ends, memberCount)) return false;
+      if (bytes === undefined || !members.read(bytes, start, end, ends, memberCount, plain)) return false;
       if (shortcut.decide(members.id, bytes, start, end, position)) {
         count(bytes);
         return true;

@@ -340,8 +340,9 @@ export class Run {
 
   /**
    * The fields outside the catalogue, recorded in sync_fields (SYNC_EXTRA_FIELDS=keep) in the run's
-   * transaction; then the new ones announced with where they are. True when the BI views must be
-   * rendered again (a field got a column, or a column's type changed).
+   * transaction; then the new ones announced with where they are. True when the BI views may need
+   * rendering again: a field got a column or a column's type changed, or an earlier attempt after
+   * a run failed (refreshBiViews does nothing when they are current).
    */
   private async recordNewFields(log: Logger): Promise<boolean> {
     let viewsChanged = false;
@@ -350,7 +351,7 @@ export class Run {
       const seen = [...this.tally.fields.unknownKinds()].map(([name, kinds]) => ({ name, records: counts[name] ?? 0, kinds: kindNames(kinds) }));
       const discovery = await recordDiscoveredFields(this.client, this.runId, seen);
       this.kept = discovery.kept;
-      viewsChanged = discovery.viewsChanged;
+      viewsChanged = discovery.viewsChanged || discovery.kept.size > 0;
     }
     const added = this.newFields();
     if (added.length > 0) log.warn({ newFields: added.map((f) => f.name).slice(0, 100) }, listNewFields(added).join('; '));

@@ -87,11 +87,12 @@ export function trimValueEnd(b: Uint8Array, s: number, e: number): number {
 }
 
 /**
- * Fast path: writes the extra_fields COPY text of the `count` unknown members in `spans` (per
- * member: key start, key end, value start, member end) into `out` at `o`; `\N` when there are
- * none. Returns the new end, or -1 when a value is not plain (the zod path then takes the record).
+ * Fast path: writes the extra_fields COPY text of a record's unknown members (`unknown`: per
+ * member, key start, key end, value start, member end; `plain`: the scanner's fast lane checked
+ * its strings) into `out` at `o`; `\N` when there are none. Returns the new end, or -1 when a
+ * value is not plain (the zod path then takes the record).
  */
-export function writeFastExtras(b: Uint8Array, spans: Int32Array, count: number, out: Uint8Array, o: number): number {
+export function writeFastExtras(b: Uint8Array, { unknown: spans, unknownCount: count, plain }: { unknown: Int32Array; unknownCount: number; plain: boolean }, out: Uint8Array, o: number): number {
   if (count === 0) {
     out[o] = 0x5c;
     out[o + 1] = 0x4e;
@@ -106,7 +107,7 @@ export function writeFastExtras(b: Uint8Array, spans: Int32Array, count: number,
     out[o++] = 0x22;
     out[o++] = 0x3a;
     const vs = spans[4 * u + 2]!;
-    o = writePlainValue(b, vs, trimValueEnd(b, vs, spans[4 * u + 3]!), out, o);
+    o = writePlainValue(b, vs, trimValueEnd(b, vs, spans[4 * u + 3]!), out, o, plain);
     if (o < 0) return -1;
   }
   out[o++] = 0x7d;
@@ -119,8 +120,13 @@ export function writeFastExtras(b: Uint8Array, spans: Int32Array, count: number,
  * checked that it is valid JSON; a string's \u escape (a NUL or a lone surrogate may hide there)
  * and non-ASCII bytes are left to the zod path.
  */
-function writePlainValue(b: Uint8Array, s: number, e: number, out: Uint8Array, o: number): number {
+function writePlainValue(b: Uint8Array, s: number, e: number, out: Uint8Array, o: number, plain: boolean): number {
   const c = b[s]!;
+  if (c === 0x22 && plain) {
+    // The scanner's fast lane checked it already: printable ASCII, no backslash.
+    for (let i = s; i < e; i++) out[o++] = b[i]!;
+    return o;
+  }
   if (c === 0x22) {
     out[o++] = 0x22;
     for (let i = s + 1; i < e - 1; i++) {

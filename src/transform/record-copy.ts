@@ -19,6 +19,8 @@ export interface RecordFields {
   /** Per unknown member: key start, key end, value start, member end. */
   unknown: Int32Array;
   unknownCount: number;
+  /** Its strings are printable ASCII without escapes and its numbers well-formed (the scanner's fast lane). */
+  plain: boolean;
 }
 
 /**
@@ -108,7 +110,7 @@ export class CopyWriter {
       if (o < 0) return false;
     }
     out[o++] = 0x09;
-    o = this.extras ? writeFastExtras(b, fields.unknown, fields.unknownCount, out, o) : writeNull(out, o);
+    o = this.extras ? writeFastExtras(b, fields, out, o) : writeNull(out, o);
     if (o < 0) return false;
     if (bi !== undefined) {
       bi.rounded += rounded;

@@ -95,6 +95,34 @@ describe('a new numeric and a new text field', () => {
   });
 });
 
+describe('the BI views with a new column', () => {
+  it('are re-created after the run, grants kept; when that waits too long the run still succeeds, and the next run does it', async () => {
+    fx.sim.setRecordsJson(listing((id) => rec(id)));
+    expect((await sync()).run).toMatchObject({ status: 'succeeded' });
+    const role = `${fx.db.schema}_reader`;
+    await fx.db.rows(`CREATE ROLE "${role}" NOLOGIN`);
+    try {
+      await fx.db.rows(`GRANT USAGE ON SCHEMA ${bi()} TO "${role}"; GRANT SELECT ON ${bi()}.reconciliation TO "${role}"`);
+      // A dashboard's long query holds the view: re-creating it must wait, up to SYNC_LOCK_TIMEOUT_MS.
+      const reader = await fx.db.pool.connect();
+      await reader.query(`BEGIN; LOCK TABLE ${bi()}.reconciliation IN ACCESS SHARE MODE`);
+      fx.sim.setRecordsJson(listing((id) => rec(id, { colour: '"red"' })));
+      const blocked = await sync({ SYNC_LOCK_TIMEOUT_MS: '300' });
+      await reader.query('ROLLBACK');
+      reader.release();
+      expect(blocked.run).toMatchObject({ status: 'succeeded', updated: N });
+      expect(blocked.stderr).toContain('the BI views were not rendered again with the new fields (the next start or run will)');
+      expect((await viewColumns('reconciliation')).map((c) => c.column_name)).not.toContain('colour');
+
+      expect((await sync()).run).toMatchObject({ status: 'succeeded', unchanged: N });
+      expect((await viewColumns('reconciliation')).map((c) => c.column_name)).toContain('colour');
+      expect(await fx.db.rows(`SELECT has_table_privilege($1, '${bi()}.reconciliation', 'SELECT') AS granted`, [role])).toEqual([{ granted: true }]);
+    } finally {
+      await fx.db.rows(`DROP OWNED BY "${role}"; DROP ROLE "${role}"`);
+    }
+  });
+});
+
 describe('a field that comes and goes', () => {
   it('does not trip the guard when the last run saw it in under half its records; one seen in all of them does', async () => {
     fx.sim.setRecordsJson(listing((id) => rec(id, id <= 10 ? { promo: '"spring"' } : {})));
@@ -147,14 +175,18 @@ describe('values of every kind', () => {
   });
 
   it('rejects, with the field and the reason, a value jsonb cannot hold: the others load', async () => {
-    fx.sim.setRecordsJson(listing((id) => rec(id, id === 1 ? { note: '"a\\u0000b"' } : id === 2 ? { far: '1e200000' } : id === 3 ? { half: '"\\ud800"' } : { ok: '1' })));
+    const huge = JSON.stringify('é'.repeat(70_000)); // over the 65536 characters a record's raw text keeps
+    fx.sim.setRecordsJson(
+      listing((id) => rec(id, id === 1 ? { note: '"a\\u0000b"' } : id === 2 ? { far: '1e200000' } : id === 3 ? { half: '"\\ud800"' } : id === 4 ? { essay: huge } : { ok: '1' })),
+    );
     const run = await sync({ SYNC_MAX_REJECT_RATIO: '0.5' });
-    expect(run.run).toMatchObject({ status: 'succeeded', inserted: N - 3, rejected: 3 });
+    expect(run.run).toMatchObject({ status: 'succeeded', inserted: N - 4, rejected: 4 });
     const rejects = await fx.db.rows<{ position: string; errors: unknown }>('SELECT position::text, errors FROM sync_rejects ORDER BY position');
     expect(rejects).toEqual([
       { position: '0', errors: [{ path: 'note', message: 'cannot be kept in extra_fields: the NUL character (\\u0000)' }] },
       { position: '1', errors: [{ path: 'far', message: 'cannot be kept in extra_fields: a number beyond the range of PostgreSQL numeric' }] },
       { position: '2', errors: [{ path: 'half', message: 'cannot be kept in extra_fields: an unpaired UTF-16 surrogate (not valid Unicode)' }] },
+      { position: '3', errors: [{ path: '', message: 'record too large (over 65536 characters) to keep its fields that are not in the catalogue exactly' }] },
     ]);
   });
 });

@@ -204,7 +204,7 @@ export class ListingParser extends ListingEnvelopeScanner {
     if (hook !== undefined) {
       const whole = problem === undefined && byteLength <= this.rawByteCap;
       const bytes = !whole ? undefined : s >= 0 ? b : this.rawAcc;
-      const verdict = hook.record(bytes, s >= 0 ? s : 0, s >= 0 ? i : this.rawLen, this.memberEnds, this.memberCount, this.recordCount, byteOffset);
+      const verdict = hook.record(bytes, s >= 0 ? s : 0, s >= 0 ? i : this.rawLen, this.memberEnds, this.memberCount, this.recordCount, byteOffset, this.laned);
       if (verdict === true) {
         this.recordCount++;
         this.o = this.recOutStart;

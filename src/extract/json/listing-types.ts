@@ -82,6 +82,8 @@ export interface RecordBytesHook {
     memberCount: number,
     position: number,
     byteOffset: number,
+    /** The scanner's fast lane took it (flat-record.ts): every string printable ASCII without escapes, every number well-formed. */
+    plain: boolean,
   ): boolean | RecordTag;
 }
 

@@ -30,6 +30,8 @@ export class MemberReader {
   /** The text of each unknown key read, `unknownCount` of them. */
   readonly unknownNames: string[] = [];
   unknownCount = 0;
+  /** The record read came through the scanner's fast lane: its strings and numbers are plain (listing-types.ts RecordBytesHook). */
+  plain = false;
 
   /** Known key bytes by key length (at most one key of each length is fast; others compare in turn). */
   private readonly keys: Uint8Array[];
@@ -66,7 +68,7 @@ export class MemberReader {
    * Reads the record `b[start, end)`; `ends[m]` is where member m ends (its ',' or '}') relative
    * to `start`, for the `count` members. True when the record is compact and simple (see above).
    */
-  read(b: Uint8Array, start: number, end: number, ends: Float64Array, count: number): boolean {
+  read(b: Uint8Array, start: number, end: number, ends: Float64Array, count: number, plain = false): boolean {
     if (count === 0 || count > ends.length || b[start] !== 0x7b) return false;
     let present = 0;
     let nonNull = 0;
@@ -148,6 +150,7 @@ export class MemberReader {
     this.nonNull = nonNull;
     this.unknownCount = unknownCount;
     this.id = id;
+    this.plain = plain;
     return true;
   }
 
