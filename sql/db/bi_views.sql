@@ -50,11 +50,12 @@ DROP SCHEMA {{schema}};
 
 -- name: discovered_columns
 -- The upstream fields found at run time that have a column (src/db/bi-discovered.ts), in the
--- order they were given one. Their names are the upstream's: quoted here, by PostgreSQL.
+-- order they were given one. Their names are the upstream's: quoted here, by PostgreSQL. $1: the
+-- field catalogue's names: a field a later release added to it has its column from the catalogue.
 SELECT column_name, bi_kind, first_run_id::text AS first_run_id, quote_literal(name) AS key_literal,
        quote_literal(column_name) AS column_literal, to_json(name)::text AS name_json
 FROM sync_fields
-WHERE column_name IS NOT NULL
+WHERE column_name IS NOT NULL AND name <> ALL ($1) AND column_name <> ALL ($1)
 ORDER BY first_run_id, column_name;
 
 -- name: quote_literals

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BI_PRECISION, biDecimalType, checkBiScale } from '../bi-types.js';
 import type { BiSettings } from '../config.js';
+import { KNOWN_FIELDS } from '../fields.js';
 import { SQL_DIR } from '../paths.js';
 import { discoveredComment, discoveredFragments, type BiShape, type DiscoveredColumn } from './bi-discovered.js';
 import { renderBiFieldLists } from './field-sql.js';
@@ -72,7 +73,7 @@ export function renderBiViews(dataSchema: string, bi: BiSettings, discovered: re
 
 /** The views' SQL as the database's sync_fields has it: the discovered columns and their comments read and quoted there. */
 async function renderInstalled(client: PoolClient, dataSchema: string, bi: BiSettings): Promise<string> {
-  const { rows } = await client.query<DiscoveredColumn>(SQL.discovered_columns);
+  const { rows } = await client.query<DiscoveredColumn>(SQL.discovered_columns, [KNOWN_FIELDS]);
   if (rows.length === 0) return renderBiViews(dataSchema, bi);
   const shape = shapeOf(dataSchema, bi);
   const texts = rows.flatMap((c) => [discoveredComment(c, 'bulk_wine_reconciliation', shape), discoveredComment(c, 'bulk_wine_reconciliation_history', shape)]);

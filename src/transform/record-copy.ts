@@ -8,7 +8,7 @@
 import { OVERFLOW, ROUNDED, type BiTally } from './bi-effect.js';
 import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';
-import { writeFastExtras } from './extra-fields.js';
+import { trimValueEnd, writeFastExtras } from './extra-fields.js';
 import { FIELDS, type FieldKind } from '../fields.js';
 
 /** Where a compact record's known fields and unknown members are (see extract/json/record-members.ts). */
@@ -134,13 +134,9 @@ export class CopyWriter {
   }
 }
 
-function isWs(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
 /** The id: MemberReader accepted only 1-15 plain digits, maybe quoted. */
 function id(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
-  e = trimEnd(b, s, e);
+  e = trimValueEnd(b, s, e);
   if (b[s] === 0x22) {
     s++;
     e--;
@@ -148,15 +144,9 @@ function id(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
   return copyBytes(b, s, e, out, o);
 }
 
-/** The end of a member's value without the whitespace before its ',' or '}'. */
-function trimEnd(b: Buffer, s: number, e: number): number {
-  while (e > s && isWs(b[e - 1]!)) e--;
-  return e;
-}
-
 /** A text field (`wpi`): a string of printable ASCII without escapes, trimmed and not empty, or a JSON number's text. */
 function text(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
-  e = trimEnd(b, s, e);
+  e = trimValueEnd(b, s, e);
   const c = b[s]!;
   if (c === 0x22) {
     s++;
@@ -178,7 +168,7 @@ function text(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
  * `""` to \N. -1 for anything else, or a value the zod path should judge (over MAX_DIGITS digits).
  */
 function decimal(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
-  e = trimEnd(b, s, e);
+  e = trimValueEnd(b, s, e);
   let c = b[s]!;
   if (c === 0x6e) return writeNull(out, o);
   if (c === 0x22) {
@@ -258,7 +248,7 @@ function digitAt(b: Buffer, intStart: number, intLen: number, fracStart: number,
 
 /** A date field (`first_sale`): a real calendar date `YYYY-MM-DD`, or an ISO date-time keeping its date as written; null, "", 0000-00-00 to \N. */
 function date(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
-  e = trimEnd(b, s, e);
+  e = trimValueEnd(b, s, e);
   if (b[s] === 0x6e) return writeNull(out, o);
   if (b[s] !== 0x22) return -1;
   s++;
