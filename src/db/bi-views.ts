@@ -3,8 +3,8 @@
  * installed at start-up, inside the migrate transaction and under its advisory lock: concurrent
  * starters wait, and the second finds them current. They are re-created only when the rendered
  * SQL differs from what sync_bi_views recorded, or when someone dropped them. They also show the
- * upstream fields found at run time (sync_fields, bi-discovered.ts): a run that gives one a
- * column renders them again after it commits (refreshBiViews), under the same lock.
+ * upstream fields found at run time (sync_fields, bi-discovered.ts): a run that kept such fields
+ * renders them again after it commits when they changed (refreshBiViews), under the same lock.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -82,10 +82,11 @@ async function renderInstalled(client: PoolClient, dataSchema: string, bi: BiSet
 }
 
 /**
- * After a run that gave a new upstream field a column or changed one's type: the views rendered
- * again, in a transaction of their own under the migrate lock. The run has committed by then; if
- * this fails, the views stay as they were (every cast in them is guarded) and the next start or
- * run renders them.
+ * After a run that kept new upstream fields: the views rendered again when sync_fields changed
+ * them (a new column or type, or an earlier refresh that failed), in a transaction of their own
+ * under the migrate lock; nothing is done when they are current. The run has committed by then:
+ * if this fails, the views stay as they were (every cast in them is guarded) and the next start
+ * or run renders them.
  */
 export async function refreshBiViews(pool: Pool, dataSchema: string, bi: BiSettings): Promise<boolean> {
   return inTransaction(pool, async (client) => {
