@@ -80,6 +80,11 @@ export type Row = { [F in CatalogueField as F['name']]: F['required'] extends tr
 
 /** The fields a record may carry, in catalogue order. */
 export const KNOWN_FIELDS: readonly KnownField[] = FIELDS.map((f) => f.name);
+const KNOWN: ReadonlySet<string> = new Set(KNOWN_FIELDS);
+/** Whether a record's member of this name is a field of the catalogue (the others are extra_fields). */
+export function isKnownField(name: string): boolean {
+  return KNOWN.has(name);
+}
 /** The record's values besides its id, in catalogue order. */
 export const DATA_COLUMNS: readonly DataColumn[] = FIELDS.filter((f) => f.kind !== 'id').map((f) => f.name as DataColumn);
 export const DATA_FIELDS: readonly Field[] = FIELDS.filter((f) => f.kind !== 'id');

@@ -2,7 +2,7 @@
 -- in the run's transaction. Names are the upstream's (untrusted): they travel only as parameters.
 
 -- name: recorded
-SELECT name, column_name, bi_kind, kinds, note FROM sync_fields;
+SELECT name, column_name, kinds, note FROM sync_fields;
 
 -- name: reserved_words
 -- Words a column must not be named plainly: PostgreSQL's reserved keywords.

@@ -86,7 +86,10 @@ export function discoveredFragments(columns: readonly DiscoveredColumn[], commen
   return {
     discovered_values: each((c, x) => `,\n         extra_fields -> ${c.key_literal} AS ${x}`),
     discovered_typed: each((c, x) => `,\n       ${typed(c.bi_kind, x, shape)} AS ${x}`),
-    discovered_overflow: each((c, x) => `,\n         CASE WHEN jsonb_typeof(${x}) <> 'null' AND (${typed(c.bi_kind, x, shape)}) IS NULL THEN ${c.column_literal} END`),
+    // A text or JSON column shows every value: only the other kinds can leave one out.
+    discovered_overflow: each((c, x) =>
+      c.bi_kind === 'text' || c.bi_kind === 'json' ? '' : `,\n         CASE WHEN jsonb_typeof(${x}) <> 'null' AND (${typed(c.bi_kind, x, shape)}) IS NULL THEN ${c.column_literal} END`,
+    ),
     discovered_live_comments: each((_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation.${x} IS ${comments[2 * k]!};`),
     discovered_history_comments: each((_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation_history.${x} IS ${comments[2 * k + 1]!};`),
   };

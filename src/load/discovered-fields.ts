@@ -42,13 +42,6 @@ export interface KeptField {
   note: string | null;
 }
 
-export interface Discovery {
-  /** Per field name seen in this run. */
-  kept: Map<string, KeptField>;
-  /** A column was added or retyped: the BI views must be rendered again. */
-  viewsChanged: boolean;
-}
-
 /** The kinds, all of one sort, that type a column; anything else is JSON text. */
 export function biKindOf(kinds: ReadonlySet<string>): BiKind {
   const only = (...allowed: string[]) => [...kinds].every((k) => allowed.includes(k));
@@ -86,47 +79,38 @@ export function columnFor(name: string, taken: ReadonlySet<string>, reserved: Re
 interface Recorded {
   name: string;
   column_name: string | null;
-  bi_kind: BiKind;
   kinds: string[];
   note: string | null;
 }
 
 /**
  * Records this run's unknown fields in sync_fields (in the run's transaction): new ones with their
- * column, known ones with the kinds seen so far and this run's count.
+ * column, known ones with the kinds seen so far and this run's count. Returns where each is kept.
  */
-export async function recordDiscoveredFields(client: PoolClient, runId: string, seen: readonly SeenField[]): Promise<Discovery> {
+export async function recordDiscoveredFields(client: PoolClient, runId: string, seen: readonly SeenField[]): Promise<Map<string, KeptField>> {
   const kept = new Map<string, KeptField>();
   // A name with NUL cannot be stored as text (nor were its values kept: jsonb refuses it too).
   const fields = seen.filter((f) => !f.name.includes('\u0000'));
-  if (fields.length === 0) return { kept, viewsChanged: false };
+  if (fields.length === 0) return kept;
   const recorded = new Map((await client.query<Recorded>(SQL.recorded)).rows.map((r) => [r.name, r]));
   const taken = new Set([...recorded.values()].flatMap((r) => (r.column_name === null ? [] : [r.column_name])));
-  let columns = taken.size;
   let reserved: Set<string> | undefined;
-  let viewsChanged = false;
-  const rows: Array<{ name: string; column: string | null; kind: BiKind; kinds: string[]; records: number; note: string | null }> = [];
+  const rows: Array<KeptField & { name: string; kind: BiKind; kinds: string[]; records: number }> = [];
   // New fields in more records first, then by name: who gets the plain column and who the cap.
   const ordered = [...fields].sort((a, b) => b.records - a.records || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const field of ordered) {
     const before = recorded.get(field.name);
     const kinds = [...new Set([...(before?.kinds ?? []), ...field.kinds])].sort();
-    const kind = biKindOf(new Set(kinds));
-    if (before !== undefined) {
-      kept.set(field.name, { column: before.column_name, note: before.note });
-      if (before.column_name !== null && before.bi_kind !== kind) viewsChanged = true;
-      rows.push({ name: field.name, column: before.column_name, kind, kinds, records: field.records, note: before.note });
-      continue;
-    }
-    reserved ??= new Set((await client.query<{ word: string }>(SQL.reserved_words)).rows.map((r) => r.word));
-    const place = columns < MAX_COLUMNS ? columnFor(field.name, taken, reserved) : { column: null, note: `more than ${MAX_COLUMNS} new fields have columns` };
-    if (place.column !== null) {
-      taken.add(place.column);
-      columns++;
-      viewsChanged = true;
+    let place: KeptField;
+    if (before !== undefined) place = { column: before.column_name, note: before.note };
+    else if (taken.size >= MAX_COLUMNS) place = { column: null, note: `more than ${MAX_COLUMNS} new fields have columns` };
+    else {
+      reserved ??= new Set((await client.query<{ word: string }>(SQL.reserved_words)).rows.map((r) => r.word));
+      place = columnFor(field.name, taken, reserved);
+      if (place.column !== null) taken.add(place.column);
     }
     kept.set(field.name, place);
-    rows.push({ name: field.name, column: place.column, kind, kinds, records: field.records, note: place.note });
+    rows.push({ name: field.name, ...place, kind: biKindOf(new Set(kinds)), kinds, records: field.records });
   }
   await client.query(SQL.record, [
     runId,
@@ -137,5 +121,5 @@ export async function recordDiscoveredFields(client: PoolClient, runId: string, 
     rows.map((r) => r.records),
     rows.map((r) => r.note),
   ]);
-  return { kept, viewsChanged };
+  return kept;
 }

@@ -10,6 +10,7 @@ import { AttemptAbandoned } from '../extract/http/spool-watch.js';
 import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from '../extract/json/listing-parser.js';
 import { RecordCheckpoints } from '../extract/json/record-locate.js';
 import { MemberReader } from '../extract/json/record-members.js';
+import { isKnownField } from '../fields.js';
 import type { Reject } from '../load/audit.js';
 import { copyLine } from '../transform/copy-line.js';
 import { extraFieldsOf, trimValueEnd, valueKind, type ExtraFields } from '../transform/extra-fields.js';
@@ -271,8 +272,6 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   options.onProgress?.(tally);
 }
 
-const KNOWN: ReadonlySet<string> = new Set(KNOWN_FIELDS);
-const isKnown = (name: string) => KNOWN.has(name);
 const CUT_RAW: ExtraFields = {
   ok: false,
   errors: [{ path: '', message: 'record too large (over 65536 characters) to keep its fields that are not in the catalogue exactly' }],
@@ -280,7 +279,7 @@ const CUT_RAW: ExtraFields = {
 
 /** A zod-path record's extra_fields, read from its raw text (which must be whole). */
 function keptExtras(record: ParsedRecord): ExtraFields {
-  return record.rawCut ? CUT_RAW : extraFieldsOf(record.raw, isKnown);
+  return record.rawCut ? CUT_RAW : extraFieldsOf(record.raw, isKnownField);
 }
 
 /**

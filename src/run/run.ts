@@ -14,7 +14,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { refreshBiViews } from '../db/bi-views.js';
 import { backendPid, cancelStatement } from '../db/lock.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
@@ -25,11 +24,9 @@ import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
 import { deleteRejects, duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
-import { recordDiscoveredFields, type KeptField } from '../load/discovered-fields.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
 import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
 import type { FieldCounts } from '../fields.js';
-import { kindNames } from '../transform/extra-fields.js';
 import {
   baselineOf,
   describeDisappeared,
@@ -46,6 +43,7 @@ import { programTrustKey } from '../unchanged/trust-key.js';
 import { DirectLoad } from './direct-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { openListing, type Listing, type ListingSource } from './listing-source.js';
+import { RunNewFields } from './new-fields.js';
 import { RunArchive } from './run-archive.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
 import type { SyncDeps, SyncRequest } from './sync.js';
@@ -62,8 +60,8 @@ export class Run {
   private baseline: Baseline | undefined;
   /** A first load: rows COPYed straight into the table (direct-load.ts); undefined on the staging path. */
   private direct: DirectLoad | undefined;
-  /** Where this run kept each field outside the catalogue (SYNC_EXTRA_FIELDS=keep), once recorded. */
-  private kept: Map<string, KeptField> | undefined;
+  /** The listing's fields outside the catalogue: where the run kept them. */
+  private readonly extraFields: RunNewFields;
 
   constructor(
     private readonly config: Config,
@@ -71,7 +69,9 @@ export class Run {
     private readonly request: SyncRequest,
     private readonly runId: string,
     private readonly client: PoolClient,
-  ) {}
+  ) {
+    this.extraFields = new RunNewFields(config);
+  }
 
   async execute(): Promise<void> {
     const prefix = join(this.deps.tmpDir ?? tmpdir(), `wine-recon-sync-${this.runId}-`);
@@ -142,13 +142,14 @@ export class Run {
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
       this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
-      const viewsChanged = await this.recordNewFields(log);
+      const keptFields = await this.extraFields.record(this.client, this.runId, this.tally.fields);
+      this.warnNewFields(log);
       await archive?.store(this.client, this.config.archiveKeep, log);
       await this.commit();
-      if (viewsChanged && !this.request.dryRun) await this.refreshViews(log);
+      if (keptFields && !this.request.dryRun) await this.extraFields.refreshViews(this.deps.pool, log);
     } catch (error) {
       this.applied = undefined;
-      this.kept = undefined;
+      this.extraFields.forget();
       source.stop();
       await (await archiving.catch(() => undefined))?.stop();
       throw lockWait.explain(error);
@@ -338,33 +339,10 @@ export class Run {
     ];
   }
 
-  /**
-   * The fields outside the catalogue, recorded in sync_fields (SYNC_EXTRA_FIELDS=keep) in the run's
-   * transaction; then the new ones announced with where they are. True when the BI views may need
-   * rendering again: a field got a column or a column's type changed, or an earlier attempt after
-   * a run failed (refreshBiViews does nothing when they are current).
-   */
-  private async recordNewFields(log: Logger): Promise<boolean> {
-    let viewsChanged = false;
-    if (this.config.extraFields === 'keep') {
-      const counts = this.tally.fields.toJSON().unknown;
-      const seen = [...this.tally.fields.unknownKinds()].map(([name, kinds]) => ({ name, records: counts[name] ?? 0, kinds: kindNames(kinds) }));
-      const discovery = await recordDiscoveredFields(this.client, this.runId, seen);
-      this.kept = discovery.kept;
-      viewsChanged = discovery.viewsChanged || discovery.kept.size > 0;
-    }
+  /** The fields no earlier successful run saw, announced once with where they are. */
+  private warnNewFields(log: Logger): void {
     const added = this.newFields();
     if (added.length > 0) log.warn({ newFields: added.map((f) => f.name).slice(0, 100) }, listNewFields(added).join('; '));
-    return viewsChanged;
-  }
-
-  /** After the commit: the BI views with the new columns. A failure is a warning: the data is in. */
-  private async refreshViews(log: Logger): Promise<void> {
-    try {
-      if (await refreshBiViews(this.deps.pool, this.config.schema, this.config.bi)) log.info({ biSchema: this.config.bi.schema }, 'BI views rendered again with the new fields');
-    } catch (error) {
-      log.warn({ err: error }, `the BI views were not rendered again with the new fields (the next start or run will): ${(error as Error).message}`);
-    }
   }
 
   /** Before anything is written: a field the last successful run had must not silently become NULL everywhere. */
@@ -419,12 +397,7 @@ export class Run {
 
   /** Fields no earlier successful run saw; with where this run kept them, once it recorded them. */
   newFields(): NewField[] {
-    if (!this.tally.envelope) return [];
-    const bi = this.config.bi.schema;
-    return newFields(this.baseline, this.tally.fields.toJSON()).map((f) => {
-      const kept = this.kept?.get(f.name);
-      return kept === undefined ? f : { ...f, kept: { shownAs: kept.column === null ? null : `${bi}.reconciliation.${kept.column}`, note: kept.note } };
-    });
+    return this.tally.envelope ? this.extraFields.describe(newFields(this.baseline, this.tally.fields.toJSON())) : [];
   }
 
   topReasons(): Array<{ reason: string; count: number }> {

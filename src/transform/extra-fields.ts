@@ -17,14 +17,14 @@ import { daysInMonth } from './date.js';
 import type { FieldError } from './record.js';
 
 /** Kinds of JSON values, as bits; null has none. */
-export const KIND_NUMBER = 1;
+const KIND_NUMBER = 1;
 /** A string that is a calendar date `YYYY-MM-DD` (years 0001-9999). */
-export const KIND_DATE = 2;
-export const KIND_STRING = 4;
-export const KIND_BOOLEAN = 8;
+const KIND_DATE = 2;
+const KIND_STRING = 4;
+const KIND_BOOLEAN = 8;
 /** An object or an array. */
-export const KIND_JSON = 16;
-export const KIND_NAMES: ReadonlyArray<readonly [number, string]> = [
+const KIND_JSON = 16;
+const KIND_NAMES: ReadonlyArray<readonly [number, string]> = [
   [KIND_NUMBER, 'number'],
   [KIND_DATE, 'date'],
   [KIND_STRING, 'string'],
@@ -46,6 +46,7 @@ const MAX_FAST_EXPONENT_DIGITS = 4;
 /** numeric's limits: digits before the decimal point, and after it. */
 const MAX_INTEGER_DIGITS = 131072;
 const MAX_SCALE = 16383;
+const UNPAIRED = 'an unpaired UTF-16 surrogate (not valid Unicode)';
 
 function isWs(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -87,17 +88,12 @@ export function trimValueEnd(b: Uint8Array, s: number, e: number): number {
 }
 
 /**
- * Fast path: writes the extra_fields COPY text of a record's unknown members (`unknown`: per
- * member, key start, key end, value start, member end; `plain`: the scanner's fast lane checked
- * its strings) into `out` at `o`; `\N` when there are none. Returns the new end, or -1 when a
- * value is not plain (the zod path then takes the record).
+ * Fast path: writes the extra_fields COPY text of a record's unknown members (at least one;
+ * `unknown`: per member, key start, key end, value start, member end; `plain`: the scanner's fast
+ * lane checked its strings) into `out` at `o`. Returns the new end, or -1 when a value is not
+ * plain (the zod path then takes the record).
  */
 export function writeFastExtras(b: Uint8Array, { unknown: spans, unknownCount: count, plain }: { unknown: Int32Array; unknownCount: number; plain: boolean }, out: Uint8Array, o: number): number {
-  if (count === 0) {
-    out[o] = 0x5c;
-    out[o + 1] = 0x4e;
-    return o + 2;
-  }
   out[o++] = 0x7b;
   for (let u = 0; u < count; u++) {
     if (u > 0) out[o++] = 0x2c;
@@ -231,7 +227,12 @@ function valueEnd(b: Uint8Array, i: number): number {
     }
     return i;
   }
-  while (i < b.length && !isWs(b[i]!) && b[i] !== 0x2c && b[i] !== 0x7d && b[i] !== 0x5d) i++;
+  return scalarEnd(b, i, b.length);
+}
+
+/** After the number or literal that starts at i: its first whitespace, ',', '}' or ']' before `e`. */
+function scalarEnd(b: Uint8Array, i: number, e: number): number {
+  while (i < e && !isWs(b[i]!) && b[i] !== 0x2c && b[i] !== 0x7d && b[i] !== 0x5d) i++;
   return i;
 }
 
@@ -245,8 +246,7 @@ function jsonbProblem(b: Buffer, s: number, e: number): string | undefined {
       if (problem !== undefined) return problem;
       i = end - 1;
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      let end = i;
-      while (end < e && !isWs(b[end]!) && b[end] !== 0x2c && b[end] !== 0x7d && b[end] !== 0x5d) end++;
+      const end = scalarEnd(b, i, e);
       if (!numberFits(b.toString('latin1', i, end))) return 'a number beyond the range of PostgreSQL numeric';
       i = end - 1;
     }
@@ -258,25 +258,17 @@ function jsonbProblem(b: Buffer, s: number, e: number): string | undefined {
 function stringProblem(b: Buffer, s: number, e: number): string | undefined {
   let pendingHigh = false;
   for (let i = s; i < e; i++) {
-    if (b[i] !== 0x5c) {
-      if (pendingHigh) return 'an unpaired UTF-16 surrogate (not valid Unicode)';
-      continue;
-    }
-    const escaped = b[i + 1]!;
-    if (escaped !== 0x75) {
-      if (pendingHigh) return 'an unpaired UTF-16 surrogate (not valid Unicode)';
-      i++;
-      continue;
-    }
-    const unit = Number.parseInt(b.toString('latin1', i + 2, i + 6), 16);
+    const escape = b[i] === 0x5c;
+    // The UTF-16 unit of a \u escape; -1 for any other character.
+    const unit = escape && b[i + 1] === 0x75 ? Number.parseInt(b.toString('latin1', i + 2, i + 6), 16) : -1;
+    // A high surrogate must be followed by a low one, and a low one must follow a high one.
+    if (pendingHigh !== (unit >= 0xdc00 && unit <= 0xdfff)) return UNPAIRED;
     if (unit === 0) return 'the NUL character (\\u0000)';
-    const high = unit >= 0xd800 && unit <= 0xdbff;
-    const low = unit >= 0xdc00 && unit <= 0xdfff;
-    if ((low && !pendingHigh) || (pendingHigh && !low)) return 'an unpaired UTF-16 surrogate (not valid Unicode)';
-    pendingHigh = high;
-    i += 5;
+    pendingHigh = unit >= 0xd800 && unit <= 0xdbff;
+    if (unit >= 0) i += 5;
+    else if (escape) i++;
   }
-  return pendingHigh ? 'an unpaired UTF-16 surrogate (not valid Unicode)' : undefined;
+  return pendingHigh ? UNPAIRED : undefined;
 }
 
 /** Whether numeric can hold the JSON number `text` exactly (its digits before and after the point). */

@@ -3,14 +3,13 @@
  * how many have a value; per unknown field, how many have it. Stored per run (sync_runs.field_counts)
  * so the next run can tell a renamed or emptied upstream field from normal data.
  */
-import { KNOWN_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
+import { isKnownField, KNOWN_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
 
 export { KNOWN_FIELDS, type FieldCounts, type KnownField };
 
 /** A listing with more distinct unknown names than this is hostile or broken; the rest are not named. */
 export const MAX_UNKNOWN_FIELDS = 1000;
 
-const INDEX: ReadonlySet<string> = new Set(KNOWN_FIELDS);
 
 /**
  * `counter.tally(0, record.id) + counter.tally(1, record.wpi) + ...`, one term per catalogue field
@@ -58,7 +57,7 @@ export class FieldCounter {
   }
 
   private countUnknownOf(record: object): void {
-    for (const key in record) if (!INDEX.has(key)) this.countUnknown(key);
+    for (const key in record) if (!isKnownField(key)) this.countUnknown(key);
   }
 
   /**
@@ -93,9 +92,9 @@ export class FieldCounter {
     if ((was | kind) !== was) this.kinds.set(key, was | kind);
   }
 
-  /** The kinds seen of each counted unknown field's values (0 when only nulls). */
-  unknownKinds(): Map<string, number> {
-    return new Map([...this.unknown.keys()].map((name) => [name, this.kinds.get(name) ?? 0]));
+  /** Each counted unknown field: the records that have it, and the kinds of its values seen (0 when only nulls). */
+  unknownFields(): Array<{ name: string; records: number; kinds: number }> {
+    return [...this.unknown].map(([name, records]) => ({ name, records, kinds: this.kinds.get(name) ?? 0 }));
   }
 
   /** Unknown field names, sorted. */

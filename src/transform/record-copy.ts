@@ -110,7 +110,7 @@ export class CopyWriter {
       if (o < 0) return false;
     }
     out[o++] = 0x09;
-    o = this.extras ? writeFastExtras(b, fields, out, o) : writeNull(out, o);
+    o = this.extras && fields.unknownCount > 0 ? writeFastExtras(b, fields, out, o) : writeNull(out, o);
     if (o < 0) return false;
     if (bi !== undefined) {
       bi.rounded += rounded;

@@ -1,9 +1,10 @@
 /**
  * The trust key: a digest of everything that shapes a stored row from a record's bytes. The whole
  * program (its code as it runs: dist/src when built, src/ under the tests), the SQL it runs, its
- * dependency lock, the fingerprint function, and the settings that change a row (SYNC_EXTRA_FIELDS). Fingerprints are seeded with it, so after any
- * deploy that changes one byte of these, no stored fingerprint matches and the first run compares
- * every record (the fair price of a deploy); nothing has to remember to bump a version.
+ * dependency lock, the fingerprint function, and the settings that change a row
+ * (SYNC_EXTRA_FIELDS). Fingerprints are seeded with it, so after any deploy that changes one byte
+ * of these, no stored fingerprint matches and the first run compares every record (the fair price
+ * of a deploy); nothing has to remember to bump a version.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -28,7 +29,11 @@ export function trustKeyOf(roots: readonly string[], files: readonly string[]): 
   const add = (path: string, base: string) => digest.update(`\0${relative(base, path)}\0`).update(readFileSync(path));
   for (const root of roots) for (const path of listFiles(root)) add(path, root);
   for (const path of files) if (existsSync(path)) add(path, PACKAGE_ROOT);
-  const hex = digest.digest('hex');
+  return keyOf(digest.digest('hex'));
+}
+
+/** A trust key from a hex digest: its first 128 bits, and the first 32 as the seed. */
+function keyOf(hex: string): TrustKey {
   return { key: hex.slice(0, 32), seed: Number.parseInt(hex.slice(0, 8), 16) | 0 };
 }
 
@@ -53,10 +58,6 @@ const cached = new Map<string, TrustKey>();
 export function programTrustKey(extraFields: 'keep' | 'drop' = 'keep'): TrustKey {
   program ??= trustKeyOf([CODE_ROOT, SQL_DIR], [join(PACKAGE_ROOT, 'package.json'), join(PACKAGE_ROOT, 'package-lock.json')]).key;
   let key = cached.get(extraFields);
-  if (key === undefined) {
-    const hex = createHash('sha256').update(`${program}\0extra_fields=${extraFields}`).digest('hex');
-    key = { key: hex.slice(0, 32), seed: Number.parseInt(hex.slice(0, 8), 16) | 0 };
-    cached.set(extraFields, key);
-  }
+  if (key === undefined) cached.set(extraFields, (key = keyOf(createHash('sha256').update(`${program}\0extra_fields=${extraFields}`).digest('hex'))));
   return key;
 }

@@ -97,11 +97,6 @@ export class MemberReader {
         }
         k = this.known(b, ks, j);
         if (m < MAX_GUESSES) this.guess[m] = k;
-        if (k === -1 && m < MAX_GUESSES) {
-          name = Buffer.prototype.latin1Slice.call(b, ks, j) as string;
-          this.lastUnknownKey[m] = Buffer.from(b.subarray(ks, j));
-          this.lastUnknownName[m] = name;
-        }
       }
       const vs = j + 2;
       if (b[j + 1] !== 0x3a || vs >= memberEnd) return false;
@@ -121,8 +116,15 @@ export class MemberReader {
         }
       } else {
         if (unknownCount === MAX_UNKNOWN || this.repeatsUnknown(b, ks, j, unknownCount)) return false;
+        if (name === undefined) {
+          name = Buffer.prototype.latin1Slice.call(b, ks, j) as string;
+          if (m < MAX_GUESSES) {
+            this.lastUnknownKey[m] = Buffer.from(b.subarray(ks, j));
+            this.lastUnknownName[m] = name;
+          }
+        }
         const u = 4 * unknownCount;
-        this.unknownNames[unknownCount] = name ?? (Buffer.prototype.latin1Slice.call(b, ks, j) as string);
+        this.unknownNames[unknownCount] = name;
         this.unknown[u] = ks;
         this.unknown[u + 1] = j;
         this.unknown[u + 2] = vs;
