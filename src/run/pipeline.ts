@@ -121,12 +121,22 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
   const writer = direct?.rows ?? new CopyWriter(extras);
   const checkpoints = new RecordCheckpoints();
   const spans = members.unknown;
+  // Per unknown member of a record (1st, 2nd, ...): the name it had last and that name's counter
+  // slot. MemberReader hands out the same string for a key that repeats at the same place, so
+  // the usual record finds its slots by identity, with no lookup.
+  const lastNames: string[] = [];
+  const lastSlots: number[] = [];
   const count = (bytes: Buffer) => {
     tally.received++;
     tally.fields.countMembers(members.present, members.nonNull);
-    for (let u = 0; u < 4 * members.unknownCount; u += 4) {
-      const kind = extras ? valueKind(bytes, spans[u + 2]!, trimValueEnd(bytes, spans[u + 2]!, spans[u + 3]!)) : 0;
-      tally.fields.countUnknown(members.unknownNames[u >> 2]!, kind);
+    for (let u = 0; u < members.unknownCount; u++) {
+      const name = members.unknownNames[u]!;
+      if (lastNames[u] !== name) {
+        lastNames[u] = name;
+        lastSlots[u] = tally.fields.unknownSlot(name);
+      }
+      const vs = spans[4 * u + 2]!;
+      tally.fields.countSlot(lastSlots[u]!, extras ? valueKind(bytes, vs, trimValueEnd(bytes, vs, spans[4 * u + 3]!)) : 0);
     }
   };
   const hook: RecordBytesHook = {

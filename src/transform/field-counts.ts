@@ -31,9 +31,11 @@ export class FieldCounter {
   records = 0;
   private readonly present = new Float64Array(KNOWN_FIELDS.length);
   private readonly nonNull = new Float64Array(KNOWN_FIELDS.length);
+  /** Per unknown field name, its slot in `unknownRecords` and `unknownKinds` (in the order first seen). */
   private readonly unknown = new Map<string, number>();
-  /** Per unknown field name: the kinds of its values (extra-fields.ts KIND_*), as bits. */
-  private readonly kinds = new Map<string, number>();
+  private readonly unknownRecords: number[] = [];
+  /** Per slot: the kinds of the field's values (extra-fields.ts KIND_*), as bits. */
+  private readonly unknownKinds: number[] = [];
   private truncated = false;
 
   /** Counts a parsed record; true when it has unknown fields. */
@@ -75,26 +77,43 @@ export class FieldCounter {
 
   /** One unknown field of the record being counted, and the kind of its value when known (0: not). */
   countUnknown(key: string, kind = 0): void {
-    const seen = this.unknown.get(key);
-    if (seen !== undefined) this.unknown.set(key, seen + 1);
-    else if (this.unknown.size < MAX_UNKNOWN_FIELDS) this.unknown.set(key, 1);
-    else {
+    this.countSlot(this.unknownSlot(key), kind);
+  }
+
+  /**
+   * The slot of an unknown field name, for countSlot: registered when new, -1 past
+   * MAX_UNKNOWN_FIELDS names. The byte-level path asks once per name it has not just seen, then
+   * counts by slot: an array increment per field of a record instead of map lookups.
+   */
+  unknownSlot(key: string): number {
+    const slot = this.unknown.get(key);
+    if (slot !== undefined) return slot;
+    if (this.unknown.size >= MAX_UNKNOWN_FIELDS) return -1;
+    this.unknown.set(key, this.unknownRecords.length);
+    this.unknownRecords.push(0);
+    this.unknownKinds.push(0);
+    return this.unknownRecords.length - 1;
+  }
+
+  /** One unknown field (by its slot) of the record being counted, and the kind of its value (0: not known). */
+  countSlot(slot: number, kind: number): void {
+    if (slot < 0) {
       this.truncated = true;
       return;
     }
-    if (kind !== 0) this.noteKind(key, kind);
+    this.unknownRecords[slot]!++;
+    this.unknownKinds[slot]! |= kind;
   }
 
   /** The kind of an unknown field's value, for a record whose names were counted already. */
   noteKind(key: string, kind: number): void {
-    if (!this.unknown.has(key)) return;
-    const was = this.kinds.get(key) ?? 0;
-    if ((was | kind) !== was) this.kinds.set(key, was | kind);
+    const slot = this.unknown.get(key);
+    if (slot !== undefined) this.unknownKinds[slot]! |= kind;
   }
 
   /** Each counted unknown field: the records that have it, and the kinds of its values seen (0 when only nulls). */
   unknownFields(): Array<{ name: string; records: number; kinds: number }> {
-    return [...this.unknown].map(([name, records]) => ({ name, records, kinds: this.kinds.get(name) ?? 0 }));
+    return [...this.unknown].map(([name, slot]) => ({ name, records: this.unknownRecords[slot]!, kinds: this.unknownKinds[slot]! }));
   }
 
   /** Unknown field names, sorted. */
@@ -107,7 +126,7 @@ export class FieldCounter {
     KNOWN_FIELDS.forEach((name, i) => (fields[name] = { present: this.present[i]!, non_null: this.nonNull[i]! }));
     // No prototype: an upstream field named "__proto__" is a plain key here.
     const unknown: Record<string, number> = Object.create(null);
-    for (const name of this.unknownNames()) unknown[name] = this.unknown.get(name)!;
+    for (const name of this.unknownNames()) unknown[name] = this.unknownRecords[this.unknown.get(name)!]!;
     return { records: this.records, fields, unknown, ...(this.truncated ? { unknown_truncated: true } : {}) };
   }
 }

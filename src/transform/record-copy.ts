@@ -19,7 +19,7 @@ export interface RecordFields {
   /** Per unknown member: key start, key end, value start, member end. */
   unknown: Int32Array;
   unknownCount: number;
-  /** Its strings are printable ASCII without escapes and its numbers well-formed (the scanner's fast lane). */
+  /** The scanner's fast lane took it: compact, its strings plain ASCII and its numbers of bounded size (extract/json/listing-types.ts). */
   plain: boolean;
 }
 

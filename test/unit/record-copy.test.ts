@@ -33,6 +33,12 @@ const DATES = ['"2021-03-04"', '"2021-02-29"', '"2020-02-29"', '"1900-02-29"', '
   '"2021-03-04T10:20:61"', '"2021-03-04T10:20:30+05:30"', '"2021-03-04T10:20:30+0530"', '"2021-03-04T10:20:30-24:00"', '"2021-03-04T10:20:30.Z"',
   '"2021-03-04T10:20Z"', '"2021-03-04T10"', '"2021-03-04T"', '"2021-13-01"', '"2021-04-31"', '"0001-01-01"', '"0000-01-01"', '"9999-12-31"',
   '"2021-3-4"', '""', 'null', '20210304', 'true', '" 2021-03-04"', '"2021-03-04Z"', '"2021-03-04\\n"', '"２０２１-03-04"', '{"d":1}'];
+const EXTRA_NAMES = ['bond_number', 'note', '__proto__', 'Id', 'wpi ', 'inventory_in_transit', 'cellar_note'];
+/** Values of unknown members: the sizes around the fast lane's number limits (1000 characters, a 4-digit exponent) among them. */
+const EXTRA_VALUES = ['1', '"x"', 'null', '{"a":[1]}', '1.50e-3', '-2E+7', '1e99999', '1e-9999', '-1E+9999', '"a\\\\b\\"c"', '"\\u00e9"', '"\\u0041"', 'true',
+  '"2021-03-04"', `1${'0'.repeat(999)}`, `1${'0'.repeat(1000)}`, `-0.${'5'.repeat(997)}`, `-0.${'5'.repeat(998)}`,
+  // Beyond numeric (and jsonb): a scale over 16383, by its exponent or by its digits.
+  '1e-99999', '2E-16384', `0.${'1'.repeat(16384)}`];
 const FIELDS = ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'];
 
 let seed = 12345;
@@ -67,7 +73,9 @@ function record(i: number): string {
   if (rand(20) > 0) members.push(['wpi', usual ? `"WPI-${rand(1e6)}"` : pick(WPIS)]);
   for (const f of FIELDS) if (rand(10) > 0) members.push([f, decimal()]);
   if (rand(10) > 0) members.push(['first_sale', usual && rand(2) === 0 ? '"2021-03-04T00:00:00.000000Z"' : pick(DATES)]);
-  if (rand(8) === 0) members.push([pick(['bond_number', 'note', '__proto__', 'Id', 'wpi ']), pick(['1', '"x"', 'null', '{"a":[1]}', '1.50e-3', '-2E+7', '1e99999', '"a\\\\b\\"c"', '"\\u00e9"', '"\\u0041"', 'true'])]);
+  // Unknown members: none mostly, else one to three, next to each other or apart (after a shuffle).
+  const unknown = rand(8) === 0 ? 1 + rand(3) : 0;
+  for (let u = 0; u < unknown; u++) members.push([pick(EXTRA_NAMES), pick(EXTRA_VALUES)]);
   if (rand(30) === 0) members.push([pick(['id', 'wpi', 'vintage_make']), pick(['2', '"y"', 'null'])]); // a repeated key
   if (rand(6) === 0) members.sort(() => rand(3) - 1);
   const spaced = rand(15) === 0;
@@ -136,7 +144,7 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
       received: tally.received,
       rejected: tally.rejected,
       maybeDuplicates: tally.maybeDuplicates,
-      fields: tally.fields.toJSON(),
+      fields: { counts: tally.fields.toJSON(), kinds: tally.fields.unknownFields().sort((a, b) => a.name.localeCompare(b.name)) },
       reasons: [...tally.reasons].map(([path, messages]): [string, Array<[string, number]>] => [path, [...messages].sort()]).sort(),
     },
     fast: taken,
@@ -227,6 +235,30 @@ describe('byte-level fast path vs the zod path', () => {
       expect(line).toBe(rowLine(result.row, null, suffix));
       expect(line.split('\t')).toHaveLength(KNOWN_FIELDS.length + 4);
     }
+  });
+});
+
+describe('unknown members on the fast path', () => {
+  it('are counted per name with every kind of value seen, wherever they stand, and named up to the cap', async () => {
+    const values = ['1', '"a"', '"2021-03-04"', 'true', 'null', '{"b":1}'];
+    // "x" moves between the first and the second unknown place; "y" only ever holds numbers.
+    const records = values.map((v, i) => (i % 2 === 0 ? `{"id":${i + 1},"wpi":"W","x":${v},"y":${i}}` : `{"id":${i + 1},"wpi":"W","y":${i},"x":${v}}`));
+    // Then 1,000 more names, one record each: the counter names at most 1,000 (MAX_UNKNOWN_FIELDS).
+    for (let n = 0; n < 1000; n++) records.push(`{"id":${100 + n},"wpi":"W","f${n}":1}`);
+    const tally = newTally();
+    const fast = recordFastPaths(tally, UnchangedShortcut.empty(), { extras: true });
+    let lines = 0;
+    for await (const chunk of listingCopyLines({ chunks: fileChunks(listingFile(records)), tally, writeRejects: async () => undefined, fast, extras: true })) {
+      lines += chunk.toString().split('\n').length - 1;
+    }
+    expect(lines).toBe(records.length);
+    const fields = tally.fields.unknownFields();
+    expect(fields.slice(0, 2)).toEqual([
+      { name: 'x', records: 6, kinds: 1 | 2 | 4 | 8 | 16 },
+      { name: 'y', records: 6, kinds: 1 },
+    ]);
+    expect(fields).toHaveLength(1000);
+    expect(tally.fields.toJSON().unknown_truncated).toBe(true);
   });
 });
 

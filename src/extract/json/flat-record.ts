@@ -100,11 +100,21 @@ function digitsEnd(b: Uint8Array, view: DataView, i: number, end: number): numbe
 }
 
 /**
+ * A number in the fast lane has at most this many characters and exponent digits: so every digit
+ * of it is within what PostgreSQL's numeric (and jsonb) holds, and a consumer of the lane may
+ * write it as it is (transform/extra-fields.ts). A longer one, never seen in real data, takes the
+ * state machine.
+ */
+const MAX_NUMBER_LENGTH = 1000;
+const MAX_EXPONENT_DIGITS = 4;
+
+/**
  * Where the well-formed number at `i` (a digit or '-') ends, when a ',' or '}' follows it before
- * `end`; else -1 (the state machine then takes it: a malformed number, -Infinity, an exponent
- * without digits...).
+ * `end` and it is within the sizes above; else -1 (the state machine then takes it: a malformed
+ * number, -Infinity, an exponent without digits...).
  */
 function numberEnd(b: Uint8Array, view: DataView, i: number, end: number): number {
+  const start = i;
   let d = b[i]!;
   if (d === 0x2d) {
     if (++i >= end) return -1;
@@ -129,10 +139,11 @@ function numberEnd(b: Uint8Array, view: DataView, i: number, end: number): numbe
       if (++i >= end) return -1;
       d = b[i]!;
     }
-    if (d < 0x30 || d > 0x39 || (i = digitsEnd(b, view, i + 1, end)) < 0) return -1;
+    const digits = i;
+    if (d < 0x30 || d > 0x39 || (i = digitsEnd(b, view, i + 1, end)) < 0 || i - digits > MAX_EXPONENT_DIGITS) return -1;
     d = b[i]!;
   }
-  return d === 0x2c || d === 0x7d ? i : -1;
+  return (d === 0x2c || d === 0x7d) && i - start <= MAX_NUMBER_LENGTH ? i : -1;
 }
 
 /**

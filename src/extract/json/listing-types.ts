@@ -82,7 +82,11 @@ export interface RecordBytesHook {
     memberCount: number,
     position: number,
     byteOffset: number,
-    /** The scanner's fast lane took it (flat-record.ts): every string printable ASCII without escapes, every number well-formed. */
+    /**
+     * The scanner's fast lane took it (flat-record.ts): no whitespace between tokens, every string
+     * printable ASCII without escapes, every number well-formed, of at most 1000 characters and
+     * an exponent of at most 4 digits.
+     */
     plain: boolean,
   ): boolean | RecordTag;
 }

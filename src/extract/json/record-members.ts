@@ -7,6 +7,8 @@
  * plain digits) answers false: the record then takes the full path, which is always right.
  */
 
+import { viewOf } from '../../byte-view.js';
+
 /** Unknown keys remembered per record; a record with more takes the full path. */
 const MAX_UNKNOWN = 8;
 const MAX_ID_DIGITS = 15;
@@ -38,8 +40,6 @@ export class MemberReader {
   /** Per known key: its text followed by '":' (`keyColon`), and that text's whole 4-byte little-endian words. */
   private readonly keyColon: Buffer[];
   private readonly keyWords: Int32Array[];
-  private viewed: Uint8Array | undefined;
-  private view: DataView = new DataView(new ArrayBuffer(0));
   private readonly idIndex: number;
   /** Per member position: the known key found there in the last record read (-1: none). */
   private readonly guess = new Int32Array(MAX_GUESSES).fill(-1);
@@ -49,6 +49,7 @@ export class MemberReader {
    * of being scanned, looked up and made into a string again.
    */
   private readonly lastUnknownKey: Array<Buffer | undefined> = [];
+  private readonly lastUnknownWords: Int32Array[] = [];
   private readonly lastUnknownName: string[] = [];
 
   /** `knownKeys`: the field names a record may have, bit k for knownKeys[k] (at most 31). */
@@ -56,11 +57,7 @@ export class MemberReader {
     if (knownKeys.length > 31) throw new RangeError('MemberReader: at most 31 known keys');
     this.keys = knownKeys.map((k) => Buffer.from(k, 'latin1'));
     this.keyColon = knownKeys.map((k) => Buffer.from(`${k}":`, 'latin1'));
-    this.keyWords = this.keyColon.map((t) => {
-      const words = new Int32Array(t.length >> 2);
-      for (let w = 0; w < words.length; w++) words[w] = t.readInt32LE(4 * w);
-      return words;
-    });
+    this.keyWords = this.keyColon.map(wordsOf);
     this.idIndex = knownKeys.indexOf('id');
   }
 
@@ -119,7 +116,9 @@ export class MemberReader {
         if (name === undefined) {
           name = Buffer.prototype.latin1Slice.call(b, ks, j) as string;
           if (m < MAX_GUESSES) {
-            this.lastUnknownKey[m] = Buffer.from(b.subarray(ks, j));
+            const keyColon = Buffer.concat([b.subarray(ks, j), COLON]);
+            this.lastUnknownKey[m] = keyColon;
+            this.lastUnknownWords[m] = wordsOf(keyColon);
             this.lastUnknownName[m] = name;
           }
         }
@@ -167,38 +166,31 @@ export class MemberReader {
     return false;
   }
 
-  /**
-   * When known key k's text and '":' are at b[s] (before `limit`), the position of that quote;
-   * else -1. Compared four bytes at a time through a DataView of `b` (one load each in V8),
-   * made once per buffer (read over the 1M-record benchmark listing: 444 ms with a byte loop, 343 ms so).
-   */
+  /** When known key k's text and '":' are at b[s] (before `limit`), the position of that quote; else -1. */
   private match(k: number, b: Uint8Array, s: number, limit: number): number {
-    const text = this.keyColon[k]!;
+    return this.matchText(this.keyColon[k]!, this.keyWords[k]!, b, s, limit);
+  }
+
+  /** When the unknown key member m had last time and '":' are at b[s] (before `limit`), the position of that quote; else -1. */
+  private matchUnknown(m: number, b: Uint8Array, s: number, limit: number): number {
+    const key = this.lastUnknownKey[m];
+    return key === undefined ? -1 : this.matchText(key, this.lastUnknownWords[m]!, b, s, limit);
+  }
+
+  /**
+   * When `text` (a key and '":', its whole 4-byte words in `words`) is at b[s] (before `limit`),
+   * the position of its quote; else -1. Compared four bytes at a time through a DataView of `b`
+   * (one load each in V8; read over the 1M-record benchmark listing: 444 ms with a byte loop,
+   * 343 ms so).
+   */
+  private matchText(text: Buffer, words: Int32Array, b: Uint8Array, s: number, limit: number): number {
     const n = text.length;
     if (s + n > limit) return -1;
-    if (b !== this.viewed) {
-      this.viewed = b;
-      this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-    }
-    const view = this.view;
-    const words = this.keyWords[k]!;
+    const view = viewOf(b);
     let i = 0;
     for (let w = 0; w < words.length; w++, i += 4) if (view.getInt32(s + i, true) !== words[w]) return -1;
     for (; i < n; i++) if (text[i] !== b[s + i]) return -1;
     return s + n - 2;
-  }
-
-  /**
-   * When the unknown key member m had last time is at b[s], followed by its closing quote (before
-   * `limit`), the position of that quote; else -1. Such a key has no '"' or '\\' in it.
-   */
-  private matchUnknown(m: number, b: Uint8Array, s: number, limit: number): number {
-    const key = this.lastUnknownKey[m];
-    if (key === undefined) return -1;
-    const n = key.length;
-    if (s + n >= limit || b[s + n] !== 0x22) return -1;
-    for (let i = 0; i < n; i++) if (key[i] !== b[s + i]) return -1;
-    return s + n;
   }
 
   /** Index of the known key whose text is b[s, e), or -1. */
@@ -213,4 +205,13 @@ export class MemberReader {
     }
     return -1;
   }
+}
+
+const COLON = Buffer.from('":', 'latin1');
+
+/** The whole 4-byte little-endian words of `text`. */
+function wordsOf(text: Buffer): Int32Array {
+  const words = new Int32Array(text.length >> 2);
+  for (let w = 0; w < words.length; w++) words[w] = text.readInt32LE(4 * w);
+  return words;
 }
