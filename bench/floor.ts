@@ -16,7 +16,7 @@ import type { ListingServer } from './listing-server.js';
 
 const run = promisify(execFile);
 const TABLE = 'bench_floor.bulk_wine_reconciliation';
-const COLUMNS = 'id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale';
+const COLUMNS = 'id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale, extra_fields';
 
 export interface Floor {
   seconds: number;
@@ -41,7 +41,7 @@ export async function measureFloor(server: ListingServer, files: ListingFiles, d
 
   await admin.query(`DROP SCHEMA IF EXISTS bench_floor CASCADE; CREATE SCHEMA bench_floor;
     CREATE TABLE ${TABLE} (id bigint PRIMARY KEY, wpi text NOT NULL, inventory_bulk_wine numeric, inventory_finished_goods numeric,
-      inventory_sales numeric, vintage_forecast numeric, vintage_make numeric, first_sale date)`);
+      inventory_sales numeric, vintage_forecast numeric, vintage_make numeric, first_sale date, extra_fields jsonb)`);
   const tsv = files.rowsTsv!;
   const copySeconds = await seconds(() => (psql ? psqlCopy(databaseUrl, tsv) : nodeCopy(admin, tsv)));
   server.takeEncodings();

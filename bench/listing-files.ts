@@ -11,7 +11,7 @@ import { createGzip } from 'node:zlib';
 import { ListingShape, type Variant } from './realistic-records.js';
 
 /** Bumped when the generator changes, so that stale files are not reused. */
-const GENERATOR_VERSION = 2;
+const GENERATOR_VERSION = 3;
 const FLUSH_AT = 1 << 20;
 
 export interface ListingFiles {
@@ -20,7 +20,7 @@ export interface ListingFiles {
   rows: number;
   json: string;
   gzip: string;
-  /** COPY text of the loaded rows, for the floor; absent for the all-rejected variants and for 'new-fields' (its rows are the base listing's). */
+  /** COPY text of the loaded rows (extra_fields included), for the floor; absent for the all-rejected variants. */
   rowsTsv: string | undefined;
 }
 
@@ -32,7 +32,7 @@ export async function listingFiles(dir: string, records: number, variant: Varian
     rows: variant === 'renamed' || variant === 'empty' ? 0 : shape.rows,
     json: `${base}.json`,
     gzip: `${base}.json.gz`,
-    rowsTsv: variant === 'base' || variant === 'changed' ? `${base}.tsv` : undefined,
+    rowsTsv: variant === 'renamed' || variant === 'empty' ? undefined : `${base}.tsv`,
   };
   if (!(await exists(files.json))) {
     options.log?.(`generating ${records} records (${variant}) into ${files.json}`);

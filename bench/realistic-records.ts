@@ -25,7 +25,10 @@ export type Variant =
 
 export interface GeneratedRecord {
   json: string;
-  /** COPY text line of the row the sync loads (no newline); undefined when a later duplicate supersedes it. */
+  /**
+   * COPY text line of the row the sync loads (no newline): the known fields, then extra_fields
+   * (the record's unknown members as sent, or \N); undefined when a later duplicate supersedes it.
+   */
   row: string | undefined;
 }
 
@@ -167,10 +170,14 @@ export class ListingShape {
     const sale = firstSale(rng);
     json += `,"first_sale":${sale.json}`;
     row += `\t${sale.canon}`;
-    if (rng.next() < 0.01) json += `,"lot_code":"L${rng.digits(6)}"`;
+    const extra: string[] = [];
+    if (rng.next() < 0.01) extra.push(`"lot_code":"L${rng.digits(6)}"`);
     // Drawn after every base member, so that the rest of the record stays the base one.
-    if (variant === 'new-fields') json += `,"inventory_in_transit":${decimal(rng).json},"cellar_note":${cellarNote(rng)}`;
+    if (variant === 'new-fields') extra.push(`"inventory_in_transit":${decimal(rng).json}`, `"cellar_note":${cellarNote(rng)}`);
+    for (const member of extra) json += `,${member}`;
     json += '}';
+    // extra_fields as COPY text: the JSON with its backslashes doubled (no tab or newline in it).
+    row += extra.length === 0 ? `\t${NULL}` : `\t{${extra.join(',').replaceAll('\\', '\\\\')}}`;
     const loaded = variant !== 'renamed' && !this.superseded.has(position);
     return { json, row: loaded ? row : undefined };
   }

@@ -155,6 +155,14 @@ describe('the report tables', () => {
       `${NAMES.empty}: 1.00x, 1.00x the run's first load (target <= 2.0x)`,
     ]);
   });
+
+  it('gives the floor of the new-fields listing against the run\'s floor, when the run measured it', () => {
+    const withFloor = (r: BenchRun, seconds: number): BenchRun => ({ ...r, newFieldsFloor: { ...floor, seconds } });
+    expect(firstLoadRatioLines([withFloor(run(true, 1), 7.25), run(true, 2)]).slice(0, 2)).toEqual([
+      `${NAMES.newFields}: 1.00x, 1.00x the run's first load (target <= 1.25x)`,
+      "  its floor (curl --compressed + psql \\copy of its rows, extra_fields included): 1.45x the run's floor before",
+    ]);
+  });
 });
 
 describe('the targets of a run (judge), each against the floor of the same run', () => {
