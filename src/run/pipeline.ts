@@ -25,10 +25,12 @@ const READ_CHUNK = 1024 * 1024;
  * The parser is fed at most this much at a time: it returns a push's records all at once, and 1 MiB
  * of tiny records (`{}` is 3 bytes) would be 350,000 objects alive together. Even 64 KiB (21,000
  * such records with their rejects' errors) outlives young-generation collections and is promoted,
- * so an all-rejected listing grew the old space by ~60 MB between full collections; at 16 KiB a
- * push's records mostly die young, and usual records (~250 bytes) still come 60 a push.
+ * so an all-rejected listing grew the old space by ~60 MB between full collections. At 16 KiB a
+ * push's records mostly died young, but not always: the 2M empty objects run against 1M live rows
+ * peaked at 228-279 MB in 4 of 13 runs (130-157 MB otherwise); at 8 KiB, 149-157 MB in 10 of 10.
+ * Usual records (~250 bytes) still come 30 a push; 4 KiB cost 6% more parse time, 8 KiB 2%.
  */
-const PUSH_BYTES = 16 * 1024;
+const PUSH_BYTES = 8 * 1024;
 const YIELD_AT = 512 * 1024;
 const REJECT_BATCH = 1000;
 /** Rejects stored per run; beyond this they are counted, not stored (a wholly broken listing). */
