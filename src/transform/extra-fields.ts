@@ -12,7 +12,7 @@
  * Each value's kind (valueKind) is counted per field name: the BI views type a field's column
  * from the kinds seen (load/discovered-fields.ts).
  */
-import { viewOf } from '../byte-view.js';
+import { viewCache, viewOf } from '../byte-view.js';
 import { copyText } from './copy-line.js';
 import { daysInMonth } from './date.js';
 import type { FieldError } from './record.js';
@@ -127,8 +127,8 @@ export function writeFastExtras(b: Uint8Array, { unknown: spans, unknownCount: c
   return o;
 }
 
-let outBuffer: Uint8Array | undefined;
-let outView: DataView = new DataView(new ArrayBuffer(0));
+/** The view of the output buffer being written (viewOf keeps the input's). */
+const outViewOf = viewCache();
 
 /**
  * Copies `b[s, e)` to `out` at `o`; returns the new end. Four bytes at a time through DataViews
@@ -136,12 +136,8 @@ let outView: DataView = new DataView(new ArrayBuffer(0));
  * (an object per record) as much, over the two new fields of 1M records.
  */
 function copyBytes(b: Uint8Array, s: number, e: number, out: Uint8Array, o: number): number {
-  if (out !== outBuffer) {
-    outBuffer = out;
-    outView = new DataView(out.buffer, out.byteOffset, out.byteLength);
-  }
   const from = viewOf(b);
-  const to = outView;
+  const to = outViewOf(out);
   for (; s + 4 <= e; s += 4, o += 4) to.setInt32(o, from.getInt32(s, true), true);
   for (; s < e; s++) out[o++] = b[s]!;
   return o;

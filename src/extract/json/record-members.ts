@@ -44,9 +44,10 @@ export class MemberReader {
   /** Per member position: the known key found there in the last record read (-1: none). */
   private readonly guess = new Int32Array(MAX_GUESSES).fill(-1);
   /**
-   * Per member position: the unknown key found there last, its bytes and its text. New upstream
-   * fields repeat like the known ones: the next record's key is compared with these bytes instead
-   * of being scanned, looked up and made into a string again.
+   * Per member position: the unknown key found there last: its bytes followed by '":' (and their
+   * whole 4-byte words, as for the known keys), and its text. New upstream fields repeat like the
+   * known ones: the next record's key is compared with these bytes instead of being scanned,
+   * looked up and made into a string again.
    */
   private readonly lastUnknownKey: Array<Buffer | undefined> = [];
   private readonly lastUnknownWords: Int32Array[] = [];
