@@ -1,13 +1,9 @@
 -- The unchanged-record shortcut's stored fingerprints (src/unchanged/store.ts), inside the run's
--- transaction. A fingerprint vouches for a row only while the row's xmin is the one stored with it
--- (sql/migrations/0008_row_trust.sql). The compared rows' fingerprints are stored by the statement
+-- transaction; the live rows are read on a connection of their own while the listing downloads,
+-- in one REPEATABLE READ snapshot. A fingerprint vouches for a row only while the row's xmin is
+-- the one stored with it (sql/migrations/0008_row_trust.sql). The compared rows' fingerprints are stored by the statement
 -- that compares them (sql/load/apply.sql classify_changes), so that the row version stored is the
 -- one compared, whatever commits meanwhile.
-
--- name: begin_read
--- The live rows are read on a connection of their own while the listing downloads, in one
--- snapshot; a row written after it gets another xmin, which the next run sees.
-BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 
 -- name: read_plan
 -- The read is one merge join of the two primary keys, in order, with nothing to sort. Left to the

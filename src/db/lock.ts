@@ -1,29 +1,57 @@
 /**
- * One run at a time per database and schema: a session-level advisory lock held by the run's
- * own connection, so a killed process releases it with its connection.
+ * One run at a time per database and schema: a transaction-level advisory lock, taken by a
+ * transaction of its own on a connection of its own and held open for the whole run (RunLock).
+ *
+ * Why not a session-level lock: through a transaction pooler (PgBouncer `pool_mode = transaction`)
+ * the session is the pooler's server connection, which it hands to the next client after each
+ * transaction without a reset: the lock stays behind on a connection no run owns, and every later
+ * run is told "another run holds the lock". A transaction-level lock pins its server connection
+ * for as long as it is held, through any pooler mode, and dies with its transaction: a killed
+ * process's connection closes, the server (or the pooler, which closes a server connection left
+ * in a transaction) rolls the transaction back, and a run started right after goes ahead.
  */
-import type { Pool, PoolClient } from './pool.js';
+import { backendPid, type Pool, type PoolClient } from './pool.js';
 import { loadStatements } from './statements.js';
 
-const SQL = loadStatements('db/lock.sql', ['try_run_lock', 'release_run_lock', 'migrate_lock', 'cancel_backend']);
+const SQL = loadStatements('db/lock.sql', ['try_run_lock', 'lock_alive', 'migrate_lock', 'cancel_backend']);
 
-export async function tryRunLock(client: PoolClient, schema: string): Promise<boolean> {
-  const { rows } = await client.query<{ locked: boolean }>(SQL.try_run_lock, [schema]);
-  return rows[0]?.locked === true;
-}
+export class RunLock {
+  private constructor(private readonly client: PoolClient) {}
 
-export async function releaseRunLock(client: PoolClient, schema: string): Promise<void> {
-  await client.query(SQL.release_run_lock, [schema]);
+  /** The lock, or undefined when another run holds it. */
+  static async acquire(pool: Pool, schema: string): Promise<RunLock | undefined> {
+    const client = await pool.connect();
+    try {
+      await pool.begin(client);
+      const { rows } = await client.query<{ locked: boolean }>(SQL.try_run_lock, [schema]);
+      if (rows[0]?.locked === true) return new RunLock(client);
+      await client.query('ROLLBACK');
+      client.release();
+      return undefined;
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+  }
+
+  /** Throws when the lock's connection is gone (and with it the lock): the run must not commit. */
+  async check(): Promise<void> {
+    await this.client.query(SQL.lock_alive);
+  }
+
+  /** Ends the lock's transaction; a connection that cannot roll back is closed, which releases it too. */
+  async release(): Promise<void> {
+    const failed = await this.client.query('ROLLBACK').then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    this.client.release(failed);
+  }
 }
 
 /** Waits for any other migrator of this schema; held until the caller's transaction ends. */
 export async function migrateLock(client: PoolClient, schema: string): Promise<void> {
   await client.query(SQL.migrate_lock, [schema]);
-}
-
-/** The server process of a connection (pg keeps it from the BackendKeyData message). */
-export function backendPid(client: PoolClient): number {
-  return (client as unknown as { processID?: number }).processID ?? 0;
 }
 
 /** Cancels the statement `client` is executing, from another connection of `pool`; never throws. */

@@ -1,5 +1,14 @@
-/** The pg pool, set up so that values arrive exactly: numeric and bigint as text, date as its text. */
+/**
+ * The database connections, set up so that values arrive exactly (numeric and bigint as text, date
+ * as its text) and so that the job works through a transaction pooler (PgBouncer in
+ * `pool_mode = transaction`, Supabase's and Neon's pooled addresses): a pooled server connection
+ * belongs to us only for the length of one transaction, so nothing here relies on state that
+ * outlives one. No startup `options` (PgBouncer refuses them), no session `SET`: every transaction
+ * starts with `SET LOCAL search_path` and `lock_timeout` (begin), and `query` runs its statement in
+ * a transaction of its own that does the same.
+ */
 import pg from 'pg';
+import type { QueryResult, QueryResultRow } from 'pg';
 
 const DATE_OID = 1082;
 
@@ -11,31 +20,117 @@ const exactTypes = {
   },
 } as pg.CustomTypesConfig;
 
-export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
 export interface PoolOptions {
   databaseUrl: string;
   schema: string;
   max?: number;
-  /** lock_timeout of every statement (migrations, audit); the run's transaction sets its own too. */
+  /** lock_timeout of every transaction begun here (0: none); a run's own transaction may set its own. */
   lockTimeoutMs?: number;
   onError?: (error: Error) => void;
 }
 
-export function createPool(options: PoolOptions): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: options.databaseUrl,
-    max: options.max ?? 4,
-    application_name: 'wine-recon-sync',
-    types: exactTypes,
-    // Every table is in SYNC_DB_SCHEMA; unqualified names in sql/ resolve there.
-    options: `-c search_path=${quoteIdent(options.schema)}${options.lockTimeoutMs === undefined ? '' : ` -c lock_timeout=${options.lockTimeoutMs}`}`,
-    connectionTimeoutMillis: 30_000,
-  });
-  // An idle client losing its connection must not crash the daemon.
-  pool.on('error', (error) => options.onError?.(error));
-  return pool;
+export interface BeginOptions {
+  /** Transaction modes after BEGIN, e.g. `ISOLATION LEVEL REPEATABLE READ READ ONLY` (a constant, never outside text). */
+  mode?: string;
+  /** This transaction's lock_timeout, instead of the pool's. */
+  lockTimeoutMs?: number;
+}
+
+/** The backend of each client's current transaction, as begin() read it (see backendPid). */
+const backends = new WeakMap<PoolClient, number>();
+
+export class Pool {
+  private readonly pg: pg.Pool;
+  private readonly setSchema: string;
+
+  constructor(private readonly options: PoolOptions) {
+    this.pg = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.max ?? 6,
+      application_name: 'wine-recon-sync',
+      types: exactTypes,
+      connectionTimeoutMillis: 30_000,
+    });
+    // An idle client losing its connection must not crash the daemon.
+    this.pg.on('error', (error) => options.onError?.(error));
+    this.setSchema = `SET LOCAL search_path TO ${quoteIdent(options.schema)}`;
+  }
+
+  get schema(): string {
+    return this.options.schema;
+  }
+
+  /**
+   * One statement (or a script of statements without parameters) in a transaction of its own, on
+   * the schema's search_path. Three round trips instead of one: used for the audit rows, the
+   * rejects and other short work, never per record.
+   */
+  // `any` rows by default, as pg's own query().
+  async query<R extends QueryResultRow = any>(text: string, values?: unknown[]): Promise<QueryResult<R>> {
+    return this.transaction((client) => client.query<R>(text, values));
+  }
+
+  /** A connection for work of several statements; its work goes between begin() and COMMIT or ROLLBACK. */
+  connect(): Promise<PoolClient> {
+    return this.pg.connect();
+  }
+
+  /**
+   * BEGIN on `client`, with this transaction's search_path and lock_timeout, in one round trip.
+   * Returns the server process of the transaction: through a transaction pooler the connection's
+   * own BackendKeyData names the pooler's process, not the server's, and pg_cancel_backend or
+   * pg_stat_activity need the server's.
+   */
+  async begin(client: PoolClient, options: BeginOptions = {}): Promise<number> {
+    const lockTimeoutMs = options.lockTimeoutMs ?? this.options.lockTimeoutMs;
+    const script = [
+      options.mode ? `BEGIN ${options.mode}` : 'BEGIN',
+      this.setSchema,
+      ...(lockTimeoutMs === undefined ? [] : [`SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`]),
+      'SELECT pg_backend_pid() AS pid',
+    ].join('; ');
+    const results = (await client.query(script)) as unknown as QueryResult<{ pid: number }>[];
+    const pid = results.at(-1)!.rows[0]!.pid;
+    backends.set(client, pid);
+    return pid;
+  }
+
+  /** Runs `work` in a transaction on a client of its own; rolls back on any error. */
+  async transaction<T>(work: (client: PoolClient) => Promise<T>, options: BeginOptions = {}): Promise<T> {
+    const client = await this.pg.connect();
+    let broken: Error | undefined;
+    try {
+      await this.begin(client, options);
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      broken = await client.query('ROLLBACK').then(
+        () => undefined,
+        (rollbackError: unknown) => rollbackError as Error,
+      );
+      throw error;
+    } finally {
+      backends.delete(client);
+      // A connection whose rollback failed is in an unknown state: closed, not reused.
+      client.release(broken);
+    }
+  }
+
+  end(): Promise<void> {
+    return this.pg.end();
+  }
+}
+
+export function createPool(options: PoolOptions): Pool {
+  return new Pool(options);
+}
+
+/** The server process of `client`'s current transaction (0 before begin()): for pg_cancel_backend and pg_stat_activity. */
+export function backendPid(client: PoolClient): number {
+  return backends.get(client) ?? 0;
 }
 
 export function quoteIdent(name: string): string {
@@ -55,17 +150,6 @@ export function withIdentifiers(sql: string, names: Record<string, string>): str
 }
 
 /** Runs `work` in a transaction on a client of its own; rolls back on any error. */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+export function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  return pool.transaction(work);
 }

@@ -143,9 +143,8 @@ function payloadInfo({ rows }: { rows: Array<{ run_id: string; sha256: string; b
 export async function restorePayload(pool: Pool, runId: string, path: string): Promise<string> {
   const info = await findPayload(pool, runId);
   if (!info) throw new SyncError('NOT_FOUND', `run ${runId} has no archived payload`, { exitCode: 2 });
-  const client = await pool.connect();
   const hash = createHash('sha256');
-  try {
+  await pool.transaction(async (client) => {
     const copy = client.query(copyTo(SQL.copy_payload_out.replace('$1', String(BigInt(runId)))));
     const hashing = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
@@ -154,9 +153,7 @@ export async function restorePayload(pool: Pool, runId: string, path: string): P
       },
     });
     await pipeline(copy, binaryColumnBytes(), decompressor(info.algorithm), hashing, createWriteStream(path));
-  } finally {
-    client.release();
-  }
+  });
   const sha256 = hash.digest('hex');
   if (sha256 !== info.sha256) {
     throw new InvalidListingError(`archived payload of run ${runId} is damaged: its SHA-256 is ${sha256}, ${info.sha256} was recorded; nothing was loaded`);

@@ -17,10 +17,7 @@ import { cancelStatement } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { compressListing, dropPayload, latestPayload, prunePayloads, upstreamGzip, writePayload, type CompressedListing } from '../load/payloads.js';
-import { loadStatements } from '../db/statements.js';
 import type { Listing } from './listing-source.js';
-
-const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
 
 export class RunArchive {
   private client: PoolClient | undefined;
@@ -38,13 +35,13 @@ export class RunArchive {
   /**
    * Begins the archive of `listing` (compressed into `dir` when needed) and its writing, on a
    * connection of its own; undefined when it is the newest archived one. `onConnection` is given
-   * that connection (to watch it for lock waits).
+   * the server process of its transaction (to watch it for lock waits).
    */
   static async start(
     pool: Pool,
     { runId, listing, dir, lockTimeoutMs }: { runId: string; listing: Listing; dir: string; lockTimeoutMs: number },
     log: Logger,
-    onConnection?: (client: PoolClient) => void,
+    onConnection?: (pid: number) => void,
   ): Promise<RunArchive | undefined> {
     const latest = await latestPayload(pool);
     if (latest?.sha256 === listing.sha256) {
@@ -93,14 +90,12 @@ export class RunArchive {
     if (this.committed) await dropPayload(this.pool, this.runId).catch(() => undefined);
   }
 
-  private async write(listing: Listing, compressed: Promise<CompressedListing>, lockTimeoutMs: number, log: Logger, onConnection?: (client: PoolClient) => void): Promise<void> {
+  private async write(listing: Listing, compressed: Promise<CompressedListing>, lockTimeoutMs: number, log: Logger, onConnection?: (pid: number) => void): Promise<void> {
     const client = (this.client = await this.pool.connect());
-    onConnection?.(client);
     try {
       // Stopped while waiting for the connection: nothing to write (a COPY in flight is cancelled instead).
       if (this.stopped) throw new Error('the run failed before its archive was written');
-      await client.query('BEGIN');
-      await client.query(SQL.set_lock_timeout, [String(lockTimeoutMs)]);
+      onConnection?.(await this.pool.begin(client, { lockTimeoutMs }));
       const bytes = (await stat(listing.path)).size;
       await writePayload(client, { runId: this.runId, sha256: listing.sha256, bytes, compressed }, log);
     } catch (error) {

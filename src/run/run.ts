@@ -14,9 +14,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { backendPid, cancelStatement } from '../db/lock.js';
+import { cancelStatement, type RunLock } from '../db/lock.js';
 import type { PoolClient } from '../db/pool.js';
-import { loadStatements } from '../db/statements.js';
 import { GuardError } from '../errors.js';
 import { spoolFault } from '../extract/http/spool-fault.js';
 import { readRecords } from '../extract/json/record-locate.js';
@@ -48,8 +47,6 @@ import { RunArchive } from './run-archive.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
 import type { SyncDeps, SyncRequest } from './sync.js';
 
-const SQL = loadStatements('run/run.sql', ['set_lock_timeout']);
-
 export class Run {
   private tally: ListingTally = newTally();
   private duplicates = 0;
@@ -62,6 +59,8 @@ export class Run {
   private direct: DirectLoad | undefined;
   /** The listing's fields outside the catalogue: where the run kept them. */
   private readonly extraFields: RunNewFields;
+  /** Who blocks any of the run's connections, should a lock wait time out (SYNC_LOCK_TIMEOUT_MS). */
+  private readonly lockWait: LockWaitWatch;
 
   constructor(
     private readonly config: Config,
@@ -69,8 +68,11 @@ export class Run {
     private readonly request: SyncRequest,
     private readonly runId: string,
     private readonly client: PoolClient,
+    /** Held by sync.ts for the whole run; checked before the run commits. */
+    private readonly lock: Pick<RunLock, 'check'>,
   ) {
     this.extraFields = new RunNewFields(config);
+    this.lockWait = new LockWaitWatch(deps.pool, config.lockTimeoutMs);
   }
 
   async execute(): Promise<void> {
@@ -80,9 +82,7 @@ export class Run {
     });
     const cancel = () => void this.cancelStatement();
     this.deps.signal.addEventListener('abort', cancel, { once: true });
-    // Who blocks any of the run's connections, should a lock wait time out (SYNC_LOCK_TIMEOUT_MS).
-    const lockWait = new LockWaitWatch(this.deps.pool, this.config.lockTimeoutMs);
-    lockWait.watch(backendPid(this.client));
+    const { lockWait } = this;
     lockWait.start();
     // The live rows are read while the download starts. A re-sync's parse needs them (its record
     // hook decides with them): it begins once they are in, then catches up with the spool file.
@@ -98,7 +98,7 @@ export class Run {
     try {
       // The upstream's gzip body is kept only when the run may archive: otherwise it is written for nothing.
       source = openListing(this.request.source, this.deps, this.tmp, { keepGzip: this.archives() });
-      await this.load(source, shortcut, lockWait);
+      await this.load(source, shortcut);
     } finally {
       lockWait.stop();
       this.deps.signal.removeEventListener('abort', cancel);
@@ -117,7 +117,8 @@ export class Run {
    * upstream holds it open longer (the data tables are only read until the changes are applied),
    * within SYNC_RUN_TIMEOUT_MS.
    */
-  private async load(source: ListingSource, reading: Promise<UnchangedShortcut>, lockWait: LockWaitWatch): Promise<void> {
+  private async load(source: ListingSource, reading: Promise<UnchangedShortcut>): Promise<void> {
+    const { lockWait } = this;
     const log = this.deps.log.child({ step: 'load' });
     const last = await lastSuccess(this.deps.pool);
     this.baseline = baselineOf(last);
@@ -125,7 +126,7 @@ export class Run {
     // Written beside the run, on a connection of its own (run-archive.ts), watched for lock waits like the run's.
     const archiving = source.ready.then((listing) =>
       this.archives()
-        ? RunArchive.start(this.deps.pool, { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs }, log, (c) => lockWait.watch(backendPid(c)))
+        ? RunArchive.start(this.deps.pool, { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs }, log, (pid) => lockWait.watch(pid))
         : undefined,
     );
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
@@ -161,9 +162,9 @@ export class Run {
     return !this.request.dryRun && this.config.archiveKeep > 0;
   }
 
+  /** The run's transaction, with SYNC_LOCK_TIMEOUT_MS; its server process watched for lock waits. */
   private async begin(): Promise<void> {
-    await this.client.query('BEGIN');
-    await this.client.query(SQL.set_lock_timeout, [String(this.config.lockTimeoutMs)]);
+    this.lockWait.watch(await this.deps.pool.begin(this.client, { lockTimeoutMs: this.config.lockTimeoutMs }));
   }
 
   /** Every live row and the fingerprints that still vouch for it; says why when it cannot trust them all. */
@@ -235,7 +236,7 @@ export class Run {
    * then the rejects stored so far.
    * Those are stored as parsing goes, not held back until the download ends: up to 10,000 of them
    * with their raw text would be a lot of memory to hold, and a retry is rare enough that deleting
-   * them is the cheaper side. The run lock is the session's, not the transaction's: it stays held.
+   * them is the cheaper side. The run lock is another connection's (sync.ts): it stays held.
    */
   private async forgetAttempt(shortcut: UnchangedShortcut, { again }: { again: boolean }): Promise<void> {
     this.tally = newTally();
@@ -276,8 +277,12 @@ export class Run {
     return counts;
   }
 
-  /** A dry run rolls everything back: it reports what a run would do. */
+  /**
+   * A dry run rolls everything back: it reports what a run would do. A run whose lock went with
+   * its connection (a pooler or server restart) does not commit: another run may be going.
+   */
   private async commit(): Promise<void> {
+    if (!this.request.dryRun) await this.lock.check();
     await this.client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
   }
 

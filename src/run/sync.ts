@@ -1,10 +1,11 @@
 /**
- * One sync run: the run lock, the audit row written `running` first and finished whatever
- * happens, the deadline (SYNC_RUN_TIMEOUT_MS), and rollback on failure. The run's own work, in
- * named phases and in ONE transaction, is in run.ts.
+ * One sync run: the run lock (db/lock.ts: a transaction of its own, held from before the run's
+ * row is written until after it is finished), the audit row written `running` first and finished
+ * whatever happens, the deadline (SYNC_RUN_TIMEOUT_MS), and rollback on failure. The run's own
+ * work, in named phases and in ONE transaction on a connection of its own, is in run.ts.
  */
 import type { Config } from '../config.js';
-import { releaseRunLock, tryRunLock } from '../db/lock.js';
+import { RunLock } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import { AbortedError, LockHeldError, describeError } from '../errors.js';
 import type { WineApi } from '../extract/http/api.js';
@@ -49,51 +50,50 @@ export interface SyncOutcome {
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
   const { pool } = deps;
-  const lockClient = await pool.connect();
+  const lock = await RunLock.acquire(pool, config.schema);
+  if (!lock) throw new LockHeldError(`another sync holds the lock for schema "${config.schema}"; this run was skipped`);
+  let client: PoolClient | undefined;
   let broken = false;
   try {
-    if (!(await tryRunLock(lockClient, config.schema))) {
-      throw new LockHeldError(`another sync holds the lock for schema "${config.schema}"; this run was skipped`);
-    }
+    // The run's own connection, for its one transaction; the lock's is another.
+    client = await pool.connect();
+    // Only the lock's holder gets here, and a run finishes its row before it lets the lock go.
+    const abandoned = await markAbandoned(pool);
+    if (abandoned.length > 0) deps.log.warn({ runs: abandoned }, 'marked runs left running by a dead process as abandoned');
+    const source = await describeSource(deps, request.source);
+    const runId = await startRun(pool, { trigger: request.trigger, dryRun: request.dryRun === true, appVersion: APP_VERSION, source });
+    const log = deps.log.child({ runId: Number(runId) });
+    log.info({ trigger: request.trigger, dryRun: request.dryRun === true, source }, 'sync started');
+    const started = Date.now();
+    const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
+    const { signal } = deadline;
+    const run = new Run(config, { ...deps, log, signal }, request, runId, client, lock);
+    let status: RunStatus = 'succeeded';
+    let error: string | null = null;
     try {
-      const abandoned = await markAbandoned(pool);
-      if (abandoned.length > 0) deps.log.warn({ runs: abandoned }, 'marked runs left running by a dead process as abandoned');
-      const source = await describeSource(deps, request.source);
-      const runId = await startRun(pool, { trigger: request.trigger, dryRun: request.dryRun === true, appVersion: APP_VERSION, source });
-      const log = deps.log.child({ runId: Number(runId) });
-      log.info({ trigger: request.trigger, dryRun: request.dryRun === true, source }, 'sync started');
-      const started = Date.now();
-      const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
-      const { signal } = deadline;
-      const run = new Run(config, { ...deps, log, signal }, request, runId, lockClient);
-      let status: RunStatus = 'succeeded';
-      let error: string | null = null;
-      try {
-        await run.execute();
-      } catch (caught) {
-        status = !deadline.expired && (signal.aborted || caught instanceof AbortedError) ? 'aborted' : 'failed';
-        error = deadline.expired ? describeError(signal.reason) : status === 'aborted' ? new AbortedError().message : describeError(caught);
-        broken = !(await rollback(lockClient));
-        log.error({ err: deadline.expired ? signal.reason : caught }, `sync ${status}`);
-      } finally {
-        deadline.clear();
-      }
-      const row = await finishRun(pool, runId, {
-        status,
-        error,
-        counts: run.counts(status),
-        unknownFields: run.unknownFields(),
-        fieldCounts: run.fieldCounts(),
-        bi: status === 'succeeded' ? run.bi : undefined,
-      });
-      log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
-      return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
+      await run.execute();
+    } catch (caught) {
+      status = !deadline.expired && (signal.aborted || caught instanceof AbortedError) ? 'aborted' : 'failed';
+      error = deadline.expired ? describeError(signal.reason) : status === 'aborted' ? new AbortedError().message : describeError(caught);
+      broken = !(await rollback(client));
+      log.error({ err: deadline.expired ? signal.reason : caught }, `sync ${status}`);
     } finally {
-      if (!broken) await releaseRunLock(lockClient, config.schema).catch(() => (broken = true));
+      deadline.clear();
     }
+    const row = await finishRun(pool, runId, {
+      status,
+      error,
+      counts: run.counts(status),
+      unknownFields: run.unknownFields(),
+      fieldCounts: run.fieldCounts(),
+      bi: status === 'succeeded' ? run.bi : undefined,
+    });
+    log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
+    return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
   } finally {
-    // A connection in an unknown state is closed, not reused; closing also releases the lock.
-    lockClient.release(broken ? new Error('discarding connection after a failed rollback') : undefined);
+    // A connection in an unknown state is closed, not reused.
+    client?.release(broken ? new Error('discarding connection after a failed rollback') : undefined);
+    await lock.release();
   }
 }
 

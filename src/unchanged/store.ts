@@ -8,14 +8,13 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { to as copyTo } from 'pg-copy-streams';
-import { backendPid, cancelStatement } from '../db/lock.js';
+import { cancelStatement } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
 import { LiveRowFile, LiveRowWriter } from './live-file.js';
 
 const SQL = loadStatements('unchanged/fingerprints.sql', [
-  'begin_read',
   'read_plan',
   'state',
   'copy_live_out',
@@ -60,12 +59,12 @@ export interface ReadOptions {
 export async function readLiveRows(pool: Pool, signal: AbortSignal, options: ReadOptions): Promise<LiveRows> {
   const { log } = options;
   const client = await pool.connect();
-  options.onConnection?.(backendPid(client));
   const cancel = () => void cancelStatement(pool, client);
   signal.addEventListener('abort', cancel, { once: true });
   const writer = new LiveRowWriter(join(options.dir, 'live-rows'));
   try {
-    await client.query(SQL.begin_read);
+    // One snapshot: a row written after it gets another xmin, which the next run sees.
+    options.onConnection?.(await pool.begin(client, { mode: 'ISOLATION LEVEL REPEATABLE READ READ ONLY' }));
     await client.query(SQL.read_plan);
     const state = (await client.query<{ trust_key: string; run_id: string }>(SQL.state)).rows[0];
     const started = Date.now();

@@ -31,7 +31,7 @@ async function archive(body: string, chunkBytes: number, algorithm: PayloadAlgor
   const runId = await startRun(fx.db.pool, { trigger: 'manual', dryRun: false, appVersion: 'test', source: null });
   const client = await fx.db.pool.connect();
   try {
-    await client.query('BEGIN');
+    await fx.db.pool.begin(client);
     await storePayload(client, { runId, sha256: sha256(body), bytes: Buffer.byteLength(body), compressed, keep: 1000, chunkBytes });
     await client.query('COMMIT');
   } finally {
@@ -246,7 +246,7 @@ describe('the archive of a downloaded listing', () => {
     dl.sim.mutate({ change: 10 });
     const holder = await dl.db.pool.connect();
     try {
-      await holder.query('BEGIN');
+      await dl.db.pool.begin(holder);
       await holder.query('SELECT 1 FROM sync_payloads WHERE run_id = $1 FOR UPDATE', [first.id]);
       const { run } = await ctx.run();
       expect(run.status).toBe('failed');
