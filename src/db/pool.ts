@@ -44,6 +44,8 @@ const backends = new WeakMap<PoolClient, number>();
 export class Pool {
   private readonly pg: pg.Pool;
   private readonly setSchema: string;
+  /** Connected clients, until their connection has closed. */
+  private readonly open = new Set<pg.PoolClient>();
 
   constructor(private readonly options: PoolOptions) {
     this.pg = new pg.Pool({
@@ -55,6 +57,10 @@ export class Pool {
     });
     // An idle client losing its connection must not crash the daemon.
     this.pg.on('error', (error) => options.onError?.(error));
+    this.pg.on('connect', (client) => {
+      this.open.add(client);
+      client.once('end', () => this.open.delete(client));
+    });
     this.setSchema = `SET LOCAL search_path TO ${quoteIdent(options.schema)}`;
   }
 
@@ -119,8 +125,15 @@ export class Pool {
     }
   }
 
-  end(): Promise<void> {
-    return this.pg.end();
+  /**
+   * Resolves once every connection has closed. pg's own end() resolves when its clients are told to
+   * end, before their sockets close: a server stopped right after (the demo's embedded one) would
+   * still find them, and their "terminating connection" would be logged as a failure.
+   */
+  async end(): Promise<void> {
+    const closing = [...this.open].map((client) => new Promise((resolve) => client.once('end', resolve)));
+    await this.pg.end();
+    await Promise.all(closing);
   }
 }
 
