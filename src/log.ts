@@ -32,12 +32,28 @@ const CENSOR = '[Redacted]';
 export class SecretRegistry {
   private readonly values = new Set<string>();
   add(value: string | undefined): void {
-    // Very short values would censor ordinary words; a real secret is longer.
-    if (value !== undefined && value.length >= 6) this.values.add(value);
+    if (value !== undefined && value !== '') this.values.add(value);
   }
+  /**
+   * For log lines and webhooks, every value of 6 characters or more: shorter ones would censor
+   * ordinary words in every line (a real secret is longer).
+   */
   scrub(text: string): string {
+    return this.scrubValues(text, 6);
+  }
+  /**
+   * For text stored where other people read it (sync_runs.error, which BI users see through
+   * sync_freshness): every value, whatever its length. A short secret may censor an ordinary word
+   * in one error; it is never stored.
+   */
+  scrubAll(text: string): string {
+    return this.scrubValues(text, 1);
+  }
+  private scrubValues(text: string, minLength: number): string {
     let out = text;
-    for (const v of this.values) {
+    // Longest first: a secret that contains another is censored whole.
+    for (const v of [...this.values].sort((a, b) => b.length - a.length)) {
+      if (v.length < minLength) continue;
       if (out.includes(v)) out = out.split(v).join(CENSOR);
       const json = JSON.stringify(v).slice(1, -1);
       if (json !== v && out.includes(json)) out = out.split(json).join(CENSOR);

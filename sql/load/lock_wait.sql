@@ -1,5 +1,6 @@
 -- Who blocks the run's connections ($1: their backend pids), sampled from another connection while
--- the run waits.
+-- the run waits. The blocker is named by pid, role, application, state and what it waits on, never
+-- by its SQL text: that is another role's query, and the error is stored where BI users read it.
 
 -- name: blocked_by
 -- pg_blocking_pids() briefly takes the lock manager's locks, so it is only called for a backend
@@ -17,9 +18,8 @@ WITH waiting AS (
   LIMIT 1
 )
 SELECT wanted.relation, wanted.mode, wanted.locktype,
-       b.pid, b.application_name, b.state,
-       floor(extract(epoch FROM clock_timestamp() - coalesce(b.xact_start, b.query_start, b.backend_start)))::int AS seconds,
-       left(b.query, 100) AS query
+       b.pid, b.usename, b.application_name, b.state, b.wait_event_type, b.wait_event,
+       floor(extract(epoch FROM clock_timestamp() - coalesce(b.xact_start, b.query_start, b.backend_start)))::int AS seconds
 FROM wanted
 LEFT JOIN LATERAL unnest(pg_blocking_pids(wanted.pid)) AS blocker (pid) ON true
 LEFT JOIN pg_stat_activity b ON b.pid = blocker.pid

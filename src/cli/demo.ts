@@ -53,7 +53,7 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
   try {
     await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     const api = await newApi(ctx);
-    const deps = { pool: ctx.pool, log: ctx.log, api };
+    const deps = { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api };
     const [earlier] = await recentRuns(ctx.pool, 1);
     out(earlier === undefined
       ? '\n1. first sync, into empty tables:'

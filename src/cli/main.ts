@@ -166,7 +166,7 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
       reporter.runStarted();
       outcome = await runSync(
         ctx.config,
-        { pool: ctx.pool, log: ctx.log, api: await newApi(ctx), signal: controller.signal, onProgress: progress?.update },
+        { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api: await newApi(ctx), signal: controller.signal, onProgress: progress?.update },
         request,
       );
     } catch (error) {

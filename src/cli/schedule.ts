@@ -48,7 +48,7 @@ export const HEALTHCHECK = defineCommand({
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(SCHEDULE, args);
   const ctx = openContext(io, { api: true, database: true });
-  const { config, log, pool } = ctx;
+  const { config, log, pool, secrets } = ctx;
   const api = await newApi(ctx);
   await migrate(pool, config.schema, config.bi);
 
@@ -82,7 +82,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     health.runStartedAt = new Date().toISOString();
     reporter.runStarted();
     void beat();
-    running = runSync(config, { pool, log, api, signal: controller.signal }, { source: { kind: 'api' }, trigger: 'schedule' })
+    running = runSync(config, { pool, log, api, secrets, signal: controller.signal }, { source: { kind: 'api' }, trigger: 'schedule' })
       .then(async (outcome) => {
         const { run } = outcome;
         health.lastRun = { id: run.id, status: run.status, finishedAt: run.finished_at };

@@ -18,10 +18,12 @@ const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface Blocker {
   pid: number;
+  user: string | null;
   applicationName: string;
   state: string | null;
+  /** What it waits on (pg_stat_activity wait_event_type/wait_event), e.g. Client/ClientRead. */
+  waitsOn: string | null;
   seconds: number | null;
-  query: string | null;
 }
 
 export interface LockWait {
@@ -37,10 +39,12 @@ interface BlockedByRow {
   mode: string;
   locktype: string;
   pid: number | null;
+  usename: string | null;
   application_name: string | null;
   state: string | null;
+  wait_event_type: string | null;
+  wait_event: string | null;
   seconds: number | null;
-  query: string | null;
 }
 
 export class LockWaitWatch {
@@ -96,10 +100,11 @@ export class LockWaitWatch {
           locktype: first.locktype,
           blockers: rows.filter((r) => r.pid !== null).map((r) => ({
             pid: r.pid!,
+            user: r.usename,
             applicationName: r.application_name ?? '',
             state: r.state,
+            waitsOn: r.wait_event_type === null ? null : `${r.wait_event_type}/${r.wait_event ?? ''}`,
             seconds: r.seconds,
-            query: r.query,
           })),
           sampledAt: Date.now(),
         };
@@ -122,9 +127,11 @@ export function describeWait(wait: LockWait | undefined, lockTimeoutMs: number):
 }
 
 function describeBlocker(b: Blocker): string {
-  const parts = [`pid ${b.pid}`, `application_name ${JSON.stringify(b.applicationName)}`];
+  const parts = [`pid ${b.pid}`];
+  if (b.user !== null) parts.push(`user ${JSON.stringify(b.user)}`);
+  parts.push(`application_name ${JSON.stringify(b.applicationName)}`);
   if (b.state !== null) parts.push(`state ${JSON.stringify(b.state)}`);
+  if (b.waitsOn !== null) parts.push(`waiting on ${b.waitsOn}`);
   if (b.seconds !== null) parts.push(`for ${b.seconds} s`);
-  if (b.query !== null) parts.push(`query ${JSON.stringify(b.query.replace(/\s+/g, ' '))}`);
   return parts.join(', ');
 }

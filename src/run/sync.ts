@@ -9,7 +9,7 @@ import { RunLock } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import { AbortedError, LockHeldError, describeError } from '../errors.js';
 import type { WineApi } from '../extract/http/api.js';
-import type { Logger } from '../log.js';
+import type { Logger, SecretRegistry } from '../log.js';
 import { finishRun, markAbandoned, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { checkListingFile, checkReplaySource } from '../load/sources.js';
@@ -33,6 +33,8 @@ export interface SyncDeps {
   log: Logger;
   /** Needed for API runs; the daemon keeps one so the token is reused between runs. */
   api?: WineApi;
+  /** The secrets to censor in the error stored with the run (BI users read it); none in tests that have none. */
+  secrets?: SecretRegistry;
   signal?: AbortSignal;
   tmpDir?: string;
   onProgress?: (progress: { received: number; bytes: number }) => void;
@@ -82,7 +84,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     }
     const row = await finishRun(pool, runId, {
       status,
-      error,
+      error: error === null ? null : (deps.secrets?.scrubAll(error) ?? error),
       counts: run.counts(status),
       unknownFields: run.unknownFields(),
       fieldCounts: run.fieldCounts(),

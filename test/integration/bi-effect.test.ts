@@ -199,14 +199,11 @@ describe('what the BI views do to a value, counted in Node', () => {
 
     const first = written(0);
     expect(first.declined).toEqual([]);
-    const client = await fx.db.pool.connect();
-    try {
-      await copyRows(client, (async function* () {
+    await fx.db.pool.transaction((client) =>
+      copyRows(client, (async function* () {
         yield first.lines;
-      })());
-    } finally {
-      client.release();
-    }
+      })()),
+    );
     const rows = new ListingParser().push(Buffer.from(`{"bulk_wine_reconciliation":[${records.join(',')}]}`)).map((record) => {
       const result = transformRecord(record.value);
       if (!result.ok) throw new Error(`record ${record.position} rejected: ${JSON.stringify(result.errors)}`);
