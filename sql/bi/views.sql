@@ -31,7 +31,7 @@ DROP VIEW IF EXISTS {{bi}}.reconciliation, {{bi}}.reconciliation_history, {{bi}}
 
 CREATE VIEW {{bi}}.reconciliation AS
 SELECT {{bi_typed_columns}}{{discovered_typed}},
-       first_seen_at, changed_at, run_id,
+       first_seen_at, changed_at, run_id, rejected_in_run,
        -- An array, not concat_ws: a function takes at most 100 arguments, and with the new
        -- fields' columns there may be more. array_to_string skips the NULLs.
        nullif(array_to_string(ARRAY[
@@ -39,7 +39,7 @@ SELECT {{bi_typed_columns}}{{discovered_typed}},
        extra_fields::text AS extra_fields
 FROM (
   SELECT {{bi_rounded_columns}}{{discovered_values}},
-         first_seen_at, changed_at, run_id, extra_fields
+         first_seen_at, changed_at, run_id, rejected_in_run, extra_fields
   FROM {{data}}.bulk_wine_reconciliation
   WHERE deleted_at IS NULL
 ) rounded;
@@ -107,6 +107,7 @@ COMMENT ON VIEW {{bi}}.reconciliation IS 'Bulk wine reconciliation records curre
 {{bi_live_field_comments}}{{discovered_live_comments}}
 COMMENT ON COLUMN {{bi}}.reconciliation.first_seen_at IS 'When a sync first loaded this record. Same as in {{data_name}}.bulk_wine_reconciliation.';
 COMMENT ON COLUMN {{bi}}.reconciliation.changed_at IS 'When a sync last changed this record. Same as in {{data_name}}.bulk_wine_reconciliation.';
+COMMENT ON COLUMN {{bi}}.reconciliation.rejected_in_run IS 'sync_runs.id of the latest run that rejected this record (its reasons are in {{data_name}}.sync_rejects): the values shown are the last valid version, kept as they were. NULL when the last record was valid. Same as in {{data_name}}.bulk_wine_reconciliation.';
 COMMENT ON COLUMN {{bi}}.reconciliation.run_id IS 'sync_runs.id of the run that last changed this record. Same as in {{data_name}}.bulk_wine_reconciliation.';
 COMMENT ON COLUMN {{bi}}.reconciliation.overflow_columns IS 'Only in the BI views: comma-separated names of the columns left NULL here because their value does not fit the column''s type (a quantity too large for {{bi_type}}, or a new field''s value of another kind); NULL when every value fits. Their exact values are in {{data_name}}.bulk_wine_reconciliation.';
 COMMENT ON COLUMN {{bi}}.reconciliation.extra_fields IS 'Every field of the record that the field catalogue of this version does not know, as JSON text exactly as sent (numbers keep every digit); null when none. The ones that can be named are also columns of this view; all are listed in {{data_name}}.sync_fields. Same as {{data_name}}.bulk_wine_reconciliation.extra_fields.';

@@ -130,3 +130,29 @@ UPDATE bulk_wine_reconciliation t
 SET deleted_at = now(), changed_at = now(), run_id = $1
 FROM staging_changes c
 WHERE c.action = 'delete' AND t.id = c.id;
+
+-- name: any_kept
+-- Rows kept as their last valid version by an earlier run (rejected_in_run): few, by their index.
+SELECT EXISTS (SELECT 1 FROM bulk_wine_reconciliation WHERE rejected_in_run IS NOT NULL) AS any;
+
+-- name: clear_kept
+-- Their id has a valid record again: the mark goes, and classify_changes then compares the record
+-- as usual. Before classify_changes, so that a fingerprint it stores has the row's latest xmin.
+UPDATE bulk_wine_reconciliation t
+SET rejected_in_run = NULL
+WHERE t.rejected_in_run IS NOT NULL
+  AND EXISTS (SELECT 1 FROM staging_records s WHERE s.id = t.id);
+
+-- name: mark_kept
+-- Live rows whose id this run rejected, and had no valid record of ($2): kept as they are, marked.
+-- Their fingerprints go, so the next run compares their next record whatever its bytes (the mark
+-- must be cleared even when that record equals the version kept).
+WITH marked AS (
+  UPDATE bulk_wine_reconciliation
+  SET rejected_in_run = $1
+  WHERE id = ANY ($2::bigint[]) AND deleted_at IS NULL
+  RETURNING id
+), forgotten AS (
+  DELETE FROM bulk_wine_reconciliation_source_hash h USING marked m WHERE h.id = m.id
+)
+SELECT count(*)::bigint AS kept FROM marked;

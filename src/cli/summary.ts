@@ -14,6 +14,9 @@ export function formatSummary(
     `  received ${n(run.received)}  rejected ${n(run.rejected)}  duplicates ${n(run.duplicates)}  bytes ${n(run.bytes)}`,
     `  inserted ${n(run.inserted)}  updated ${n(run.updated)}  unchanged ${n(run.unchanged)}  deleted ${n(run.deleted)}  restored ${n(run.restored)}`,
   ];
+  if ((run.kept_on_reject ?? 0) > 0) {
+    lines.push(`  kept ${n(run.kept_on_reject)}: live rows left as their last valid version because their record was rejected (rejected_in_run = ${run.id})`);
+  }
   if (topReasons.length > 0) {
     lines.push('  top reject reasons:');
     for (const r of topReasons) lines.push(`    ${String(r.count).padStart(6)}  ${r.reason}`);

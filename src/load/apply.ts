@@ -15,6 +15,9 @@ const SQL = loadStatements('load/apply.sql', [
   'update_changed',
   'count_changes',
   'delete_missing',
+  'any_kept',
+  'clear_kept',
+  'mark_kept',
 ]);
 
 export interface ChangeCounts {
@@ -50,6 +53,7 @@ export async function classifyChanges(
   }
   // Statistics only matter for the join plan; an initial load reads the staging table once, in order.
   await analyzeStaging(client, log);
+  if ((await timed<{ any: boolean }>('any_kept')).rows[0]!.any) await timed('clear_kept');
   await timed('create_changes');
   await timed('classify_changes', [missing]);
   const c = (await timed<{ inserted: string; updated: string; restored: string; deleted: string }>('count_changes')).rows[0]!;
@@ -75,4 +79,14 @@ export async function applyChanges(client: PoolClient, runId: string, counts: Ch
   if (counts.updated + counts.deleted > 0) await timed('close_versions');
   if (counts.updated + counts.restored > 0) await timed('update_changed', [runId]);
   if (counts.deleted > 0) await timed('delete_missing', [runId]);
+}
+
+/**
+ * Live rows whose id this run rejected and had no valid record of: kept as their last valid
+ * version and marked with the run (rejected_in_run); returns how many. After the changes are
+ * applied and their fingerprints saved: the fingerprints of these rows are dropped.
+ */
+export async function keepRejected(client: PoolClient, runId: string, ids: string[], log?: Logger): Promise<number> {
+  if (ids.length === 0) return 0;
+  return Number((await timer(client, log)<{ kept: string }>('mark_kept', [runId, ids])).rows[0]!.kept);
 }

@@ -33,6 +33,7 @@ export const COUNT_COLUMNS = [
   'restored',
   'bytes',
   'skipped_unchanged',
+  'kept_on_reject',
 ] as const;
 export type CountColumn = (typeof COUNT_COLUMNS)[number];
 /** The record counts that the metrics (label `kind`: contract) and the notifications report. */

@@ -19,6 +19,7 @@ import { transformRecord } from '../transform/record.js';
 import { CopyWriter } from '../transform/record-copy.js';
 import type { UnchangedShortcut } from '../unchanged/shortcut.js';
 import type { DirectLoad } from './direct-load.js';
+import { RejectedIds } from './rejected-ids.js';
 
 const READ_CHUNK = 1024 * 1024;
 /**
@@ -49,6 +50,8 @@ export interface ListingTally {
   envelope: ListingEnvelope | undefined;
   /** Ids staged so far, by either path. */
   ids: IdBitmap;
+  /** Valid ids of rejected records: their live rows are kept, not deleted. */
+  rejectedIds: RejectedIds;
   /**
    * The bytes came from a download attempt that failed before its end: everything counted, staged
    * and rejected from them is void (the caller starts over with a fresh tally).
@@ -66,6 +69,7 @@ export function newTally(): ListingTally {
     reasons: new Map(),
     envelope: undefined,
     ids: new IdBitmap(),
+    rejectedIds: new RejectedIds(),
     abandoned: false,
   };
 }
@@ -206,8 +210,10 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   let out = '';
 
   // Past the stored cap a reject is only counted: no object, no raw text kept.
-  const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors']) => {
+  // `id`: the record's id when it is valid (its live row is then kept as it is).
+  const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors'], id: string | null = null) => {
     tally.rejected++;
+    if (id !== null) tally.rejectedIds.add(id);
     for (const e of errors) countReason(tally.reasons, e.path, e.message);
     if (stored < MAX_STORED_REJECTS) {
       stored++;
@@ -224,14 +230,14 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     const unknown = typeof value === 'object' && value !== null && !Array.isArray(value) && tally.fields.count(value);
     const result = transformRecord(value);
     if (!result.ok) {
-      reject(record, result.recordId, result.errors);
+      reject(record, result.recordId, result.errors, result.id);
       return;
     }
     let extra: string | null = null;
     if (unknown && options.extras) {
       const kept = keptExtras(record);
       if (!kept.ok) {
-        reject(record, result.row.id, kept.errors);
+        reject(record, result.row.id, kept.errors, result.row.id);
         return;
       }
       for (const m of kept.members) tally.fields.noteKind(m.name, m.kind);

@@ -20,7 +20,7 @@ import { GuardError } from '../errors.js';
 import { spoolFault } from '../extract/http/spool-fault.js';
 import { readRecords } from '../extract/json/record-locate.js';
 import type { Logger } from '../log.js';
-import { applyChanges, classifyChanges, type ChangeCounts } from '../load/apply.js';
+import { applyChanges, classifyChanges, keepRejected, type ChangeCounts } from '../load/apply.js';
 import { deleteRejects, duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
@@ -52,6 +52,8 @@ export class Run {
   private duplicates = 0;
   private skipped = 0;
   private applied: ChangeCounts | undefined;
+  /** Live rows kept as their last valid version: their record was rejected (keepRejected). */
+  private kept = 0;
   bi: BiRounding | undefined;
   private tmp: string | undefined;
   private baseline: Baseline | undefined;
@@ -257,10 +259,15 @@ export class Run {
     this.checkSchemaDrift(log);
   }
 
-  /** What the listing changes, checked against the mass-delete guard, then applied; the fingerprints of what was written stored. */
-  private async classifyAndApply(shortcut: UnchangedShortcut, missing: string[], log: Logger): Promise<ChangeCounts> {
+  /**
+   * What the listing changes, checked against the mass-delete guard, then applied; the
+   * fingerprints of what was written stored. A live id the listing had no valid record of is
+   * deleted, unless the listing had a record of it that was rejected: then its row is kept.
+   */
+  private async classifyAndApply(shortcut: UnchangedShortcut, lacking: string[], log: Logger): Promise<ChangeCounts> {
     const { client, config, runId } = this;
     const { direct } = this;
+    const { rejected: kept, others: missing } = this.tally.rejectedIds.split(lacking);
     // A first load wrote its rows and their fingerprints already (stage, settleDuplicates).
     const counts: ChangeCounts = direct
       ? { initialLoad: true, liveBefore: 0, inserted: this.staged(), updated: 0, restored: 0, deleted: 0 }
@@ -272,6 +279,8 @@ export class Run {
     );
     if (!direct) await applyChanges(client, runId, counts, log);
     await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: direct !== undefined }, log);
+    this.kept = await keepRejected(client, runId, kept, log);
+    if (this.kept > 0) log.warn({ keptOnReject: this.kept }, `${this.kept} live row${this.kept === 1 ? '' : 's'} kept as their last valid version: their record was rejected (see sync_rejects); marked with rejected_in_run`);
     this.applied = counts;
     this.skipped = shortcut.skipped;
     return counts;
@@ -382,6 +391,7 @@ export class Run {
       deleted: applied?.deleted ?? 0,
       unchanged: applied ? this.staged() - changed : 0,
       skipped_unchanged: applied ? this.skipped : 0,
+      kept_on_reject: applied ? this.kept : 0,
       bytes: t.bytes,
     };
   }

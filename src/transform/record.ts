@@ -15,7 +15,12 @@ export interface FieldError {
   message: string;
 }
 
-export type RecordResult = { ok: true; row: Row } | { ok: false; recordId: string | null; errors: FieldError[] };
+/**
+ * A reject carries its id as text for people (`recordId`: canonical when valid, else as written),
+ * and `id`, the canonical id, only when the id itself is valid: that id's live row is then kept as
+ * its last valid version (README, "Data safety").
+ */
+export type RecordResult = { ok: true; row: Row } | { ok: false; recordId: string | null; id: string | null; errors: FieldError[] };
 
 /** NUL cannot be stored in PostgreSQL text; an unpaired surrogate would be silently replaced (U+FFFD) on encoding. */
 const NUL = '\u0000';
@@ -76,16 +81,20 @@ function readableId(input: unknown): string | null {
 const NOT_AN_OBJECT: FieldError[] = [{ path: '', message: 'record is not a JSON object' }];
 
 export function transformRecord(value: unknown): RecordResult {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, recordId: null, errors: NOT_AN_OBJECT };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, recordId: null, id: null, errors: NOT_AN_OBJECT };
   const record = value as Record<string, unknown>;
   // A record without a required field (id, wpi) is rejected for sure: its reasons are found
   // without zod, whose failure path (issue objects, a ZodError) costs ~10 µs a record, which a
   // listing where every record lost a required field (a renamed id) would pay a million times.
-  if (lacksRequired(record)) return { ok: false, recordId: null, errors: fieldErrors(record) };
+  if (lacksRequired(record)) return rejected(record, fieldErrors(record));
   const parsed = recordSchema.safeParse(record);
   if (parsed.success) return { ok: true, row: parsed.data };
-  const errors = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
-  return { ok: false, recordId: readableId(record.id), errors };
+  return rejected(record, parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
+}
+
+function rejected(record: Record<string, unknown>, errors: FieldError[]): RecordResult {
+  const id = normalizeId(record.id);
+  return { ok: false, recordId: id.ok ? id.value : readableId(record.id), id: id.ok ? id.value : null, errors };
 }
 
 const REQUIRED: readonly KnownField[] = FIELDS.filter((f) => f.required).map((f) => f.name);
