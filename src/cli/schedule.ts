@@ -13,6 +13,7 @@ import { assessHealth, writeHealth, type Health } from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync } from '../run/sync.js';
+import { stripControls } from '../safe-text.js';
 
 const HEARTBEAT_MS = 15_000;
 const SHUTDOWN_MS = 10_000;
@@ -150,10 +151,10 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   }
   const verdict = processAlive(health.pid) ? assessHealth(health, Date.now(), true) : { healthy: false, reason: `process ${health.pid} is gone` };
   if (!verdict.healthy) {
-    io.stderr.write(`unhealthy: ${verdict.reason}\n`);
+    io.stderr.write(`unhealthy: ${stripControls(verdict.reason)}\n`);
     return 1;
   }
-  io.stdout.write(`healthy: ${verdict.reason}\n`);
+  io.stdout.write(`healthy: ${stripControls(verdict.reason)}\n`);
   return 0;
 }
 
