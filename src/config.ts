@@ -44,6 +44,11 @@ export interface Config {
   archiveKeep: number;
   logLevel: string;
   healthFile: string;
+  /**
+   * The default health file's own directory, `$TMPDIR/wine-recon-sync-<uid>`: made 0700, and not
+   * used when it is not this user's and private. Undefined when SYNC_HEALTH_FILE is set.
+   */
+  healthPrivateDir: string | undefined;
   /** First retry delay; later ones double (tests shorten it). */
   retryBaseMs: number;
   /** The views made for BI drivers: their schema and the fractional digits of their decimals. */
@@ -123,7 +128,9 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const logLevel = value('LOG_LEVEL', z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }), 'info');
   const timeoutMs = value('WINE_API_TIMEOUT_MS', count(1), '120000');
   const retries = value('WINE_API_RETRIES', count(1), '5');
-  const healthFile = value('SYNC_HEALTH_FILE', z.string().min(1), join(tmpdir(), 'wine-recon-sync.health'));
+  // Not a fixed name in the shared $TMPDIR: another user could make it first, or forge a heartbeat there.
+  const healthPrivateDir = setting(env, 'SYNC_HEALTH_FILE') ? undefined : join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
+  const healthFile = healthPrivateDir === undefined ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused') : join(healthPrivateDir, 'health');
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
   // 8x the largest listing measured (1M records, 256 MB): room to grow, but not a disk's worth of endless body.
@@ -195,6 +202,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     archiveKeep,
     logLevel,
     healthFile,
+    healthPrivateDir,
     retryBaseMs,
     bi,
     lockTimeoutMs,
