@@ -41,7 +41,11 @@ async function server(options: Parameters<typeof startRecordingServer>[0] = {}):
 
 /** `run --json` against `upstream`, its CA trusted; `run` is the run's JSON summary. */
 async function sync(upstream: RecordingServer, ...args: string[]) {
-  const env = { ...syncEnv(fx.db, undefined, { WINE_API_BASE_URL: upstream.url, WINE_API_EMAIL: EMAIL, WINE_API_PASSWORD: PASSWORD }), ...(hasOpenssl ? { NODE_EXTRA_CA_CERTS: pki.caFile } : {}) };
+  return syncWith(upstream, {}, ...args);
+}
+
+async function syncWith(upstream: RecordingServer, extra: Record<string, string>, ...args: string[]) {
+  const env = { ...syncEnv(fx.db, undefined, { WINE_API_BASE_URL: upstream.url, WINE_API_EMAIL: EMAIL, WINE_API_PASSWORD: PASSWORD, ...extra }), ...(hasOpenssl ? { NODE_EXTRA_CA_CERTS: pki.caFile } : {}) };
   const r = await runCli(['run', '--json', ...args], env);
   return { ...r, run: r.stdout ? JSON.parse(r.stdout) : undefined };
 }
@@ -127,7 +131,27 @@ describe('within the origin', () => {
   });
 });
 
-describeWith('openssl (Debian package openssl)', hasOpenssl, 'listing redirects over HTTPS', () => {
+describeWith('openssl (Debian package openssl)', hasOpenssl, 'redirects over HTTPS', () => {
+  it('follows a 307 of the login from http to https on the same host, and never back down', async () => {
+    const secure = await server({ tls: pki.valid });
+    const plain = await server();
+    plain.answers.set(`POST ${LOGIN}`, redirect(307, `https://127.0.0.1:${secure.port}${LOGIN}`));
+    secure.answers.set(`POST ${LOGIN}`, loginOk);
+    secure.answers.set(`GET ${LISTING}`, json(records(3)));
+    const r = await syncWith(secure, { WINE_API_LOGIN_URL: `${plain.url}${LOGIN}` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.run).toMatchObject({ status: 'succeeded', inserted: 3 });
+    expect(JSON.parse(secure.requests.find((q) => q.method === 'POST')!.body)).toEqual({ email: EMAIL, password: PASSWORD });
+
+    // From https back to http, even on the same host: refused before the request.
+    secure.answers.set(`POST ${LOGIN}`, redirect(308, `http://127.0.0.1:${plain.port}/login-again`));
+    const before = plain.requests.length;
+    const down = await sync(secure);
+    expect(down.code).toBe(1);
+    expect(plain.requests.length).toBe(before);
+    expect(await lastRunError()).toContain(`login redirected (308) to http://127.0.0.1:${plain.port}/login-again, away from ${secure.url}`);
+  });
+
   it('never sends the token from https to http on the same host, loads nothing, and changes no row even with --allow-mass-delete', async () => {
     const upstream = await server({ tls: pki.valid });
     const plain = await server();
