@@ -62,6 +62,12 @@ describe('loadConfig', () => {
     }
   });
 
+  it('keeps the default health file in a directory of its own user, not under a fixed name in the shared TMPDIR', () => {
+    const dir = join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
+    expect(loadConfig(API, needs)).toMatchObject({ healthFile: join(dir, 'health'), healthPrivateDir: dir });
+    expect(loadConfig({ ...API, SYNC_HEALTH_FILE: '/run/wrs/health' }, needs)).toMatchObject({ healthFile: '/run/wrs/health', healthPrivateDir: undefined });
+  });
+
   it('accepts a separate login address and 6-field schedules', () => {
     const c = loadConfig({ ...API, WINE_API_LOGIN_URL: 'https://auth.example.com/api/login', SYNC_SCHEDULE: '*/10 * * * * *', SYNC_TIMEZONE: 'Australia/Adelaide' }, needs);
     expect(c.api?.loginUrl).toBe('https://auth.example.com/api/login');
