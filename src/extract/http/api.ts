@@ -221,7 +221,8 @@ export class WineApi {
           accept: 'application/json',
           'accept-encoding': ACCEPT_ENCODING,
         };
-        this.log.trace({ url: hop.url, headers }, 'listing request');
+        // A pre-signed address's query string is its key: logged without it.
+        this.log.trace({ url: hop.url === configured ? hop.url : printableUrl(hop.url), headers }, 'listing request');
         route = proxyRoute(this.proxy, hop.url);
         request = got.stream(hop.url, {
           headers,
