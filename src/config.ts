@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
 import { ConfigError } from './errors.js';
+import { insecureHttpProblem } from './insecure-http.js';
 import { readProxyEnv, type ProxyConfig } from './proxy-env.js';
 
 export interface ApiConfig {
@@ -20,6 +21,10 @@ export interface ApiConfig {
   tokenField: string | undefined;
   timeoutMs: number;
   retries: number;
+  /** WINE_API_ALLOW_INSECURE_HTTP: applied to every redirect hop too. */
+  allowInsecureHttp: boolean;
+  /** WINE_API_MAX_BYTES: the decoded listing may not be larger. */
+  maxBytes: number;
 }
 
 /** Outbound proxy for upstream calls, from the environment as curl reads it (see proxy-env.ts). */
@@ -39,6 +44,11 @@ export interface Config {
   archiveKeep: number;
   logLevel: string;
   healthFile: string;
+  /**
+   * The default health file's own directory, `$TMPDIR/wine-recon-sync-<uid>`: made 0700, and not
+   * used when it is not this user's and private. Undefined when SYNC_HEALTH_FILE is set.
+   */
+  healthPrivateDir: string | undefined;
   /** First retry delay; later ones double (tests shorten it). */
   retryBaseMs: number;
   /** The views made for BI drivers: their schema and the fractional digits of their decimals. */
@@ -75,10 +85,17 @@ type Env = Record<string, string | undefined>;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DEFAULT_TIMEZONE = 'UTC';
 const DEFAULT_SCHEDULE = '0 3 * * *';
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 const ratio = z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
 const count = (min: number) => z.coerce.number().int('must be a whole number').min(min, `must be at least ${min}`);
+/** A size in bytes: a whole number, or one with a KiB, MiB or GiB suffix. */
+const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+const byteSize = z
+  .string()
+  .trim()
+  .regex(/^\d+\s*(b|kib|mib|gib)?$/i, 'must be a whole number of bytes, optionally with KiB, MiB or GiB (e.g. 2GiB)')
+  .transform((v) => Number(/^\d+/.exec(v)![0]) * BYTE_UNITS[v.replace(/^\d+\s*/, '').toLowerCase()]!)
+  .refine((n) => n >= 1 && Number.isSafeInteger(n), 'must be at least 1 byte and at most 8 PiB');
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -111,9 +128,13 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const logLevel = value('LOG_LEVEL', z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }), 'info');
   const timeoutMs = value('WINE_API_TIMEOUT_MS', count(1), '120000');
   const retries = value('WINE_API_RETRIES', count(1), '5');
-  const healthFile = value('SYNC_HEALTH_FILE', z.string().min(1), join(tmpdir(), 'wine-recon-sync.health'));
+  // Not a fixed name in the shared $TMPDIR: another user could make it first, or forge a heartbeat there.
+  const healthPrivateDir = setting(env, 'SYNC_HEALTH_FILE') ? undefined : join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
+  const healthFile = healthPrivateDir === undefined ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused') : join(healthPrivateDir, 'health');
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
+  // 8x the largest listing measured (1M records, 256 MB): room to grow, but not a disk's worth of endless body.
+  const maxBytes = value('WINE_API_MAX_BYTES', byteSize, '2GiB');
   const lockTimeoutMs = value('SYNC_LOCK_TIMEOUT_MS', count(0), '60000');
   const extraFields = value('SYNC_EXTRA_FIELDS', z.enum(['keep', 'drop'], { message: 'must be keep or drop' }), 'keep');
   // A longer Node.js timer would fire at once.
@@ -156,6 +177,8 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
         tokenField,
         timeoutMs,
         retries,
+        allowInsecureHttp: allowInsecure,
+        maxBytes,
       };
     }
   }
@@ -179,6 +202,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     archiveKeep,
     logLevel,
     healthFile,
+    healthPrivateDir,
     retryBaseMs,
     bi,
     lockTimeoutMs,
@@ -269,10 +293,9 @@ function httpUrl(env: Env, name: string, allowInsecure: boolean, problems: strin
     problems.push(`${name}: must not contain credentials; use WINE_API_EMAIL / WINE_API_PASSWORD`);
     return undefined;
   }
-  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !allowInsecure) {
-    problems.push(
-      `${name}: http:// to ${url.hostname} would send credentials in clear text; use https:// or set WINE_API_ALLOW_INSECURE_HTTP=true`,
-    );
+  const insecure = insecureHttpProblem(url, allowInsecure);
+  if (insecure !== undefined) {
+    problems.push(`${name}: ${insecure}`);
     return undefined;
   }
   return raw.replace(/\/+$/, '');

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
+import { stripJsonControls } from './safe-text.js';
 
 export type { Logger };
 
@@ -93,7 +94,8 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { app: 'wine-recon-sync' },
       redact: { paths: REDACT_PATHS, censor: CENSOR },
       serializers: { err: (e: unknown) => serializeError(e, options.debug === true) },
-      hooks: { streamWrite: (line) => options.secrets.scrub(line) },
+      // A terminal shows pretty values unescaped: upstream text (field names, error bodies) loses its control characters.
+      hooks: { streamWrite: usePretty ? (line) => stripJsonControls(options.secrets.scrub(line)) : (line) => options.secrets.scrub(line) },
     },
     destination,
   );

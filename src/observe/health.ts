@@ -4,7 +4,8 @@
  * has outlived SYNC_RUN_TIMEOUT_MS by more than a grace period, i.e. even its own time limit
  * could not stop it.
  */
-import { rename, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
 
 /** A heartbeat older than this means the daemon is stuck or gone. */
 const STALE_MS = 60_000;
@@ -49,8 +50,77 @@ export function assessHealth(health: Health, nowMs: number, heartbeat: boolean):
   return { healthy: true, reason: `${health.state}, next run ${health.nextRunAt ?? 'none'}, last run ${last}, last successful load ${load}` };
 }
 
-export async function writeHealth(path: string, health: Health): Promise<void> {
-  // Write then rename, so a reader never sees half a file.
-  await writeFile(`${path}.tmp`, JSON.stringify(health));
-  await rename(`${path}.tmp`, path);
+/**
+ * Writes the heartbeat: to a fresh temporary file (never through a symbolic link planted there),
+ * then renamed over `path`, so a reader never sees half a file. `privateDir`, the default file's
+ * directory, is made 0700 first, and refused when it is another user's or open to others.
+ */
+export async function writeHealth(path: string, health: Health, privateDir?: string): Promise<void> {
+  if (privateDir !== undefined) await ensurePrivateDir(privateDir);
+  const temporary = `${path}.tmp`;
+  await rm(temporary, { force: true });
+  const file = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    await file.writeFile(JSON.stringify(health));
+  } finally {
+    await file.close();
+  }
+  await rename(temporary, path);
+}
+
+async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+  const stat = await lstat(dir);
+  const uid = process.getuid?.();
+  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
+    throw new Error(`the health file's directory ${dir} is not a private directory of this user's (mode 0700): another user may have made it; remove it, or set SYNC_HEALTH_FILE`);
+  }
+}
+
+export type HeartbeatRead = { ok: true; health: Health } | { ok: false; problem: string };
+
+/**
+ * The heartbeat at `path`, if it can be trusted: a regular file (not followed through a symbolic
+ * link) of this user's. Another user's file could say anything.
+ */
+export async function readHealth(path: string): Promise<HeartbeatRead> {
+  let file;
+  try {
+    file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') return { ok: false, problem: `${path} is a symbolic link: not trusted as the daemon's heartbeat` };
+    return { ok: false, problem: `no heartbeat at ${path} (is the daemon running?)` };
+  }
+  try {
+    const stat = await file.stat();
+    const uid = process.getuid?.();
+    if (!stat.isFile()) return { ok: false, problem: `${path} is not a regular file: not trusted as the daemon's heartbeat` };
+    if (uid !== undefined && stat.uid !== uid) {
+      return { ok: false, problem: `${path} belongs to uid ${stat.uid}, not to this user (uid ${uid}): not trusted; run healthcheck as the daemon's user` };
+    }
+    try {
+      return { ok: true, health: JSON.parse(await file.readFile('utf8')) as Health };
+    } catch {
+      return { ok: false, problem: `the heartbeat at ${path} is not JSON` };
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * Whether `pid` is a live process of this user's. EPERM means it lives but is another user's: not
+ * this daemon, whose heartbeat a healthcheck run as the same user can always signal.
+ */
+export function processState(pid: unknown): 'ours' | 'gone' | 'foreign' {
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) return 'gone';
+  try {
+    process.kill(pid, 0);
+    return 'ours';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? 'foreign' : 'gone';
+  }
 }

@@ -9,14 +9,36 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/**
+ * A scraper or a probe needs one connection and a second; anyone else on the network (the server
+ * has no authentication) gets no more than these, and no connection held open by a slow client.
+ */
+export const SERVER_LIMITS = {
+  maxConnections: 64,
+  /** The whole request head must arrive within this (a slow-header client is answered 408 and cut off). */
+  headersTimeoutMs: 10_000,
+  /** The whole request within this. */
+  requestTimeoutMs: 30_000,
+  /** How often the two timeouts above are checked (Node's default, 30 s, would let them run late). */
+  checkIntervalMs: 1_000,
+};
+
 export async function startMetricsServer(options: {
   host: string;
   port: number;
   metrics: SyncMetrics;
   health: () => Verdict;
   onError: (error: unknown) => void;
+  /** Tests shorten them; SERVER_LIMITS otherwise. */
+  limits?: Partial<typeof SERVER_LIMITS>;
 }): Promise<MetricsServer> {
-  const server: Server = createServer((req, res) => {
+  const limits = { ...SERVER_LIMITS, ...options.limits };
+  const serverOptions = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: limits.checkIntervalMs,
+  };
+  const server: Server = createServer(serverOptions, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
@@ -41,6 +63,7 @@ export async function startMetricsServer(options: {
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /healthz\n');
   });
   server.keepAliveTimeout = 5_000;
+  server.maxConnections = limits.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

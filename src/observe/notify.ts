@@ -7,6 +7,7 @@
  */
 import type { Agents } from 'got';
 import { RECORD_KINDS, type RunRow, type RunStatus } from '../load/audit.js';
+import { chatText } from '../safe-text.js';
 import { listNewFields, type NewField } from '../transform/schema-drift.js';
 
 export type { NewField };
@@ -72,7 +73,8 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
   if (notice.newFields && notice.newFields.length > 0) lines.push(...listNewFields(notice.newFields));
   if (run) lines.push(`started ${run.started_at}, finished ${run.finished_at ?? '-'}`);
   return {
-    text: lines.join('\n'),
+    // Upstream text reaches it (errors, field names): it is shown as text, never as markup.
+    text: chatText(lines.join('\n')),
     event,
     run_id: run?.id ?? null,
     status: run?.status ?? 'failed',

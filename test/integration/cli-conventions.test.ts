@@ -232,3 +232,59 @@ describe('status shows a whole error', () => {
     expect(none.stderr).toBe('Error: there is no run 99 in sync_runs\n');
   });
 });
+
+describe('upstream text on a terminal', () => {
+  const fx = useSyncFixture('cli_controls');
+  // Retitles the window, then clears the screen: in a field name, which the summary, the error and the logs name.
+  const name = '\u001b]0;pwned\u0007\u001b[2Jcolour\u202e';
+  const shown = ']0;pwned[2Jcolour';
+  const write = async (file: string, records: object[]) =>
+    writeFile(join(fx.dir, file), JSON.stringify({ message: 'ok', count: records.length, bulk_wine_reconciliation: records, recordCount: records.length }));
+  const noControls = (text: string) => expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+
+  it('the run summary, its error and status print a field name without its control characters', async () => {
+    await write('good.json', [{ id: 1, wpi: 'W1', inventory_sales: '1.5', [name]: 1 }]);
+    const good = await runCli(['run', '--from-file', join(fx.dir, 'good.json')], fx.env);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stdout).toContain(`fields not in the catalogue: ${shown}`);
+    noControls(good.stdout);
+
+    await write('bad.json', [1, 2, 3].map((n) => ({ record_id: n, wpi: `W${n}`, [`${name}3`]: n })));
+    const bad = await runCli(['run', '--from-file', join(fx.dir, 'bad.json')], fx.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/^ {2}error: .*new fields in this listing: .*\]0;pwned\[2Jcolour3/m);
+    noControls(bad.stdout);
+    // The table itself keeps the name as received.
+    const [{ error }] = await fx.db.rows<{ error: string }>('SELECT error FROM sync_runs WHERE id = 2');
+    expect(error).toContain('\u001b]0;pwned');
+
+    for (const args of [['status'], ['status', '--run', '2']]) {
+      const r = await runCli(args, fx.env);
+      expect(r.code, r.stderr).toBe(0);
+      if (args.length > 1) expect(r.stdout).toContain(']0;pwned');
+      noControls(r.stdout);
+    }
+  });
+
+  describeWith('script (Debian package bsdutils)', runs('script', ['--version']), 'pretty logs', () => {
+    it('show the field name without its control characters', async () => {
+      // A name no run has seen: logged as a new field.
+      await write('warn.json', [{ id: 1, wpi: 'W1', inventory_sales: '1.5', [name]: 1, [`${name}2`]: 1 }]);
+      const command = `${process.execPath} ${join(ROOT, 'bin', 'wine-recon-sync')} run --dry-run --from-file ${join(fx.dir, 'warn.json')}`;
+      const out = await new Promise<string>((resolve, reject) => {
+        const child = spawn('script', ['-qec', command, '/dev/null'], {
+          env: { PATH: process.env.PATH ?? '', TERM: 'xterm', NO_COLOR: '1', ...fx.env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let text = '';
+        child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${text}`))));
+      });
+      expect(out).toContain('sync finished');
+      expect(out).toMatch(new RegExp(`WARN: new field .*${shown.replace(/[[\]]/g, '\\$&')}2`));
+      // The progress line's own carriage returns and erase-line are the CLI's, not the upstream's.
+      noControls(out.replace(/\r\n/g, '\n').replaceAll('\r\u001b[K', '').replaceAll('\r', ''));
+    });
+  });
+});

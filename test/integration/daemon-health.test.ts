@@ -2,6 +2,7 @@
  * `healthcheck` (which reads the heartbeat file) agrees with `/healthz` (answered by the daemon)
  * right after a run ends, not up to 15 s later: the file is rewritten when a run starts and ends.
  */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
@@ -36,5 +37,23 @@ describe('healthcheck after schedule --run-now', () => {
       expect((await daemon.result).code).toBe(0);
     }
     expect(await fx.db.rows('SELECT id::int, status FROM sync_runs')).toEqual([{ id: 1, status: 'succeeded' }]);
+  });
+});
+
+describe('the default health file', () => {
+  it('lives in a private directory of its own under TMPDIR, made 0700, where healthcheck finds it', async () => {
+    const daemon = startCli(['schedule', '--run-now'], { ...fx.env, SYNC_SCHEDULE: '0 0 1 1 *', TMPDIR: fx.dir });
+    const dir = join(fx.dir, `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
+    try {
+      await daemon.waitForLog(/next sync scheduled/);
+      expect((await stat(dir)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(dir, 'health'))).mode & 0o777).toBe(0o600);
+      const check = await runCli(['healthcheck'], { TMPDIR: fx.dir });
+      expect(check.code, check.stderr).toBe(0);
+      expect(check.stdout).toMatch(/^healthy: idle/);
+    } finally {
+      daemon.kill('SIGTERM');
+      expect((await daemon.result).code).toBe(0);
+    }
   });
 });

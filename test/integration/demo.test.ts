@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod } from 'node:fs/promises';
+import { chmod, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/global-setup.js';
@@ -27,6 +27,13 @@ while time.time() < deadline:
             break
         out += chunk
     if not sent and b'press Ctrl-C' in out:
+        # While the server is up: its connect line's password, and the old fixed one, tried with \`status\`.
+        import re, subprocess
+        found = re.search(rb'PGPASSWORD=(\\S+) psql "postgres://postgres@(\\S+)"', out)
+        for name, password in [('printed', found.group(1).decode()), ('fixed', 'postgres')]:
+            url = 'postgres://postgres:%s@%s' % (password, found.group(2).decode())
+            probe = subprocess.run([sys.argv[1], sys.argv[2], 'status'], env=dict(os.environ, DATABASE_URL=url), capture_output=True)
+            out += ('\\nPROBE %s %d %s' % (name, probe.returncode, probe.stderr.decode().strip())).encode()
         time.sleep(0.3)
         os.write(fd, b'\\x03')
         sent = True
@@ -49,9 +56,12 @@ describe('demo', () => {
     expect(r.stdout).toContain('  => 3000 new records inserted\n');
     expect(r.stdout).toMatch(/inserted 40 {2}updated 60 {2}unchanged 2915 {2}deleted 25/);
     expect(r.stdout).toContain('  => 40 new records inserted; 60 changed records updated (their old versions kept in the history); 25 records no longer listed soft-deleted; 2915 records unchanged and not rewritten\n');
-    expect(r.stdout).toMatch(/psql "postgres:\/\/postgres@127\.0\.0\.1:\d+\/wine"/);
     // The pools are closed before the server stops: the stop is not logged as a failure.
     expect(r.stderr).not.toContain('idle database connection failed');
+    // A random password, new at every start, shown in the connect line and kept only for this user.
+    const printed = (text: string) => /^ {2}PGPASSWORD=([0-9a-f]{48}) psql "postgres:\/\/postgres@127\.0\.0\.1:\d+\/wine"$/m.exec(text)?.[1];
+    const first = printed(r.stdout);
+    expect(first).toBeDefined();
 
     // The same data directory again: the upstream starts over from the original 3000 records.
     const again = await runCli(['demo'], env, 120_000);
@@ -62,6 +72,11 @@ describe('demo', () => {
     expect(again.stdout).toContain('  => 60 changed records updated (their old versions kept in the history); 40 records no longer listed soft-deleted; 25 records listed again restored; 2915 records unchanged and not rewritten\n');
     expect(again.stdout).toMatch(/^run 4 succeeded.*\n.*\n {2}inserted 0 {2}updated 60 {2}unchanged 2915 {2}deleted 25 {2}restored 40$/m);
     expect(again.stdout).not.toContain('new records inserted');
+    const second = printed(again.stdout);
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    expect((await readFile(`${env.DEMO_DATA_DIR}.password`, 'utf8')).trim()).toBe(second);
+    expect((await stat(`${env.DEMO_DATA_DIR}.password`)).mode & 0o777).toBe(0o600);
   });
 
   describe('with DATABASE_URL set', () => {
@@ -96,6 +111,9 @@ describeWith('python3 (for a pseudo-terminal)', runs('python3'), 'demo on a term
     });
     expect(shown).toContain('press Ctrl-C to stop it.');
     expect(shown).toContain('stopping the embedded PostgreSQL...');
+    // The printed password let \`status\` in; postgres/postgres did not.
+    expect(shown).toMatch(/^PROBE printed 0 $/m);
+    expect(shown).toMatch(/^PROBE fixed 1 Error: cannot use the database at DATABASE_URL \(password authentication failed\)/m);
     expect(shown.trimEnd().split('\n').at(-1)).toBe('EXIT 0');
     expect(shown).not.toContain('idle database connection failed');
     // The server is really down: nothing listens on its port any more.

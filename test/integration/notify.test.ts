@@ -45,6 +45,21 @@ describe('SYNC_NOTIFY_URL', () => {
     expect(hook.posts).toHaveLength(1);
   });
 
+  it('escapes Slack markup and strips control characters in upstream text: field names arrive as text, not as a ping or a link', async () => {
+    const extra = ',"<!channel>":1,"<https://example.com|Log in again>":2,"a&b @here \\u001b[2J":3';
+    fx.sim.setRecordsJson(Array.from({ length: 30 }, (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`));
+    const r = await run();
+    expect(r.code, r.run.error).toBe(0);
+    expect(hook.posts).toHaveLength(1);
+    const text = String(hook.posts[0]!.body.text);
+    expect(text).toContain('new field &lt;!channel&gt; in 30 records');
+    expect(text).toContain('new field &lt;https://example.com|Log in again&gt; in 30 records');
+    expect(text).toContain('new field a&amp;b @\u200bhere [2J in 30 records');
+    expect(text).not.toMatch(/[<>\u001b]/);
+    // The structured fields keep the names exactly, for receivers that read them as data.
+    expect((hook.posts[0]!.body.new_fields as Array<{ name: string }>).map((f) => f.name).sort()).toEqual(['<!channel>', '<https://example.com|Log in again>', 'a&b @here \u001b[2J']);
+  });
+
   it('posts once per failure (guard refusals included), once on recovery, never for a success after a success', async () => {
     expect((await run()).code).toBe(0);
     expect((await run()).code).toBe(0);

@@ -53,6 +53,21 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...API, WINE_API_BASE_URL: 'http://localhost:8080' }, needs).api?.baseUrl).toBe('http://localhost:8080');
   });
 
+  it('reads WINE_API_MAX_BYTES in bytes or KiB/MiB/GiB, 2 GiB by default, naming the variable on a bad value', () => {
+    expect(loadConfig(API, needs).api?.maxBytes).toBe(2 * 1024 ** 3);
+    expect(loadConfig({ ...API, WINE_API_MAX_BYTES: '512MiB' }, needs).api?.maxBytes).toBe(512 * 1024 ** 2);
+    expect(loadConfig({ ...API, WINE_API_MAX_BYTES: '1000' }, needs).api?.maxBytes).toBe(1000);
+    for (const bad of ['2GB', '-1', '0', '1.5GiB', 'lots']) {
+      expect(errorOf(() => loadConfig({ ...API, WINE_API_MAX_BYTES: bad }, needs)).message).toMatch(/WINE_API_MAX_BYTES: must be/);
+    }
+  });
+
+  it('keeps the default health file in a directory of its own user, not under a fixed name in the shared TMPDIR', () => {
+    const dir = join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
+    expect(loadConfig(API, needs)).toMatchObject({ healthFile: join(dir, 'health'), healthPrivateDir: dir });
+    expect(loadConfig({ ...API, SYNC_HEALTH_FILE: '/run/wrs/health' }, needs)).toMatchObject({ healthFile: '/run/wrs/health', healthPrivateDir: undefined });
+  });
+
   it('accepts a separate login address and 6-field schedules', () => {
     const c = loadConfig({ ...API, WINE_API_LOGIN_URL: 'https://auth.example.com/api/login', SYNC_SCHEDULE: '*/10 * * * * *', SYNC_TIMEZONE: 'Australia/Adelaide' }, needs);
     expect(c.api?.loginUrl).toBe('https://auth.example.com/api/login');

@@ -1,0 +1,103 @@
+/**
+ * The heartbeat file cannot be planted or forged by another local user: the default lives in a
+ * private directory (0700), it is written without following symbolic links, and `healthcheck`
+ * trusts neither another user's file, nor a symbolic link, nor a pid it cannot signal.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmod, chown, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeHealth, type Health } from '../../src/observe/health.js';
+import { ROOT, runCli, tempDir as newTempDir } from '../support/harness.js';
+import { describeWith } from '../support/programs.js';
+
+const fresh = (pid = process.pid): Health => ({
+  pid, state: 'idle', heartbeatAt: new Date().toISOString(), nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: 7_200_000,
+});
+const NOBODY = 65534;
+const made: string[] = [];
+const tempDir = async () => {
+  const dir = await newTempDir();
+  made.push(dir);
+  return dir;
+};
+afterAll(() => Promise.all(made.map((d) => rm(d, { recursive: true, force: true }))));
+const isRoot = process.getuid?.() === 0;
+const hasRunuser = isRoot && spawnSync('runuser', ['-u', 'nobody', '--', 'true']).status === 0;
+
+describe('writing the heartbeat', () => {
+  it('makes the private directory 0700 and the file 0600, and healthcheck reads it', async () => {
+    const dir = join(await tempDir(), 'wine-recon-sync-x');
+    await writeHealth(join(dir, 'health'), fresh(), dir);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dir, 'health'))).mode & 0o777).toBe(0o600);
+    const check = await runCli(['healthcheck'], { SYNC_HEALTH_FILE: join(dir, 'health') });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toMatch(/^healthy: idle/);
+  });
+
+  it('refuses a private directory that is open to others or a symbolic link, naming SYNC_HEALTH_FILE', async () => {
+    const base = await tempDir();
+    const open = join(base, 'open');
+    await mkdir(open, { mode: 0o777 });
+    await chmod(open, 0o777);
+    await expect(writeHealth(join(open, 'health'), fresh(), open)).rejects.toThrow(/is not a private directory of this user's \(mode 0700\).*set SYNC_HEALTH_FILE/);
+    const linked = join(base, 'linked');
+    await mkdir(join(base, 'elsewhere'), { mode: 0o700 });
+    await symlink(join(base, 'elsewhere'), linked);
+    await expect(writeHealth(join(linked, 'health'), fresh(), linked)).rejects.toThrow(/is not a private directory/);
+    expect(spawnSync('ls', ['-A', join(base, 'elsewhere')]).stdout.toString()).toBe('');
+  });
+
+  it('never writes through a symbolic link planted at the file or at its temporary name', async () => {
+    const dir = await tempDir();
+    const victim = join(dir, 'victim');
+    await writeFile(victim, 'precious');
+    await symlink(victim, join(dir, 'health.tmp'));
+    await symlink(victim, join(dir, 'health'));
+    await writeHealth(join(dir, 'health'), fresh());
+    expect(await readFile(victim, 'utf8')).toBe('precious');
+    expect((await lstat(join(dir, 'health'))).isFile()).toBe(true);
+    expect(JSON.parse(await readFile(join(dir, 'health'), 'utf8'))).toMatchObject({ pid: process.pid });
+  });
+});
+
+describe('healthcheck', () => {
+  it('does not trust a heartbeat reached through a symbolic link', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'forged'), JSON.stringify(fresh()));
+    await symlink(join(dir, 'forged'), join(dir, 'health'));
+    const check = await runCli(['healthcheck'], { SYNC_HEALTH_FILE: join(dir, 'health') });
+    expect(check.code).toBe(1);
+    expect(check.stderr).toBe(`unhealthy: ${join(dir, 'health')} is a symbolic link: not trusted as the daemon's heartbeat\n`);
+  });
+
+  describeWith('root, to make a file of another user (nobody) and run healthcheck as that user (runuser)', hasRunuser, 'against another user', () => {
+    it("does not trust another user's heartbeat file", async () => {
+      const dir = await tempDir();
+      const file = join(dir, 'health');
+      await writeFile(file, JSON.stringify(fresh()));
+      await chown(file, NOBODY, NOBODY);
+      const check = await runCli(['healthcheck'], { SYNC_HEALTH_FILE: file });
+      expect(check.code).toBe(1);
+      expect(check.stderr).toBe(`unhealthy: ${file} belongs to uid ${NOBODY}, not to this user (uid 0): not trusted; run healthcheck as the daemon's user\n`);
+    });
+
+    it("does not trust a heartbeat naming a pid it cannot signal (EPERM: another user's process)", async () => {
+      // nobody's own file, forged to name this (root's) process: alive, but not nobody's daemon.
+      const dir = await mkdtemp(join(tmpdir(), 'wrs-nobody-'));
+      made.push(dir);
+      await chmod(dir, 0o755);
+      const file = join(dir, 'health');
+      await writeFile(file, JSON.stringify(fresh(process.pid)));
+      await chown(file, NOBODY, NOBODY);
+      const r = spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, join(ROOT, 'bin', 'wine-recon-sync'), 'healthcheck'], {
+        env: { PATH: process.env.PATH ?? '', SYNC_HEALTH_FILE: file },
+        encoding: 'utf8',
+      });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe(`unhealthy: process ${process.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user\n`);
+    });
+  });
+});
