@@ -45,7 +45,7 @@ const CHANGED = [
   rec(7, '7'), // skipped twice
   rec(8, '88'), // staged, staged, then skipped
   rec(8, '888'),
-  rec(9, '"nine"'), // invalid: its row is deleted
+  rec(9, '"nine"'), // invalid, its id readable: its row is kept as it was
   rec(10, '""'),
   rec(11, '"11e2"'),
   rec(12, 'null'),
@@ -96,7 +96,7 @@ describe('unchanged-record shortcut', () => {
     return {
       runs: await db.rows(
         `SELECT dry_run, status, received::int, rejected::int, duplicates::int, inserted::int, updated::int, unchanged::int,
-                deleted::int, restored::int, unknown_fields, field_counts
+                deleted::int, restored::int, kept_on_reject::int, unknown_fields, field_counts
          FROM sync_runs ORDER BY id`,
       ),
       rejects: await db.rows(`SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`),
@@ -141,8 +141,9 @@ describe('unchanged-record shortcut', () => {
     expect(skipped).toEqual([0, 11, 10, 11, 10, 8, 10, 11]);
     const runs = (await state(fast)).runs;
     expect(runs[1]).toMatchObject({ received: 14, rejected: 1, unchanged: 13, inserted: 0, updated: 0, unknown_fields: ['bond'] });
-    expect(runs[4]).toMatchObject({ received: 19, duplicates: 5, inserted: 2, updated: 2, deleted: 2 });
-    expect(runs[5]).toMatchObject({ restored: 2, deleted: 2 });
+    expect(runs[4]).toMatchObject({ received: 19, duplicates: 5, inserted: 2, updated: 2, deleted: 1, kept_on_reject: 1 });
+    // 13 is invalid again (kept as it was), 20 is gone (deleted).
+    expect(runs[5]).toMatchObject({ restored: 1, deleted: 1, kept_on_reject: 1 });
     expect(runs[6]).toMatchObject({ updated: 1 });
   });
 

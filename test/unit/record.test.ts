@@ -74,6 +74,7 @@ describe('transformRecord', () => {
     expect(result).toEqual({
       ok: false,
       recordId: '42',
+      id: '42',
       errors: [
         { path: 'wpi', message: 'expected text, got boolean' },
         { path: 'inventory_bulk_wine', message: 'expected a decimal number, got text "12 kg"' },
@@ -89,6 +90,7 @@ describe('transformRecord', () => {
     expect(transformRecord({})).toEqual({
       ok: false,
       recordId: null,
+      id: null,
       errors: [
         { path: 'id', message: 'required' },
         { path: 'wpi', message: 'required' },
@@ -106,7 +108,14 @@ describe('transformRecord', () => {
     const parsed = recordSchema.safeParse(record);
     expect(parsed.success).toBe(false);
     const zodErrors = parsed.error!.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    expect(result).toEqual({ ok: false, recordId: null, errors: zodErrors });
+    // An id that is there but invalid is still shown as written.
+    const written = 'id' in record && typeof record.id === 'string' ? record.id : null;
+    expect(result).toEqual({ ok: false, recordId: written, id: null, errors: zodErrors });
+  });
+
+  it('gives the valid id of a record that lacks wpi, so that its live row is kept', () => {
+    expect(transformRecord({ id: 5, inventory_sales: '1' })).toMatchObject({ ok: false, recordId: '5', id: '5', errors: [{ path: 'wpi', message: 'required' }] });
+    expect(transformRecord({ ...typical(), id: '12.0' })).toMatchObject({ ok: false, id: null });
   });
 
   it('gives the id as written when it is readable but invalid', () => {
@@ -131,6 +140,7 @@ describe('transformRecord', () => {
     expect(transformRecord(value)).toEqual({
       ok: false,
       recordId: null,
+      id: null,
       errors: [{ path: '', message: 'record is not a JSON object' }],
     });
   });
