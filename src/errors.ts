@@ -20,7 +20,8 @@ export type ErrorCode =
   | 'LOCK_TIMEOUT'
   | 'RUN_TIMEOUT'
   | 'LOCAL_DISK'
-  | 'CATALOGUE_MISMATCH';
+  | 'CATALOGUE_MISMATCH'
+  | 'SCHEMA_TOO_NEW';
 
 export class SyncError extends Error {
   readonly code: ErrorCode;
@@ -131,6 +132,16 @@ export class RunTimeoutError extends SyncError {
 export class LocalDiskError extends SyncError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('LOCAL_DISK', message, options);
+  }
+}
+
+/**
+ * The database was migrated by a newer release than this one (a rollback): refused at start,
+ * before any run row is written, changing nothing (exit 2).
+ */
+export class SchemaTooNewError extends SyncError {
+  constructor(message: string) {
+    super('SCHEMA_TOO_NEW', message, { exitCode: 2 });
   }
 }
 

@@ -19,8 +19,20 @@ CREATE TABLE IF NOT EXISTS sync_migrations (
   applied_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- name: lacks_app_version
+-- app_version: which release applied each migration, so that an older release started against a
+-- newer schema can name the release it needs (SchemaTooNewError). Added by the runner, not by a
+-- numbered migration: a release records it for every migration it applies, the first ones included.
+SELECT NOT EXISTS (
+  SELECT 1 FROM pg_attribute WHERE attrelid = 'sync_migrations'::regclass AND attname = 'app_version' AND NOT attisdropped
+) AS lacks;
+
+-- name: add_app_version
+ALTER TABLE sync_migrations ADD COLUMN app_version text;
+COMMENT ON COLUMN sync_migrations.app_version IS 'Version of wine-recon-sync that applied the migration (package.json); null for migrations applied before this column existed.';
+
 -- name: applied
-SELECT version FROM sync_migrations;
+SELECT version, name, app_version FROM sync_migrations ORDER BY version;
 
 -- name: record
-INSERT INTO sync_migrations (version, name) VALUES ($1, $2);
+INSERT INTO sync_migrations (version, name, app_version) VALUES ($1, $2, $3);

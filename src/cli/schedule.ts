@@ -8,7 +8,7 @@ import cron from 'node-cron';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
 import { migrate } from '../db/migrate.js';
-import { LockHeldError, SyncError, describeError } from '../errors.js';
+import { LockHeldError, SchemaTooNewError, SyncError, describeError } from '../errors.js';
 import { assessHealth, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
 import { RunReporter } from '../observe/run-reporter.js';
@@ -51,7 +51,16 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const ctx = openContext(io, { api: true, database: true });
   const { config, log, pool, secrets } = ctx;
   const api = await newApi(ctx);
-  await migrate(pool, config.schema, config.bi);
+  try {
+    await migrate(pool, config.schema, config.bi);
+  } catch (error) {
+    // `healthcheck` then says why the daemon is not running, rather than only that its process is gone.
+    if (error instanceof SchemaTooNewError) {
+      const refused: Health = { pid: process.pid, state: 'refused', refused: error.message, heartbeatAt: new Date().toISOString(), nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
+      await writeHealth(config.healthFile, refused, config.healthPrivateDir).catch((err) => log.warn({ err }, 'cannot write the health file'));
+    }
+    throw error;
+  }
 
   let running: Promise<void> | undefined;
   let controller: AbortController | undefined;
@@ -150,7 +159,7 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   const { health } = read;
   const state = processState(health.pid);
   const verdict =
-    state === 'ours'
+    state === 'ours' || health.refused !== undefined
       ? assessHealth(health, Date.now(), true)
       : { healthy: false, reason: state === 'gone' ? `process ${health.pid} is gone` : `process ${health.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user` };
   if (!verdict.healthy) {

@@ -14,7 +14,9 @@ export const RUN_GRACE_MS = 60_000;
 
 export interface Health {
   pid: number;
-  state: 'idle' | 'running' | 'stopping';
+  state: 'idle' | 'running' | 'stopping' | 'refused';
+  /** Why the daemon refused to start (state 'refused'): a database schema newer than the release, say. */
+  refused?: string;
   heartbeatAt: string;
   nextRunAt: string | null;
   lastRun: { id: number; status: string; finishedAt: string | null } | null;
@@ -32,6 +34,7 @@ export interface Verdict {
 
 /** `heartbeat`: also judge the heartbeat's age (false for the daemon judging itself). */
 export function assessHealth(health: Health, nowMs: number, heartbeat: boolean): Verdict {
+  if (health.refused !== undefined) return { healthy: false, reason: `the daemon refused to start: ${health.refused}` };
   if (heartbeat) {
     const age = nowMs - Date.parse(health.heartbeatAt);
     if (!(age <= STALE_MS)) return { healthy: false, reason: `last heartbeat ${Math.round(age / 1000)} s ago from pid ${health.pid}` };
