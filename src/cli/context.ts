@@ -29,6 +29,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor });
   const pool = createPool({
     databaseUrl: config.databaseUrl!,
+    connection: config.database,
     schema: config.schema,
     lockTimeoutMs: config.lockTimeoutMs,
     onError: (err) => log.warn({ err }, 'idle database connection failed'),
