@@ -82,6 +82,13 @@ describeWith('openssl and PostgreSQL 15 (/usr/lib/postgresql/15/bin)', runs(OPEN
     succeeded(await migrate({ DATABASE_URL: plainServer.url('postgres', { params: { sslmode: 'prefer' } }) }));
   });
 
+  it('prefer: a TLS attempt that fails is made again without TLS, as libpq does; when that is refused too, both failures are told', async () => {
+    succeeded(await migrate({ DATABASE_URL: plainServer.url('postgres'), PGSSLROOTCERT: otherCaFile }));
+    const result = await migrate({ DATABASE_URL: tlsServer.url('postgres'), PGSSLROOTCERT: otherCaFile });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^Error: cannot connect to the database at DATABASE_URL \(host 127\.0\.0\.1:\d+, sslmode=prefer, from libpq's default\): the server refused the connection \(no pg_hba\.conf entry .*no encryption\); if the server accepts only TLS connections \(hostssl\), set sslmode= in DATABASE_URL or PGSSLMODE to require or stronger \(sslmode=prefer tried TLS first: .* the server's certificate is not signed by the CA in .* \(PGSSLROOTCERT\)/);
+  });
+
   it('require: encrypts without verifying, as psql does (a CA nobody gave, a name the certificate lacks)', async () => {
     succeeded(await migrate({ DATABASE_URL: tlsServer.url('postgres', { params: { sslmode: 'require' } }) }));
   });
