@@ -28,13 +28,14 @@ const REFUSED_LOGIN = '28000';
  * Connector.connect does; `without` tells both failures when that fails too.
  */
 export class PreferWithoutTls extends ConfigError {
-  constructor(readonly withTls: string) {
-    super(withTls);
+  /** `withTls`: what went wrong with TLS, when more than the server having none (worth telling if the retry fails too). */
+  constructor(readonly withTls: string | undefined) {
+    super(withTls ?? 'the server does not accept TLS connections');
   }
 
   without(plainError: unknown): unknown {
-    const plain = plainError instanceof Error ? plainError.message : String(plainError);
-    return new ConfigError(`${plain} (sslmode=prefer tried TLS first: ${this.withTls})`);
+    if (this.withTls === undefined || !(plainError instanceof Error)) return plainError;
+    return new ConfigError(`${plainError.message} (sslmode=prefer tried TLS first: ${this.withTls})`);
   }
 }
 
@@ -49,7 +50,9 @@ export function explainConnectFailure(error: Error, attempt: Attempt): Error {
   const modeSetting = `sslmode= in ${target.urlVariable} or PGSSLMODE`;
 
   let sentence: string | undefined;
-  if (attempt.tls && noTlsAtServer(error)) {
+  if (prefer && noTlsAtServer(error)) {
+    return new PreferWithoutTls(undefined);
+  } else if (attempt.tls && noTlsAtServer(error)) {
     sentence = `${where}: the server does not accept TLS connections (its ssl setting is off), and sslmode=${mode} requires TLS; turn ssl on at the server, or set ${modeSetting} to disable if an unencrypted connection is acceptable`;
   } else if (attempt.tls && typeof code === 'string' && UNTRUSTED.has(code)) {
     const given = target.ssl.rootcert;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
-import { startCli, type CliProcess } from '../support/harness.js';
+import { runCli, startCli, type CliProcess } from '../support/harness.js';
 import { describeWith } from '../support/programs.js';
 import { hasPg15, startStockPostgres, type StockPostgres } from '../support/stock-postgres.js';
 
@@ -99,6 +99,13 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasPg15(), 'rotating 
     // The URL's own password is wrong: the file's wins.
     const env = { DATABASE_URL: server.url(role, { password: 'not-this-one' }), DATABASE_PASSWORD_FILE: passwordFile };
     await rotation(env, role, schema, (second) => writeFile(passwordFile, `${second}\n`));
+  });
+
+  it('no password anywhere, and the server asks for one: a sentence naming where to put it (no pgpass lookup, no driver warning)', async () => {
+    const { role, schema } = await newRole();
+    const result = await runCli(['migrate'], { DATABASE_URL: server.url(role), SYNC_DB_SCHEMA: schema });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('Error: the database server at DATABASE_URL asks for a password and none is set: put it in DATABASE_URL, DATABASE_PASSWORD_FILE or PGPASSWORD\n');
   });
 
   it('DATABASE_URL_FILE: the rewritten URL is read for the next new connection', async () => {
