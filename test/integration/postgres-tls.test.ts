@@ -39,14 +39,14 @@ describeWith('openssl and PostgreSQL 15 (/usr/lib/postgresql/15/bin)', runs(OPEN
     [tlsServer, plainServer] = await Promise.all([
       startStockPostgres({
         conf: ['ssl = on', "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'", "ssl_ca_file = 'ca.pem'"],
-        hba: ['hostssl all certuser 127.0.0.1/32 cert', 'hostssl all all 127.0.0.1/32 trust'],
+        hba: ['hostssl all certuser 127.0.0.1/32 cert', 'hostssl all scramuser 127.0.0.1/32 scram-sha-256', 'hostssl all all 127.0.0.1/32 trust'],
         files: { 'server.crt': server.cert, 'server.key': server.key, 'ca.pem': await readFile(caFile) },
       }),
       startStockPostgres({ conf: ['ssl = off'] }),
     ]);
     const admin = await tlsServer.admin();
     admins.push(admin);
-    await admin.query('CREATE ROLE certuser LOGIN SUPERUSER');
+    await admin.query("CREATE ROLE certuser LOGIN SUPERUSER; CREATE ROLE scramuser LOGIN SUPERUSER PASSWORD 'scram-pw-1'");
   }, 120_000);
 
   afterAll(async () => {
@@ -143,6 +143,10 @@ describeWith('openssl and PostgreSQL 15 (/usr/lib/postgresql/15/bin)', runs(OPEN
     const bad = await migrate({ DATABASE_URL: plainServer.url('postgres'), PGSSLMODE: 'allow' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('PGSSLMODE: must be one of disable, prefer, require, verify-ca, verify-full (allow is not supported');
+  });
+
+  it("a URL as Neon's console gives it (sslmode=require&channel_binding=require) logs in with SCRAM over TLS", async () => {
+    succeeded(await migrate({ DATABASE_URL: tlsServer.url('scramuser', { password: 'scram-pw-1', params: { sslmode: 'require', channel_binding: 'require' } }) }));
   });
 
   it('client certificates: sslcert and sslkey from the URL or PGSSLCERT/PGSSLKEY log in a `cert` role; without them the server refuses', async () => {
