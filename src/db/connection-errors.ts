@@ -56,7 +56,7 @@ export function explainConnectFailure(error: Error, attempt: Attempt): Error {
     sentence = `${where}: the server does not accept TLS connections (its ssl setting is off), and sslmode=${mode} requires TLS; turn ssl on at the server, or set ${modeSetting} to disable if an unencrypted connection is acceptable`;
   } else if (attempt.tls && typeof code === 'string' && UNTRUSTED.has(code)) {
     const given = target.ssl.rootcert;
-    const trusted = given === undefined || given.value === 'system' ? 'the CAs this machine trusts' : `the CA in ${given.value} (${settingName('sslrootcert', given.from, target.urlVariable)})`;
+    const trusted = given === undefined || given.value === 'system' ? 'the CAs Node.js trusts' : `the CA in ${given.value} (${settingName('sslrootcert', given.from, target.urlVariable)})`;
     sentence = `${where}: the server's certificate is not signed by ${trusted} (${code}); give the certificate of the CA that signed it with sslrootcert= in ${target.urlVariable} or PGSSLROOTCERT${mode === 'verify-full' || mode === 'verify-ca' ? '' : ', or leave sslrootcert out to encrypt without verifying (sslmode=require)'}`;
   } else if (attempt.tls && code === WRONG_HOST) {
     const names = (error as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;

@@ -46,7 +46,7 @@ export interface Target {
   ssl: {
     mode: SslMode;
     modeFrom: Origin;
-    /** A file, or 'system' (the CAs this machine trusts, as libpq 16), or undefined. */
+    /** A file, or 'system' (the CAs Node.js trusts, as libpq 16 trusts the system's), or undefined. */
     rootcert: { value: string; from: Origin } | undefined;
     cert: { value: string; from: Origin } | undefined;
     key: { value: string; from: Origin } | undefined;
@@ -93,7 +93,7 @@ export function resolveTarget(url: string, settings: Pick<DatabaseSettings, 'url
   }
   if ((mode === 'verify-ca' || mode === 'verify-full') && rootcert === undefined) {
     throw new SettingsProblem(
-      `${settingName('sslmode', modeFrom, urlVariable)}: sslmode=${mode} verifies the server's certificate against a CA: give the CA certificate with sslrootcert=/path/ca.pem in ${urlVariable} or PGSSLROOTCERT (sslrootcert=system: the CAs this machine trusts)`,
+      `${settingName('sslmode', modeFrom, urlVariable)}: sslmode=${mode} verifies the server's certificate against a CA: give the CA certificate with sslrootcert=/path/ca.pem in ${urlVariable} or PGSSLROOTCERT (sslrootcert=system: the CAs Node.js trusts)`,
     );
   }
   const cert = pick('sslcert', 'PGSSLCERT');
