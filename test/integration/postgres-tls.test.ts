@@ -94,8 +94,9 @@ describeWith('openssl and PostgreSQL 15 (/usr/lib/postgresql/15/bin)', runs(OPEN
   });
 
   it('require against a server without TLS fails, naming the host, the mode and what to change', async () => {
-    const result = await migrate({ DATABASE_URL: plainServer.url('postgres', { params: { sslmode: 'require' } }) });
+    const result = await migrate({ DATABASE_URL: plainServer.url('postgres', { password: 'pw-never-shown', params: { sslmode: 'require' } }) });
     expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain('pw-never-shown');
     expect(result.stderr).toBe(
       `Error: cannot connect to the database at DATABASE_URL (host 127.0.0.1:${plainServer.port}, sslmode=require, from DATABASE_URL): the server does not accept TLS connections (its ssl setting is off), and sslmode=require requires TLS; turn ssl on at the server, or set sslmode= in DATABASE_URL or PGSSLMODE to disable if an unencrypted connection is acceptable\n`,
     );
@@ -103,8 +104,9 @@ describeWith('openssl and PostgreSQL 15 (/usr/lib/postgresql/15/bin)', runs(OPEN
 
   it('require with a root certificate verifies the CA, as libpq does', async () => {
     succeeded(await migrate({ DATABASE_URL: tlsServer.url('postgres', { params: { sslmode: 'require', sslrootcert: caFile } }) }));
-    const wrong = await migrate({ DATABASE_URL: tlsServer.url('postgres', { params: { sslmode: 'require', sslrootcert: otherCaFile } }) });
+    const wrong = await migrate({ DATABASE_URL: tlsServer.url('postgres', { password: 'pw-never-shown', params: { sslmode: 'require', sslrootcert: otherCaFile } }) });
     expect(wrong.code).toBe(2);
+    expect(wrong.stderr).not.toContain('pw-never-shown');
     expect(wrong.stderr).toContain("the server's certificate is not signed by the CA in");
   });
 
