@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
+import { resolveTarget, SettingsProblem, type DatabaseSettings } from './db/database-url.js';
 import { ConfigError } from './errors.js';
 import { insecureHttpProblem } from './insecure-http.js';
 import { readProxyEnv, type ProxyConfig } from './proxy-env.js';
@@ -35,7 +36,10 @@ export interface Config {
   proxy: ProxyConfig;
   /** NO_COLOR (non-empty) or TERM=dumb: pretty logs without colours. */
   noColor: boolean;
+  /** DATABASE_URL as read at start (from DATABASE_URL_FILE when that is set). */
   databaseUrl: string | undefined;
+  /** How each new connection is made: the URL's file, the password file, libpq's PG* variables (src/db/connection.ts). */
+  database: DatabaseSettings | undefined;
   schema: string;
   schedule: string;
   timezone: string;
@@ -152,6 +156,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   else if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL: must start with postgres:// or postgresql://');
   }
+  const database = databaseUrl === undefined ? undefined : databaseSettings(env, databaseUrl, problems);
 
   let api: ApiConfig | undefined;
   if (needs.api) {
@@ -194,6 +199,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     proxy,
     noColor,
     databaseUrl,
+    database,
     schema,
     schedule,
     timezone,
@@ -212,6 +218,40 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     pushgatewayUrl,
     notify: notifyUrl === undefined ? undefined : { url: notifyUrl, on: notifyOn },
   };
+}
+
+/**
+ * DATABASE_URL's companions: its file and DATABASE_PASSWORD_FILE (both read again for each new
+ * connection, checked here once), and libpq's variables, which apply where the URL does not say.
+ */
+function databaseSettings(env: Env, url: string, problems: string[]): DatabaseSettings | undefined {
+  const passwordFile = blankToUndefined(env.DATABASE_PASSWORD_FILE);
+  if (passwordFile !== undefined) {
+    try {
+      if (readFileSync(passwordFile, 'utf8').replace(/\r?\n$/, '') === '') problems.push(`DATABASE_PASSWORD_FILE: the file ${passwordFile} is empty`);
+    } catch (error) {
+      problems.push(`DATABASE_PASSWORD_FILE: cannot read ${passwordFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  const settings: DatabaseSettings = {
+    url,
+    urlFile: blankToUndefined(env.DATABASE_URL_FILE),
+    passwordFile,
+    libpq: {
+      sslmode: blankToUndefined(env.PGSSLMODE),
+      sslrootcert: blankToUndefined(env.PGSSLROOTCERT),
+      sslcert: blankToUndefined(env.PGSSLCERT),
+      sslkey: blankToUndefined(env.PGSSLKEY),
+      password: blankToUndefined(env.PGPASSWORD),
+    },
+  };
+  try {
+    resolveTarget(url, settings);
+  } catch (error) {
+    if (!(error instanceof SettingsProblem)) throw error;
+    problems.push(error.message);
+  }
+  return settings;
 }
 
 /** An http(s) URL for an outbound report (Pushgateway, webhook); the value is not echoed: it may hold a secret. */

@@ -43,7 +43,8 @@ export type FlagValues<F extends Record<string, Flag>> = {
 };
 
 /** Groups of settings for the commands' help (each command also names what it cannot run without). */
-const SCHEMA_SETTINGS = ['SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'];
+// How the database is reached (besides DATABASE_URL, which a command needs), then its schemas.
+const SCHEMA_SETTINGS = ['DATABASE_PASSWORD_FILE', 'PGSSLMODE', 'PGSSLROOTCERT', 'PGSSLCERT', 'PGSSLKEY', 'SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'];
 export const SETTINGS = {
   SCHEMA_SETTINGS,
   LOAD_SETTINGS: [...SCHEMA_SETTINGS, 'SYNC_MAX_REJECT_RATIO', 'SYNC_MAX_DELETE_RATIO', 'SYNC_ARCHIVE_KEEP', 'SYNC_EXTRA_FIELDS', 'SYNC_LOCK_TIMEOUT_MS', 'SYNC_RUN_TIMEOUT_MS'],

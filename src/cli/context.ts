@@ -1,4 +1,5 @@
 /** What every command needs: validated config, the logger with its secrets, the pool. */
+import { readFileSync } from 'node:fs';
 import { loadConfig, type Config, type ConfigNeeds } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
 import type { WineApi } from '../extract/http/api.js';
@@ -25,10 +26,14 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   const secrets = new SecretRegistry();
   secrets.add(config.api?.password);
   if (config.databaseUrl) secrets.add(safeUrlPassword(config.databaseUrl));
+  // As read at start; a rotated one never reaches a message either (neither pg's nor ours carry it).
+  secrets.add(config.database?.libpq?.password);
+  if (config.database?.passwordFile) secrets.add(readSecret(config.database.passwordFile));
   for (const value of proxySecrets(config.proxy)) secrets.add(value);
   const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor });
   const pool = createPool({
     databaseUrl: config.databaseUrl!,
+    connection: config.database,
     schema: config.schema,
     lockTimeoutMs: config.lockTimeoutMs,
     onError: (err) => log.warn({ err }, 'idle database connection failed'),
@@ -49,6 +54,14 @@ export function forceExitLater(ms: number): void {
     process.stderr.write(`Error: shutdown took longer than ${ms / 1000} s; exiting\n`);
     process.exit(1);
   }, ms).unref();
+}
+
+function readSecret(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '') || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function safeUrlPassword(url: string): string | undefined {

@@ -12,6 +12,7 @@ import { installBiViews } from './bi-views.js';
 import { checkFieldCatalogue } from './catalogue-check.js';
 import { migrateLock } from './lock.js';
 import { inTransaction, withIdentifiers, type Pool } from './pool.js';
+import { explainMissingPrivilege } from './privileges.js';
 import { loadStatements } from './statements.js';
 
 export interface Migration {
@@ -34,6 +35,15 @@ export async function listMigrations(): Promise<Migration[]> {
  */
 export async function migrate(pool: Pool, schema: string, bi?: BiSettings): Promise<string[]> {
   const migrations = await listMigrations();
+  try {
+    return await migrateIn(pool, schema, migrations, bi);
+  } catch (error) {
+    // A least-privilege role is told what it lacks and the SQL that gives it.
+    throw (await explainMissingPrivilege(pool, error, schema, bi?.schema)) ?? error;
+  }
+}
+
+function migrateIn(pool: Pool, schema: string, migrations: Migration[], bi: BiSettings | undefined): Promise<string[]> {
   return inTransaction(pool, async (client) => {
     await migrateLock(client, schema);
     const exists = await client.query(SQL.schema_exists, [schema]);

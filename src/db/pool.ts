@@ -9,6 +9,7 @@
  */
 import pg from 'pg';
 import type { QueryResult, QueryResultRow } from 'pg';
+import { Connector, type DatabaseSettings } from './connection.js';
 
 const DATE_OID = 1082;
 
@@ -24,6 +25,8 @@ export type PoolClient = pg.PoolClient;
 
 export interface PoolOptions {
   databaseUrl: string;
+  /** How each new connection is made (config.ts's `database`); by default from databaseUrl alone. */
+  connection?: DatabaseSettings;
   schema: string;
   max?: number;
   /** lock_timeout of every transaction begun here (0: none); a run's own transaction may set its own. */
@@ -43,13 +46,16 @@ const backends = new WeakMap<PoolClient, number>();
 
 export class Pool {
   private readonly pg: pg.Pool;
+  private readonly connector: Connector;
   private readonly setSchema: string;
   /** Connected clients, until their connection has closed. */
   private readonly open = new Set<pg.PoolClient>();
 
   constructor(private readonly options: PoolOptions) {
+    // The connection settings are read afresh for each new connection (connection.ts).
+    this.connector = new Connector(options.connection ?? { url: options.databaseUrl });
     this.pg = new pg.Pool({
-      connectionString: options.databaseUrl,
+      Client: this.connector.Client as unknown as new () => pg.ClientBase,
       max: options.max ?? 6,
       application_name: 'wine-recon-sync',
       types: exactTypes,
@@ -80,7 +86,7 @@ export class Pool {
 
   /** A connection for work of several statements; its work goes between begin() and COMMIT or ROLLBACK. */
   connect(): Promise<PoolClient> {
-    return this.pg.connect();
+    return this.connector.connect(this.pg);
   }
 
   /**
@@ -105,7 +111,7 @@ export class Pool {
 
   /** Runs `work` in a transaction on a client of its own; rolls back on any error. */
   async transaction<T>(work: (client: PoolClient) => Promise<T>, options: BeginOptions = {}): Promise<T> {
-    const client = await this.pg.connect();
+    const client = await this.connector.connect(this.pg);
     let broken: Error | undefined;
     try {
       await this.begin(client, options);

@@ -133,7 +133,7 @@ export function inProcess(env: Record<string, string>): InProcess {
   sink.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
   const log = createLogger({ level: 'debug', secrets, destination: sink });
   const api = config.api ? new WineApi(config.api, log, secrets, { retryBaseMs: config.retryBaseMs, proxy: config.proxy }) : undefined;
-  const pool = createPool({ databaseUrl: config.databaseUrl!, schema: config.schema, max: 4 });
+  const pool = createPool({ databaseUrl: config.databaseUrl!, connection: config.database, schema: config.schema, max: 4 });
   const ctx: InProcess = {
     config,
     log,

@@ -1,0 +1,95 @@
+/**
+ * A database connection the TLS layer refused, as a sentence a person can act on: the host of
+ * DATABASE_URL, the sslmode in force and where it came from, and the setting to change. The
+ * password is never part of it (neither pg's nor Node's messages carry it).
+ */
+import { ConfigError, SyncError } from '../errors.js';
+import type { Attempt } from './connection.js';
+import { settingName, type Target } from './database-url.js';
+
+/** OpenSSL verification codes meaning "no CA we were given signed this chain". */
+const UNTRUSTED = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+]);
+const EXPIRED = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID']);
+const WRONG_HOST = 'ERR_TLS_CERT_ALTNAME_INVALID';
+const REFUSED_LOGIN = '28000';
+
+/**
+ * Under sslmode=prefer the TLS attempt failed where libpq would try again without TLS (the server
+ * has no TLS, its certificate failed the check, or pg_hba.conf refused a TLS connection).
+ * Connector.connect does; `without` tells both failures when that fails too.
+ */
+export class PreferWithoutTls extends ConfigError {
+  /** `withTls`: what went wrong with TLS, when more than the server having none (worth telling if the retry fails too). */
+  constructor(readonly withTls: string | undefined) {
+    super(withTls ?? 'the server does not accept TLS connections');
+  }
+
+  without(plainError: unknown): unknown {
+    if (this.withTls === undefined || !(plainError instanceof Error)) return plainError;
+    return new ConfigError(`${plainError.message} (sslmode=prefer tried TLS first: ${this.withTls})`);
+  }
+}
+
+/** The error to report for a connection that `attempt` planned and pg could not open. */
+export function explainConnectFailure(error: Error, attempt: Attempt): Error {
+  const target = attempt.target;
+  if (error instanceof SyncError || target === undefined) return error;
+  const code = (error as { code?: unknown }).code;
+  const where = `cannot connect to the database at ${target.urlVariable} (host ${hostOf(target)}, sslmode=${target.ssl.mode}, from ${origin(target)})`;
+  const mode = target.ssl.mode;
+  const prefer = mode === 'prefer' && attempt.tls;
+  const modeSetting = `sslmode= in ${target.urlVariable} or PGSSLMODE`;
+
+  let sentence: string | undefined;
+  if (prefer && noTlsAtServer(error)) {
+    return new PreferWithoutTls(undefined);
+  } else if (attempt.tls && noTlsAtServer(error)) {
+    sentence = `${where}: the server does not accept TLS connections (its ssl setting is off), and sslmode=${mode} requires TLS; turn ssl on at the server, or set ${modeSetting} to disable if an unencrypted connection is acceptable`;
+  } else if (attempt.tls && typeof code === 'string' && UNTRUSTED.has(code)) {
+    const given = target.ssl.rootcert;
+    const trusted = given === undefined || given.value === 'system' ? 'the CAs Node.js trusts' : `the CA in ${given.value} (${settingName('sslrootcert', given.from, target.urlVariable)})`;
+    sentence = `${where}: the server's certificate is not signed by ${trusted} (${code}); give the certificate of the CA that signed it with sslrootcert= in ${target.urlVariable} or PGSSLROOTCERT${mode === 'verify-full' || mode === 'verify-ca' ? '' : ', or leave sslrootcert out to encrypt without verifying (sslmode=require)'}`;
+  } else if (attempt.tls && code === WRONG_HOST) {
+    const names = (error as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
+    const presented = typeof names === 'string' ? `it names ${names}` : error.message;
+    sentence = `${where}: the server's certificate is not issued for ${target.host ?? 'localhost'} (${presented}); use a host name the certificate names in ${target.urlVariable}, or set ${modeSetting} to verify-ca to check the CA but not the name`;
+  } else if (attempt.tls && typeof code === 'string' && EXPIRED.has(code)) {
+    sentence = `${where}: the server's certificate is outside its validity period (${code}); it must be renewed at the server (or this machine's clock is wrong)`;
+  } else if (attempt.tls && typeof code === 'string' && /^(ERR_SSL_|ERR_TLS_|CERT_|ERR_OSSL_)/.test(code)) {
+    sentence = `${where}: the TLS handshake failed (${code}: ${error.message}); check the server's TLS setup and ${settingName('sslmode', target.ssl.modeFrom, target.urlVariable)}`;
+  } else if (code === REFUSED_LOGIN && !prefer) {
+    // pg_hba.conf refused this connection: with or without TLS may be what it wants (hostssl, hostnossl).
+    const change = attempt.tls ? `if the server accepts this role only without TLS (hostnossl), set ${modeSetting} to prefer or disable` : `if the server accepts only TLS connections (hostssl), set ${modeSetting} to require or stronger`;
+    return new ConfigError(`${where}: the server refused the connection (${error.message}); ${change}`);
+  } else if (code === REFUSED_LOGIN) {
+    return new PreferWithoutTls(`${where}: the server refused a TLS connection (${error.message})`);
+  }
+  if (sentence === undefined) return error;
+  return prefer ? new PreferWithoutTls(sentence) : new ConfigError(sentence);
+}
+
+/**
+ * pg's own error when the server answers the SSLRequest with 'N'. It has no code: its text is all
+ * there is to tell it apart (pg/lib/connection.js).
+ */
+function noTlsAtServer(error: Error): boolean {
+  return error.message === 'The server does not support SSL connections';
+}
+
+function hostOf(target: Target): string {
+  const host = target.host ?? 'localhost';
+  return target.port === undefined ? host : `${host.includes(':') ? `[${host}]` : host}:${target.port}`;
+}
+
+function origin(target: Target): string {
+  return target.ssl.modeFrom === 'default' ? "libpq's default" : target.ssl.modeFrom;
+}

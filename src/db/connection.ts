@@ -1,0 +1,156 @@
+/**
+ * How each new database connection is made: the settings are read again for every one
+ * (DATABASE_URL_FILE, DATABASE_PASSWORD_FILE, the certificate files), so that a secret rotated by
+ * a sidecar (a Vault agent, a refreshed RDS IAM token) is used without a restart; pooled
+ * connections that are already open keep going with what they logged in with. TLS follows
+ * libpq's sslmode (database-url.ts), and a refused connection is told in a sentence that names
+ * the host, the sslmode in force and the setting to change (connection-errors.ts).
+ */
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import pg from 'pg';
+import { ConfigError } from '../errors.js';
+import { explainConnectFailure, PreferWithoutTls } from './connection-errors.js';
+import { resolveTarget, SettingsProblem, type DatabaseSettings, type Target } from './database-url.js';
+
+export type { DatabaseSettings } from './database-url.js';
+
+/** One connection's plan: the pg config, or why there is none. */
+export interface Attempt {
+  target: Target | undefined;
+  /** TLS was asked for on this connection. */
+  tls: boolean;
+  config: pg.ClientConfig;
+  failure: ConfigError | undefined;
+}
+
+type PgClientClass = new (config: pg.ClientConfig) => pg.Client;
+
+export class Connector {
+  /** Under sslmode=prefer, the server refused TLS: later connections go without it, as libpq's retry does. */
+  private preferPlain = false;
+  /** For pg.Pool's `Client` option: pg.Pool constructs one per new connection. */
+  readonly Client: PgClientClass;
+
+  constructor(private readonly settings: DatabaseSettings) {
+    const connector = this;
+    this.Client = class SyncClient extends pg.Client {
+      readonly #attempt: Attempt;
+
+      constructor(poolConfig: pg.ClientConfig) {
+        // pg.Pool calls this where a throw would escape its callbacks: a failure waits for connect().
+        const attempt = connector.plan();
+        super({ ...poolConfig, ...attempt.config });
+        this.#attempt = attempt;
+      }
+
+      override connect(): Promise<pg.Client>;
+      override connect(callback: (err: Error) => void): void;
+      override connect(callback?: (err: Error) => void): Promise<pg.Client> | void {
+        if (callback === undefined) {
+          return new Promise((resolve, reject) => this.connect((err) => (err ? reject(err) : resolve(this))));
+        }
+        const attempt = this.#attempt;
+        if (attempt.failure) {
+          process.nextTick(callback, attempt.failure);
+          return;
+        }
+        super.connect((err: Error | null) => callback((err ? explainConnectFailure(err, attempt) : err) as Error));
+      }
+    };
+  }
+
+  /** A client of `pool`; under sslmode=prefer, once more without TLS when the server refused it. */
+  async connect(pool: pg.Pool): Promise<pg.PoolClient> {
+    try {
+      return await pool.connect();
+    } catch (error) {
+      if (!(error instanceof PreferWithoutTls)) throw error;
+      this.preferPlain = true;
+      try {
+        return await pool.connect();
+      } catch (plainError) {
+        throw error.without(plainError);
+      }
+    }
+  }
+
+  /** This connection's pg settings, read afresh; never throws (see the constructor above). */
+  plan(): Attempt {
+    let target: Target | undefined;
+    try {
+      target = resolveTarget(this.currentUrl(), this.settings);
+      const ssl = this.tlsOptions(target);
+      const config: pg.ClientConfig = {
+        host: target.host,
+        port: target.port,
+        user: target.user,
+        database: target.database,
+        ssl,
+        // Asked for only when the server wants a password: read then, from the file when there is one.
+        password: () => this.password(target!),
+        ...(target.applicationName === undefined ? {} : { application_name: target.applicationName }),
+        ...(target.options === undefined ? {} : { options: target.options }),
+        ...(target.channelBinding ? { enableChannelBinding: true } : {}),
+      };
+      return { target, tls: ssl !== false, config, failure: undefined };
+    } catch (error) {
+      const failure = error instanceof ConfigError ? error : new ConfigError(error instanceof SettingsProblem ? error.message : String(error));
+      return { target, tls: false, config: { ssl: false }, failure };
+    }
+  }
+
+  private currentUrl(): string {
+    const file = this.settings.urlFile;
+    return file === undefined ? this.settings.url : readSecretFile('DATABASE_URL_FILE', file);
+  }
+
+  private password(target: Target): string {
+    const file = this.settings.passwordFile;
+    const password = file === undefined ? (target.password ?? this.settings.libpq?.password) : readSecretFile('DATABASE_PASSWORD_FILE', file);
+    if (password === undefined) {
+      throw new ConfigError(
+        `the database server at ${target.urlVariable} asks for a password and none is set: put it in ${target.urlVariable}, DATABASE_PASSWORD_FILE or PGPASSWORD`,
+      );
+    }
+    return password;
+  }
+
+  /** libpq's sslmode as Node's TLS options; false: no TLS. */
+  private tlsOptions(target: Target): false | ConnectionOptions {
+    const { mode, rootcert, cert, key } = target.ssl;
+    if (mode === 'disable' || (mode === 'prefer' && this.preferPlain)) return false;
+    const file = (setting: { value: string; from: string }, name: string) => readSettingFile(name, setting, target.urlVariable);
+    const ca = rootcert && rootcert.value !== 'system' ? file(rootcert, 'sslrootcert') : undefined;
+    // libpq verifies the chain under require (and prefer) too when a root certificate is given.
+    const verify = mode === 'verify-ca' || mode === 'verify-full' || rootcert !== undefined;
+    return {
+      rejectUnauthorized: verify,
+      ...(ca === undefined ? {} : { ca }),
+      ...(cert && key ? { cert: file(cert, 'sslcert'), key: file(key, 'sslkey') } : {}),
+      // Only verify-full checks that the certificate names the host.
+      ...(mode === 'verify-full' ? {} : { checkServerIdentity: () => undefined }),
+    };
+  }
+}
+
+/** A file holding a secret (the URL, the password): its content without the final newline. */
+function readSecretFile(variable: string, file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new ConfigError(`${variable}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (text === '') throw new ConfigError(`${variable}: the file ${file} is empty`);
+  return text;
+}
+
+function readSettingFile(name: string, setting: { value: string; from: string }, urlVariable: string): string {
+  try {
+    return readFileSync(setting.value, 'utf8');
+  } catch (error) {
+    const where = setting.from === urlVariable ? `${name}= in ${urlVariable}` : setting.from;
+    throw new ConfigError(`${where}: cannot read ${setting.value} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
