@@ -18,11 +18,14 @@ const SQL = loadStatements('db/lock.sql', ['try_run_lock', 'lock_alive', 'migrat
 export class RunLock {
   private constructor(private readonly client: PoolClient) {}
 
-  /** The lock, or undefined when another run holds it. */
-  static async acquire(pool: Pool, schema: string): Promise<RunLock | undefined> {
+  /**
+   * The lock, or undefined when another run holds it. Its transaction waits idle for the whole
+   * run: `idleTimeoutMs` (the run's deadline and some) replaces a shorter server setting.
+   */
+  static async acquire(pool: Pool, schema: string, idleTimeoutMs: number): Promise<RunLock | undefined> {
     const client = await pool.connect();
     try {
-      await pool.begin(client);
+      await pool.begin(client, { idleTimeoutMs });
       const { rows } = await client.query<{ locked: boolean }>(SQL.try_run_lock, [schema]);
       if (rows[0]?.locked === true) return new RunLock(client);
       await client.query('ROLLBACK');

@@ -39,6 +39,11 @@ export interface BeginOptions {
   mode?: string;
   /** This transaction's lock_timeout, instead of the pool's. */
   lockTimeoutMs?: number;
+  /**
+   * This transaction's idle_in_transaction_session_timeout: a run's transactions wait idle while
+   * the listing downloads, bounded by SYNC_RUN_TIMEOUT_MS rather than by a shorter server default.
+   */
+  idleTimeoutMs?: number;
 }
 
 /** The backend of each client's current transaction, as begin() read it (see backendPid). */
@@ -101,6 +106,7 @@ export class Pool {
       options.mode ? `BEGIN ${options.mode}` : 'BEGIN',
       this.setSchema,
       ...(lockTimeoutMs === undefined ? [] : [`SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`]),
+      ...(options.idleTimeoutMs === undefined ? [] : [`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.idleTimeoutMs)}`]),
       'SELECT pg_backend_pid() AS pid',
     ].join('; ');
     const results = (await client.query(script)) as unknown as QueryResult<{ pid: number }>[];

@@ -29,7 +29,7 @@ import { BiTally } from '../transform/bi-effect.js';
 import { copyLine, rowLine, type FingerprintHalves } from '../transform/copy-line.js';
 import { CopyWriter, type RecordFields } from '../transform/record-copy.js';
 import { InitialFingerprints, saveSettledFingerprints } from '../unchanged/initial-fingerprints.js';
-import { IdBitmap } from './pipeline.js';
+import { IdBitmap } from './id-bitmap.js';
 
 /** Set-aside and fingerprint bytes are written out once this much is queued. */
 const FLUSH_AT = 256 * 1024;

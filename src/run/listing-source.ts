@@ -13,7 +13,7 @@ import type { WineApi } from '../extract/http/api.js';
 import { SpoolWatch } from '../extract/http/spool-watch.js';
 import type { Logger } from '../log.js';
 import { restorePayload } from '../load/payloads.js';
-import type { SyncSource } from './sync.js';
+import type { SyncSource } from './request.js';
 
 /** The listing as a local file (downloaded, given, or restored from the archive) and its SHA-256. */
 export interface Listing {

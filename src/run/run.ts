@@ -45,7 +45,7 @@ import { openListing, type Listing, type ListingSource } from './listing-source.
 import { RunNewFields } from './new-fields.js';
 import { RunArchive } from './run-archive.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
-import type { SyncDeps, SyncRequest } from './sync.js';
+import { idleTimeoutMs, type SyncDeps, type SyncRequest } from './request.js';
 
 export class Run {
   private tally: ListingTally = newTally();
@@ -166,7 +166,7 @@ export class Run {
 
   /** The run's transaction, with SYNC_LOCK_TIMEOUT_MS; its server process watched for lock waits. */
   private async begin(): Promise<void> {
-    this.lockWait.watch(await this.deps.pool.begin(this.client, { lockTimeoutMs: this.config.lockTimeoutMs }));
+    this.lockWait.watch(await this.deps.pool.begin(this.client, { lockTimeoutMs: this.config.lockTimeoutMs, idleTimeoutMs: idleTimeoutMs(this.config) }));
   }
 
   /** Every live row and the fingerprints that still vouch for it; says why when it cannot trust them all. */

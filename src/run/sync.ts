@@ -15,30 +15,10 @@ import type { BiRounding } from '../load/bi-rounding.js';
 import { checkListingFile, checkReplaySource } from '../load/sources.js';
 import { APP_VERSION } from '../paths.js';
 import { runDeadline } from './deadline.js';
+import { idleTimeoutMs, type SyncDeps, type SyncRequest, type SyncSource } from './request.js';
 import { Run } from './run.js';
 
-export type SyncSource = { kind: 'api' } | { kind: 'file'; path: string } | { kind: 'replay'; runId: string };
-
-export interface SyncRequest {
-  source: SyncSource;
-  trigger: Trigger;
-  dryRun?: boolean;
-  allowMassDelete?: boolean;
-  /** Load even when a field the last successful run had is gone (the schema-drift guard). */
-  acceptSchemaChange?: boolean;
-}
-
-export interface SyncDeps {
-  pool: Pool;
-  log: Logger;
-  /** Needed for API runs; the daemon keeps one so the token is reused between runs. */
-  api?: WineApi;
-  /** The secrets to censor in the error stored with the run (BI users read it); none in tests that have none. */
-  secrets?: SecretRegistry;
-  signal?: AbortSignal;
-  tmpDir?: string;
-  onProgress?: (progress: { received: number; bytes: number }) => void;
-}
+export type { SyncDeps, SyncRequest, SyncSource } from './request.js';
 
 export interface SyncOutcome {
   run: RunRow;
@@ -52,7 +32,7 @@ export interface SyncOutcome {
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
   const { pool } = deps;
-  const lock = await RunLock.acquire(pool, config.schema);
+  const lock = await RunLock.acquire(pool, config.schema, idleTimeoutMs(config));
   if (!lock) throw new LockHeldError(`another sync holds the lock for schema "${config.schema}"; this run was skipped`);
   let client: PoolClient | undefined;
   let broken = false;
@@ -120,4 +100,5 @@ function pickCounts(row: RunRow): Record<string, number | null> {
   const { received, rejected, duplicates, inserted, updated, unchanged, deleted, restored } = row;
   return { received, rejected, duplicates, inserted, updated, unchanged, deleted, restored };
 }
+
 
