@@ -19,7 +19,7 @@ UPDATE sync_runs
 SET status = $2, finished_at = clock_timestamp(), error = $3,
     reported_count = $4, reported_record_count = $5, received = $6, rejected = $7, duplicates = $8,
     inserted = $9, updated = $10, unchanged = $11, deleted = $12, restored = $13, bytes = $14, skipped_unchanged = $15,
-    unknown_fields = $16, field_counts = $17, bi_scale = $18, bi_rounded = $19, bi_overflow = $20
+    unknown_fields = $16, field_counts = $17, bi_scale = $18, bi_rounded = $19, bi_overflow = $20, phases = $21
 WHERE id = $1
 RETURNING *;
 

@@ -26,6 +26,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   secrets.add(config.api?.password);
   if (config.databaseUrl) secrets.add(safeUrlPassword(config.databaseUrl));
   for (const value of proxySecrets(config.proxy)) secrets.add(value);
+  secrets.add(config.ui.token);
   const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor });
   const pool = createPool({
     databaseUrl: config.databaseUrl!,

@@ -65,8 +65,8 @@ const STATUS = defineCommand({
 
 /** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
 async function allCommands(): Promise<CommandSpec[]> {
-  const [schedule, demo, simulate] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulate.js')]);
-  return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
+  const [schedule, demo, simulate, serve] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulate.js'), import('./serve.js')]);
+  return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, serve.SERVE, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
 }
 
 export async function main(argv: string[], io: Io = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
@@ -83,6 +83,8 @@ export async function main(argv: string[], io: Io = { env: process.env, stdout: 
         return await statusCommand(rest, io);
       case 'schedule':
         return await (await import('./schedule.js')).scheduleCommand(rest, io);
+      case 'serve':
+        return await (await import('./serve.js')).serveCommand(rest, io);
       case 'healthcheck':
         return await (await import('./schedule.js')).healthcheckCommand(rest, io);
       case 'demo':

@@ -45,6 +45,7 @@ import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './gu
 import { openListing, type Listing, type ListingSource } from './listing-source.js';
 import { RunNewFields } from './new-fields.js';
 import { RunArchive } from './run-archive.js';
+import { PhaseTimer } from './phase-timer.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
 import type { SyncDeps, SyncRequest } from './sync.js';
 
@@ -62,6 +63,8 @@ export class Run {
   private direct: DirectLoad | undefined;
   /** The listing's fields outside the catalogue: where the run kept them. */
   private readonly extraFields: RunNewFields;
+  /** Each phase's wall time, stored with the run (sync_runs.phases). */
+  readonly phases = new PhaseTimer();
 
   constructor(
     private readonly config: Config,
@@ -130,22 +133,24 @@ export class Run {
     );
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
+      const t = this.phases;
+      void t.time('download', source.ready).catch(() => undefined);
       await this.begin();
-      const shortcut = await this.prepareShortcut(reading, log);
-      const fast = await this.stage(source, shortcut, log);
+      const shortcut = await t.time('read live rows', this.prepareShortcut(reading, log));
+      const fast = await t.time('parse and stage', this.stage(source, shortcut, log));
       const listing = await source.ready;
       const archive = await archiving;
       this.guard(log);
       const started = Date.now();
       const settled = shortcut.settle();
-      await this.settleDuplicates(listing, fast, settled, log);
+      await t.time('duplicates', this.settleDuplicates(listing, fast, settled, log));
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
-      this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
-      const keptFields = await this.extraFields.record(this.client, this.runId, this.tally.fields);
+      this.bi = await t.time('BI count', this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log));
+      const keptFields = await t.time('new fields', this.extraFields.record(this.client, this.runId, this.tally.fields));
       this.warnNewFields(log);
-      await archive?.store(this.client, this.config.archiveKeep, log);
-      await this.commit();
+      if (archive) await t.time('archive', archive.store(this.client, this.config.archiveKeep, log));
+      await t.time('commit', this.commit());
       if (keptFields && !this.request.dryRun) await this.extraFields.refreshViews(this.deps.pool, log);
     } catch (error) {
       this.applied = undefined;
@@ -263,13 +268,13 @@ export class Run {
     // A first load wrote its rows and their fingerprints already (stage, settleDuplicates).
     const counts: ChangeCounts = direct
       ? { initialLoad: true, liveBefore: 0, inserted: this.staged(), updated: 0, restored: 0, deleted: 0 }
-      : await classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log);
+      : await this.phases.time('classify', classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log));
     checkDeletes(
       { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
       config.maxDeleteRatio,
       this.request.allowMassDelete === true,
     );
-    if (!direct) await applyChanges(client, runId, counts, log);
+    if (!direct) await this.phases.time('apply', applyChanges(client, runId, counts, log));
     await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: direct !== undefined }, log);
     this.applied = counts;
     this.skipped = shortcut.skipped;
