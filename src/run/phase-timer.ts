@@ -18,6 +18,7 @@ export class PhaseTimer {
   /** Times `work` as `phase` (added to an earlier time of the same phase, e.g. a retried parse). */
   async time<T>(phase: Phase, work: Promise<T> | (() => Promise<T>)): Promise<T> {
     const started = performance.now();
+    this.add(phase, 0); // its place in the list is where it started
     try {
       return await (typeof work === 'function' ? work() : work);
     } finally {

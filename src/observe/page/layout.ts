@@ -54,6 +54,7 @@ pre { white-space: pre-wrap; word-break: break-all; background: #f6f8fa; padding
 figure.chart { margin: 0; }
 figure.chart figcaption { font-weight: 600; margin-bottom: 2px; }
 figure.chart svg { width: 100%; height: auto; display: block; }
+figure.phases svg { max-width: 760px; }
 svg text { font-size: 11px; fill: var(--muted); }
 svg .tick line { stroke: #eaeef2; }
 svg .axis { stroke: var(--muted); }

@@ -38,11 +38,11 @@ const RIGHT = 12;
 const TOP = 12;
 const BOTTOM = 36;
 
-/** 1, 2 or 5 times a power of ten, at least `max`. */
+/** 1, 2, 4 or 8 times a power of ten, at least `max`: its quarters are round numbers. */
 export function niceCeiling(max: number): number {
   if (!(max > 0)) return 1;
   const power = 10 ** Math.floor(Math.log10(max));
-  for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= max) return step * power;
+  for (const step of [1, 2, 4, 8, 10]) if (step * power >= max * (1 - 1e-12)) return step * power;
   return 10 * power;
 }
 
@@ -61,7 +61,7 @@ export function barChart(chart: Chart): Html {
   const plotH = H - TOP - BOTTOM;
   const n = Math.max(chart.bars.length, 1);
   const slot = plotW / n;
-  const barW = Math.max(slot * 0.8, 0.6);
+  const barW = Math.min(Math.max(slot * 0.8, 0.6), 28);
   const y = (v: number) => TOP + plotH - (v / top) * plotH;
 
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
@@ -118,7 +118,7 @@ export function phaseChart(id: string, phases: ReadonlyArray<{ phase: string; ms
   const bars = phases.map(
     (p, i) => html`<g class="phase" data-phase="${p.phase}" data-ms="${p.ms}"><text x="${left - 8}" y="${i * rowH + 20}" text-anchor="end">${p.phase}</text><rect class="bar s-phase" x="${left}" y="${i * rowH + 8}" width="${Math.max(x(p.ms / 1000) - left, 0.5).toFixed(2)}" height="${rowH - 6}"><title>${p.phase}: ${p.ms} ms</title></rect><text x="${(x(p.ms / 1000) + 4).toFixed(1)}" y="${i * rowH + 20}">${formatMs(p.ms)}</text></g>`,
   );
-  return html`<figure class="chart" id="${id}"><figcaption>Where the run's time went</figcaption>
+  return html`<figure class="chart phases" id="${id}">
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
 <title id="${id}-t">Wall time of each phase, in seconds</title><desc id="${id}-d">${phases.map((p) => `${p.phase} ${formatMs(p.ms)}`).join('; ')}. The download overlaps the parse.</desc>
 ${ticks}
