@@ -71,13 +71,17 @@ export class CsrfTokens {
 
 /**
  * The request comes from a page of this very server: its Origin names the host it was sent to,
- * and a browser's Sec-Fetch-Site (when sent) says same-origin. A POST without Origin is refused:
- * every browser sends one on a form POST.
+ * and a browser's Sec-Fetch-Site (when sent) says same-origin. Under `Referrer-Policy:
+ * no-referrer` a browser sends `Origin: null` on a form POST; that passes only with
+ * `Sec-Fetch-Site: same-origin`, which a browser sets itself and no page can forge. A POST
+ * without Origin is refused.
  */
 export function sameOrigin(req: IncomingMessage): boolean {
   const origin = req.headers.origin;
   const host = req.headers.host;
+  const site = req.headers['sec-fetch-site'];
   if (origin === undefined || host === undefined) return false;
+  if (origin === 'null') return site === 'same-origin';
   let parsed: URL;
   try {
     parsed = new URL(origin);
@@ -85,7 +89,6 @@ export function sameOrigin(req: IncomingMessage): boolean {
     return false;
   }
   if (parsed.host !== host.toLowerCase()) return false;
-  const site = req.headers['sec-fetch-site'];
   return site === undefined || site === 'same-origin';
 }
 
