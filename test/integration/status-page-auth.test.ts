@@ -176,6 +176,22 @@ describe('run-now in the daemon', () => {
     expect(last).toEqual({ status: 'succeeded', trigger: 'schedule' });
   });
 
+  it('works while a run holds the lock: shows it in progress, and a second run-now is "already running"', async () => {
+    const before = await runs();
+    fx.sim.setFault('slow', { delayMs: 2_500, times: 1 });
+    expect((await post({ origin: base }, `csrf=${await csrfOf()}`)).headers.location).toBe('/?run-now=started');
+    const running = await waitFor('the run row', async () => (await fx.db.rows<{ id: string }>(`SELECT id FROM sync_runs WHERE status = 'running'`))[0]?.id);
+    const page = await http(`${base}/`, { headers: bearer() });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`id="running"`);
+    expect(page.body).toContain(`<meta http-equiv="refresh" content="5">`);
+    expect((await http(`${base}/runs/${running}`, { headers: bearer() })).status).toBe(200);
+    const again = await post({ origin: base }, `csrf=${await csrfOf()}`);
+    expect(again.headers.location).toBe('/?run-now=busy');
+    expect((await http(`${base}/?run-now=busy`, { headers: bearer() })).body).toContain('A run is already going');
+    expect(await settled(before)).toBe(before + 1);
+  });
+
   describeWith('chromium and playwright-core', chromiumAvailable, 'in chromium', () => {
     it('pressing "Run now" records a run', async () => {
       const browser = await launchBrowser();
