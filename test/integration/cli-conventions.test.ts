@@ -15,6 +15,7 @@ const COMMANDS: Record<string, string[]> = {
   migrate: [],
   status: ['--limit N', '--run ID', '--json'],
   demo: [],
+  serve: ['--port P', '--host H'],
   simulate: ['--port P', '--host H', '--records N', '--seed S', '--change N', '--tls-cert FILE', '--tls-key FILE'],
   healthcheck: [],
 };

@@ -50,7 +50,7 @@ function tickText(value: number): string {
   if (value === 0) return '0';
   if (Math.abs(value) >= 1e6) return `${+(value / 1e6).toFixed(2)}M`;
   if (Math.abs(value) >= 1e4) return `${+(value / 1e3).toFixed(1)}k`;
-  return `${+value.toFixed(2)}`;
+  return `${+value.toFixed(3)}`;
 }
 
 export function barChart(chart: Chart): Html {
