@@ -96,6 +96,14 @@ describe('serve with SYNC_UI_TOKEN', () => {
   });
 });
 
+it('serve only reads: on a schema never migrated it exits 2 and asks for migrate', async () => {
+  const r = await runCli(['serve', '--port', '0'], { DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: `${fx.db.schema}_none` });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('run `wine-recon-sync migrate` first');
+  const [{ n }] = await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM pg_namespace WHERE nspname = $1', [`${fx.db.schema}_none`]);
+  expect(n).toBe('0');
+});
+
 describe('beyond loopback without SYNC_UI_TOKEN', () => {
   it('serve refuses to start (exit 2, naming the variable)', async () => {
     const r = await runCli(['serve', '--host', '0.0.0.0', '--port', '0'], { DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: fx.db.schema });

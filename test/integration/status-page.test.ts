@@ -135,6 +135,22 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     expect(problems).toEqual([]);
   });
 
+  it("stores each run's phase times with it, in the order they started, and draws them", async () => {
+    const rows = await fx.db.rows<{ id: string; phases: Array<{ phase: string; ms: number }> }>('SELECT id, phases FROM sync_runs WHERE id = ANY($1) ORDER BY id', [[runIds[0], runIds[4]]]);
+    const [first, later] = rows.map((r) => r.phases.map((p) => p.phase));
+    expect(first).toEqual(['download', 'read live rows', 'parse and stage', 'duplicates', 'BI count', 'new fields', 'archive', 'commit']);
+    expect(later).toEqual(expect.arrayContaining(['download', 'parse and stage', 'classify', 'apply', 'commit']));
+    for (const r of rows) for (const p of r.phases) expect(Number.isInteger(p.ms) && p.ms >= 0).toBe(true);
+    const { page, problems } = await watchedPage(context);
+    await page.goto(`${base}/runs/${runIds[0]}`);
+    expect(await page.locator('#phases g.phase').evaluateAll((gs) => gs.map((g) => [g.getAttribute('data-phase'), Number(g.getAttribute('data-ms'))]))).toEqual(
+      rows[0]!.phases.map((p) => [p.phase, p.ms]),
+    );
+    expect(await page.locator('#archive').textContent()).toContain('Load it again with');
+    expect(await page.locator('pre', { hasText: 'replay --run' }).textContent()).toBe(`wine-recon-sync replay --run ${runIds[0]}`);
+    expect(problems).toEqual([]);
+  });
+
   it('pages through the rejects of a run, and back', async () => {
     const { page, problems } = await watchedPage(context);
     await page.goto(`${base}/runs/${runIds[0]}`);
