@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
+import { terminalLine } from './terminal-line.js';
 
 export type { Logger };
 
@@ -77,7 +78,12 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { app: 'wine-recon-sync' },
       redact: { paths: REDACT_PATHS, censor: CENSOR },
       serializers: { err: (e: unknown) => serializeError(e, options.debug === true) },
-      hooks: { streamWrite: (line) => options.secrets.scrub(line) },
+      hooks: {
+        streamWrite: (line) => {
+          terminalLine.clear(); // a progress line on the terminal goes first, or the log line is glued onto it
+          return options.secrets.scrub(line);
+        },
+      },
     },
     destination,
   );

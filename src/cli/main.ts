@@ -12,6 +12,8 @@ import { formatRun, formatRunsTable, formatSummary } from './summary.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
 import { APP_VERSION } from '../paths.js';
+import { stat } from 'node:fs/promises';
+import { terminalLine } from '../terminal-line.js';
 
 const { SCHEMA_SETTINGS, LOAD_SETTINGS, API_SETTINGS, REPORTING } = SETTINGS;
 
@@ -132,7 +134,9 @@ async function runCommand(args: string[], io: Io): Promise<number> {
     allowMassDelete: flags['allow-mass-delete'] === true,
     acceptSchemaChange: flags['accept-schema-change'] === true,
   };
-  return syncOnce(io, { api: fromFile === undefined, database: true }, request, flags.json === true);
+  // A file's size is known: the progress line then shows a bar and the time left.
+  const total = fromFile === undefined ? undefined : await stat(fromFile).then((s) => (s.isFile() ? s.size : undefined), () => undefined);
+  return syncOnce(io, { api: fromFile === undefined, database: true }, request, flags.json === true, total);
 }
 
 async function replayCommand(args: string[], io: Io): Promise<number> {
@@ -148,7 +152,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
 }
 
 /** One run with signal handling: SIGTERM/SIGINT abort it, roll back and mark it aborted. */
-async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: boolean): Promise<number> {
+async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: boolean, totalBytes?: number): Promise<number> {
   const ctx = openContext(io, needs);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -162,7 +166,7 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
     await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     const reporter = new RunReporter(ctx, { daemon: false, trigger: request.trigger });
     await reporter.start();
-    const progress = terminalProgress(io.stderr);
+    const progress = terminalProgress(io.stderr, totalBytes);
     let outcome: SyncOutcome;
     try {
       reporter.runStarted();
@@ -172,6 +176,7 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
         request,
       );
     } catch (error) {
+      progress?.done();
       await reporter.finished({ error });
       throw error;
     }
@@ -187,8 +192,12 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
   }
 }
 
-/** A one-line progress display on a terminal; nothing when stderr is not a TTY (logs stay plain JSON). */
-function terminalProgress(stderr: NodeJS.WritableStream): { update: (p: { received: number; bytes: number }) => void; done: () => void } | undefined {
+/**
+ * A one-line progress display on a terminal; nothing when stderr is not a TTY (logs stay plain
+ * JSON). With the listing's size known, a bar, the share done and the time left. Any log line
+ * clears it first (terminal-line.ts); the next update draws it again.
+ */
+function terminalProgress(stderr: NodeJS.WritableStream, totalBytes?: number): { update: (p: { received: number; bytes: number }) => void; done: () => void } | undefined {
   if ((stderr as { isTTY?: boolean }).isTTY !== true) return undefined;
   const started = Date.now();
   let last = 0;
@@ -197,10 +206,22 @@ function terminalProgress(stderr: NodeJS.WritableStream): { update: (p: { receiv
       const now = Date.now();
       if (now - last < 250) return;
       last = now;
-      stderr.write(`\r  ${received.toLocaleString('en-US')} records parsed and staged (${(bytes / 2 ** 20).toFixed(0)} MB), ${((now - started) / 1000).toFixed(1)} s `);
+      terminalLine.show(stderr, progressText({ received, bytes, totalBytes, elapsedMs: now - started }));
     },
-    done: () => stderr.write('\r\x1b[K'),
+    done: () => terminalLine.clear(),
   };
+}
+
+export function progressText(p: { received: number; bytes: number; totalBytes?: number | undefined; elapsedMs: number }): string {
+  const mb = (n: number) => (n / 2 ** 20).toFixed(0);
+  const records = `${p.received.toLocaleString('en-US')} records parsed and staged`;
+  const seconds = `${(p.elapsedMs / 1000).toFixed(1)} s`;
+  if (p.totalBytes === undefined || p.totalBytes <= 0) return `  ${records} (${mb(p.bytes)} MB), ${seconds} `;
+  const share = Math.min(p.bytes / p.totalBytes, 1);
+  const width = 24;
+  const filled = Math.round(share * width);
+  const left = share > 0 ? ((p.elapsedMs / share) * (1 - share)) / 1000 : undefined;
+  return `  [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(share * 100)}%  ${records} (${mb(p.bytes)} of ${mb(p.totalBytes)} MB), ${seconds}${left === undefined ? '' : `, about ${left.toFixed(left < 10 ? 1 : 0)} s left`} `;
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {
