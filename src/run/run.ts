@@ -2,13 +2,14 @@
  * One run's work, in named phases, all in ONE transaction on the run's connection:
  *
  *   extract -> begin -> prepare the shortcut -> stage -> guard -> settle duplicates ->
- *   classify and apply -> count BI rounding -> archive -> commit
+ *   classify and apply -> count BI rounding -> new fields -> archive -> commit
  *
  * A download (extract) goes on while the transaction begins and the stage parses the spool file
  * behind it; a download attempt that fails part way makes the stage start over (forgetAttempt).
  *
- * Each phase is a method of its own name below. runSync (sync.ts) wraps it with the run lock and
- * the audit row.
+ * Most phases are a method of their own name below; new fields (new-fields.ts) and the archive
+ * (run-archive.ts) are objects of their own. Each phase's wall time goes to sync_runs.phases
+ * (phase-timer.ts). runSync (sync.ts) wraps it with the run lock and the audit row.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
