@@ -2,9 +2,10 @@
  * Where a run's time went: the wall time of each phase, stored with the run (sync_runs.phases) and
  * drawn on its status page. A list, not an object: jsonb would reorder an object's keys, and the
  * phases are read in the order they ran. The download overlaps the parse (the parse follows the
- * spool file), so the phases need not add up to the run's duration.
+ * spool file), so the phases need not add up to the run's duration. A --from-file run has `read
+ * file` (hashing it) and a replay `restore archive` where a download would be.
  */
-export const PHASES = ['download', 'read live rows', 'parse and stage', 'duplicates', 'classify', 'apply', 'BI count', 'new fields', 'archive', 'commit'] as const;
+export const PHASES = ['download', 'read file', 'restore archive', 'read live rows', 'parse and stage', 'duplicates', 'classify', 'apply', 'BI count', 'new fields', 'archive', 'commit'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface PhaseTime {

@@ -135,7 +135,8 @@ export class Run {
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       const t = this.phases;
-      void t.time('download', source.ready).catch(() => undefined);
+      const kind = this.request.source.kind;
+      void t.time(kind === 'api' ? 'download' : kind === 'file' ? 'read file' : 'restore archive', source.ready).catch(() => undefined);
       await this.begin();
       const shortcut = await t.time('read live rows', this.prepareShortcut(reading, log));
       const fast = await t.time('parse and stage', this.stage(source, shortcut, log));
