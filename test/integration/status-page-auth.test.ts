@@ -86,7 +86,11 @@ describe('serve with SYNC_UI_TOKEN', () => {
       expect(r.body).not.toContain(fx.env.DATABASE_URL);
       expect(r.body).not.toContain(fx.sim.password);
     }
-    expect((await http(`${base}/runs/1.json`, { headers: bearer() })).status).toBe(200);
+    const run = await http(`${base}/runs/1.json`, { headers: bearer() });
+    expect(run.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(run.body).run).toMatchObject({ id: '1', status: 'succeeded', received: '20' });
+    expect(JSON.parse((await http(`${base}/index.json`, { headers: bearer() })).body).freshness.state).toBe('fresh');
+    expect(JSON.parse((await http(`${base}/fields.json`, { headers: bearer() })).body).discovered).toEqual([]);
   });
 
   it('has no run-now: `serve` only reads', async () => {
