@@ -7,6 +7,7 @@ import { readFile, rm } from 'node:fs/promises';
 import cron from 'node-cron';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
+import { DEFAULT_STALE_AFTER_MS } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { LockHeldError, SyncError, describeError } from '../errors.js';
 import { assessHealth, writeHealth, type Health } from '../observe/health.js';
@@ -216,5 +217,5 @@ function daemonStaleRule(config: Context['config']): () => StaleRule {
   }
   const probe = cron.createTask(config.schedule, () => undefined, { timezone: config.timezone });
   return () =>
-    staleRuleFromSchedule(probe.getNextRuns(2)) ?? { ms: 26 * 3_600_000, why: 'Late when the last successful load is older than 26 h.' };
+    staleRuleFromSchedule(probe.getNextRuns(2)) ?? { ms: DEFAULT_STALE_AFTER_MS, why: 'Late when the last successful load is older than 26 h.' };
 }

@@ -158,6 +158,12 @@ describe('run-now in the daemon', () => {
   const post = (headers: Record<string, string>, body: string) =>
     http(`${base}/run-now`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
 
+  it("judges freshness by the daemon's schedule, and shows its next run", async () => {
+    const page = (await http(`${base}/`, { headers: bearer() })).body;
+    expect(page).toContain('The schedule runs every 24 h: late when the last successful load is older than 25 h.');
+    expect(page).toMatch(/Next scheduled run: \d{4}-\d\d-\d\d 03:00:00 UTC/);
+  });
+
   it('refuses a POST without the CSRF token, from another Origin, or without an Origin; no run starts', async () => {
     const csrf = await csrfOf();
     expect(csrf).toMatch(/^[0-9a-f]{64}$/);

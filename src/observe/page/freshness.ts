@@ -24,7 +24,8 @@ export function staleRuleFromSchedule(nextRuns: Date[]): StaleRule | undefined {
   if (nextRuns.length < 2) return undefined;
   const gap = nextRuns[1]!.getTime() - nextRuns[0]!.getTime();
   if (!(gap > 0)) return undefined;
-  return { ms: gap + Math.min(gap, 3_600_000), why: `the schedule runs every ${roughDuration(gap)}; late after ${roughDuration(gap + Math.min(gap, 3_600_000))}` };
+  const ms = gap + Math.min(gap, 3_600_000);
+  return { ms, why: `The schedule runs every ${roughDuration(gap)}: late when the last successful load is older than ${roughDuration(ms)}.` };
 }
 
 export function judgeFreshness(input: {
