@@ -105,7 +105,7 @@ export function pageHandler(options: PageOptions): PageHandler {
       older: hasOlder && shown.length > 0 ? `/${query({ ...keep, before: shown.at(-1)!.id })}#runs` : undefined,
       newer: hasNewer && shown.length > 0 ? `/${query({ ...keep, after: shown[0]!.id })}#runs` : undefined,
       runNow: csrf ? { csrf: csrf.token() } : undefined,
-      notice: NOTICES[p.get('run-now') ?? ''],
+      notice: noticeOf(p.get('run-now')),
     };
     if (asJson) {
       json(res, { freshness, lastLoad, nextRunAt: data.nextRunAt ?? null, running: running ?? null, progress: data.progress ?? null, runs: shown, total, plotRuns });
@@ -182,6 +182,11 @@ export function pageHandler(options: PageOptions): PageHandler {
       else res.end();
     });
   };
+}
+
+/** The notice a run-now redirect asks for; only the known ones (the query string is the visitor's). */
+function noticeOf(key: string | null): string | undefined {
+  return key !== null && Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
 }
 
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
