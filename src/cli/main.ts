@@ -172,7 +172,7 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
       reporter.runStarted();
       outcome = await runSync(
         ctx.config,
-        { pool: ctx.pool, log: ctx.log, api: await newApi(ctx), signal: controller.signal, onProgress: progress?.update },
+        { pool: ctx.pool, log: ctx.log, api: await newApi(ctx, { onDownloadProgress: progress?.download }), signal: controller.signal, onProgress: progress?.update },
         request,
       );
     } catch (error) {
@@ -197,31 +197,52 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
  * JSON). With the listing's size known, a bar, the share done and the time left. Any log line
  * clears it first (terminal-line.ts); the next update draws it again.
  */
-function terminalProgress(stderr: NodeJS.WritableStream, totalBytes?: number): { update: (p: { received: number; bytes: number }) => void; done: () => void } | undefined {
+function terminalProgress(
+  stderr: NodeJS.WritableStream,
+  totalBytes?: number,
+): { update: (p: { received: number; bytes: number }) => void; download: (d: DownloadProgress) => void; done: () => void } | undefined {
   if ((stderr as { isTTY?: boolean }).isTTY !== true) return undefined;
   const started = Date.now();
   let last = 0;
+  let download: DownloadProgress | undefined;
   return {
     update: ({ received, bytes }) => {
       const now = Date.now();
       if (now - last < 250) return;
       last = now;
-      terminalLine.show(stderr, progressText({ received, bytes, totalBytes, elapsedMs: now - started }));
+      terminalLine.show(stderr, progressText({ received, bytes, totalBytes, download, elapsedMs: now - started }));
     },
+    // A new download attempt starts again from 0: so does the bar.
+    download: (d) => (download = d.declared === undefined ? undefined : d),
     done: () => terminalLine.clear(),
   };
 }
 
-export function progressText(p: { received: number; bytes: number; totalBytes?: number | undefined; elapsedMs: number }): string {
+type DownloadProgress = { received: number; declared: number | undefined };
+
+/**
+ * The progress line's text. With a file's size, the bar is the share parsed; with a download's
+ * Content-Length, the share downloaded (the parse follows close behind), counted in the bytes as
+ * sent, which are gzip's when the body is coded.
+ */
+export function progressText(p: { received: number; bytes: number; totalBytes?: number | undefined; download?: DownloadProgress | undefined; elapsedMs: number }): string {
   const mb = (n: number) => (n / 2 ** 20).toFixed(0);
   const records = `${p.received.toLocaleString('en-US')} records parsed and staged`;
   const seconds = `${(p.elapsedMs / 1000).toFixed(1)} s`;
-  if (p.totalBytes === undefined || p.totalBytes <= 0) return `  ${records} (${mb(p.bytes)} MB), ${seconds} `;
-  const share = Math.min(p.bytes / p.totalBytes, 1);
-  const width = 24;
-  const filled = Math.round(share * width);
-  const left = share > 0 ? ((p.elapsedMs / share) * (1 - share)) / 1000 : undefined;
-  return `  [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(share * 100)}%  ${records} (${mb(p.bytes)} of ${mb(p.totalBytes)} MB), ${seconds}${left === undefined ? '' : `, about ${left.toFixed(left < 10 ? 1 : 0)} s left`} `;
+  const bar = (share: number) => {
+    const filled = Math.round(share * 24);
+    const left = share > 0 && share < 1 ? ((p.elapsedMs / share) * (1 - share)) / 1000 : undefined;
+    return { text: `[${'#'.repeat(filled)}${'.'.repeat(24 - filled)}] ${Math.floor(share * 100)}%`, left: left === undefined ? '' : `, about ${left.toFixed(left < 10 ? 1 : 0)} s left` };
+  };
+  if (p.totalBytes !== undefined && p.totalBytes > 0) {
+    const b = bar(Math.min(p.bytes / p.totalBytes, 1));
+    return `  ${b.text}  ${records} (${mb(p.bytes)} of ${mb(p.totalBytes)} MB), ${seconds}${b.left} `;
+  }
+  if (p.download?.declared !== undefined) {
+    const b = bar(Math.min(p.download.received / p.download.declared, 1));
+    return `  ${b.text} of ${mb(p.download.declared)} MB downloaded  ${records} (${mb(p.bytes)} MB), ${seconds}${b.left} `;
+  }
+  return `  ${records} (${mb(p.bytes)} MB), ${seconds} `;
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {

@@ -20,22 +20,23 @@ it('writes a bar with the share done and the time left when the size is known, a
     '  [############............] 50%  303,496 records parsed and staged (70 of 140 MB), 1.6 s, about 1.6 s left ',
   );
   expect(progressText({ received: 303_496, bytes: 70 * 2 ** 20, elapsedMs: 1600 })).toBe('  303,496 records parsed and staged (70 MB), 1.6 s ');
+  expect(progressText({ received: 1000, bytes: 2 ** 20, download: { received: 19 * 2 ** 20, declared: 76 * 2 ** 20 }, elapsedMs: 1000 })).toBe(
+    '  [######..................] 25% of 76 MB downloaded  1,000 records parsed and staged (1 MB), 1.0 s, about 3.0 s left ',
+  );
 });
 
 describeWith('script (util-linux)', runs('script', ['--version']), 'run --from-file on a terminal', () => {
-  it('clears the progress line before each log line', async () => {
-    const file = join(fx.dir, 'listing.json');
-    await writeFile(file, (await rawListing(fx.sim, 'identity')).body);
-    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'bin', 'wine-recon-sync'))} run --from-file ${JSON.stringify(file)}`;
-    const out = await new Promise<string>((resolve) => {
-      const child = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', TERM: 'xterm', NO_COLOR: '1', DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: fx.db.schema } });
+  const onTerminal = (args: string[]) => {
+    const command = [process.execPath, join(ROOT, 'bin', 'wine-recon-sync'), ...args].map((a) => JSON.stringify(a)).join(' ');
+    return new Promise<string>((resolve) => {
+      const child = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', TERM: 'xterm', NO_COLOR: '1', ...fx.env } });
       let text = '';
       child.stdout.on('data', (d: Buffer) => (text += d.toString()));
       child.on('close', () => resolve(text));
     });
-    expect(out).toContain('run 1 succeeded');
-    expect(out).toMatch(/\[#*\.*\] \d+%  [\d,]+ records parsed and staged \(\d+ of \d+ MB\)/);
-    // Every log line starts a line of its own: after a newline, or right after the progress line is cleared.
+  };
+  /** Every log line starts a line of its own: after a newline, or right after the progress line is cleared. */
+  const expectNoGluedLines = (out: string) => {
     const starts = [...out.matchAll(/\[\d\d:\d\d:\d\d\.\d{3}\] /g)].map((m) => m.index);
     expect(starts.length).toBeGreaterThan(3);
     for (const i of starts) {
@@ -43,5 +44,23 @@ describeWith('script (util-linux)', runs('script', ['--version']), 'run --from-f
       expect(i === 0 || before.endsWith('\n') || before.endsWith('\x1b[K'), JSON.stringify(out.slice(Math.max(0, i - 60), i + 20))).toBe(true);
     }
     expect(out).not.toMatch(/ s \[\d\d:\d\d/);
+  };
+
+  it('clears the progress line before each log line; a file shows a bar of the share parsed', async () => {
+    const file = join(fx.dir, 'listing.json');
+    await writeFile(file, (await rawListing(fx.sim, 'identity')).body);
+    const out = await onTerminal(['run', '--from-file', file]);
+    expect(out).toContain('succeeded');
+    expect(out).toMatch(/\[#*\.*\] \d+%  [\d,]+ records parsed and staged \(\d+ of \d+ MB\)/);
+    expectNoGluedLines(out);
+  });
+
+  it('a download with a Content-Length shows a bar of the share downloaded', async () => {
+    fx.sim.setRawBody((await rawListing(fx.sim, 'identity')).body);
+    const out = await onTerminal(['run']);
+    fx.sim.setRawBody(null);
+    expect(out).toContain('succeeded');
+    expect(out).toMatch(/\[#*\.*\] \d+% of \d+ MB downloaded  [\d,]+ records parsed and staged/);
+    expectNoGluedLines(out);
   });
 });
