@@ -63,6 +63,19 @@ it('filters by status and by trigger, and keeps the filter while paging', async 
   expect(ids(await get("/?status=x'%20OR%201=1--"))).toHaveLength(50);
 });
 
+it('shows a run in progress, and says when its process most likely died', async () => {
+  await fx.db.rows(`INSERT INTO sync_runs (trigger, status, started_at, app_version) VALUES ('schedule', 'running', now() - interval '10 minutes', 'test')`);
+  let page = await get('/');
+  expect(page).toContain('id="running"');
+  expect(page).toContain('<meta http-equiv="refresh" content="5">');
+  expect(page).not.toContain('id="stuck"');
+  await fx.db.rows(`UPDATE sync_runs SET started_at = now() - interval '3 hours' WHERE status = 'running'`);
+  page = await get('/');
+  expect(page).toContain('It has outlived SYNC_RUN_TIMEOUT_MS');
+  await fx.db.rows(`DELETE FROM sync_runs WHERE status = 'running'`);
+  expect(await get('/')).not.toContain('id="running"');
+});
+
 it('says fresh, failing or late, from the runs', async () => {
   const state = async () => /data-state="(\w+)"/.exec(await get('/'))![1];
   expect(await state()).toBe('fresh'); // run 130 succeeded 70 min ago, within SYNC_STALE_AFTER=2h

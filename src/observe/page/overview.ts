@@ -18,6 +18,7 @@ export interface OverviewData {
   nextRunAt: string | null | undefined;
   running: RunningRun | undefined;
   progress: { received: number; bytes: number } | undefined;
+  runTimeoutMs?: number | undefined;
   plotRuns: PlotRun[];
   plotN: number;
   runs: RunLine[];
@@ -56,11 +57,13 @@ function runningBox(d: OverviewData): Html | null {
   const r = d.running;
   if (r === undefined) return null;
   const p = d.progress;
+  const age = d.now - r.started_at.getTime();
+  const stuck = d.runTimeoutMs !== undefined && age > d.runTimeoutMs + 60_000;
   return html`<section class="progress" id="running">
 <strong>Run <a href="/runs/${r.id}">${r.id}</a> in progress</strong> (${r.trigger}${r.dry_run ? ', dry run' : ''}), started ${formatTime(r.started_at, d.timezone)} (${duration(d.now - r.started_at.getTime())} so far).
 ${p ? html`${count(p.received)} records parsed, ${bytes(p.bytes)} received so far.` : html`<span class="muted">Records so far are shown by the daemon that runs it.</span>`}
 ${Number(r.rejects_so_far) > 0 ? html` ${count(r.rejects_so_far)} rejected so far.` : null}
-<span class="muted">This page refreshes itself every 5 s while a run is in progress.</span>
+${stuck ? html`<strong id="stuck">It has outlived SYNC_RUN_TIMEOUT_MS: the process running it most likely died, and the next run will mark it abandoned.</strong> ` : null}<span class="muted">This page refreshes itself every 5 s while a run is in progress.</span>
 </section>`;
 }
 

@@ -29,6 +29,8 @@ export interface PageOptions {
   timezone: string;
   token: string | undefined;
   staleRule: () => StaleRule;
+  /** SYNC_RUN_TIMEOUT_MS: a `running` row older than this (and a minute) was most likely left by a process that died. */
+  runTimeoutMs?: number | undefined;
   daemon?: DaemonView | undefined;
   log: Logger;
 }
@@ -97,6 +99,7 @@ export function pageHandler(options: PageOptions): PageHandler {
       nextRunAt: options.daemon?.nextRunAt(),
       running,
       progress: running ? options.daemon?.progress() : undefined,
+      runTimeoutMs: options.runTimeoutMs,
       plotRuns,
       plotN,
       runs: shown,
