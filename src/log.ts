@@ -36,12 +36,13 @@ export class SecretRegistry {
     // Very short values would censor ordinary words; a real secret is longer.
     if (value !== undefined && value.length >= 6) this.values.add(value);
   }
-  scrub(text: string): string {
+  /** `encode`: another form a secret may take in `text` (the status page passes HTML escaping). */
+  scrub(text: string, encode?: (value: string) => string): string {
     let out = text;
     for (const v of this.values) {
-      if (out.includes(v)) out = out.split(v).join(CENSOR);
-      const json = JSON.stringify(v).slice(1, -1);
-      if (json !== v && out.includes(json)) out = out.split(json).join(CENSOR);
+      for (const form of [v, JSON.stringify(v).slice(1, -1), ...(encode ? [encode(v)] : [])]) {
+        if (out.includes(form)) out = out.split(form).join(CENSOR);
+      }
     }
     return out;
   }

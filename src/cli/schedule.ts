@@ -189,7 +189,7 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health,
       metrics: reporter.metrics!, // the daemon's reporter always has them
       health: () => assessHealth(health, Date.now(), false),
       page: pageOn
-        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: daemonStaleRule(config), runTimeoutMs: config.runTimeoutMs, daemon, log })
+        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: daemonStaleRule(config), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
         : undefined,
       onError: (err) => log.warn({ err }, 'cannot collect the metrics'),
     });

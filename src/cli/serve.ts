@@ -44,7 +44,7 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
       server = await startMetricsServer({
         host: flags.host,
         port: Number(flags.port),
-        page: pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: () => ({ ms: staleMs, why }), runTimeoutMs: config.runTimeoutMs, log }),
+        page: pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: () => ({ ms: staleMs, why }), runTimeoutMs: config.runTimeoutMs, secrets: ctx.secrets, log }),
         onError: (err) => log.warn({ err }, 'status page failed'),
       });
     } catch (error) {

@@ -93,6 +93,19 @@ describe('serve with SYNC_UI_TOKEN', () => {
     expect(JSON.parse((await http(`${base}/fields.json`, { headers: bearer() })).body).discovered).toEqual([]);
   });
 
+  it('never shows a secret of its own, even one that reached the database', async () => {
+    await fx.db.rows(`UPDATE sync_runs SET error = $1 WHERE id = 1`, [`a proxy said: token ${TOKEN} & more`]);
+    try {
+      for (const path of ['/', '/runs/1', '/runs/1.json']) {
+        const r = await http(`${base}${path}`, { headers: bearer() });
+        expect(r.body, path).not.toContain(TOKEN);
+        expect(r.body, path).toContain('[Redacted]');
+      }
+    } finally {
+      await fx.db.rows(`UPDATE sync_runs SET error = NULL WHERE id = 1`);
+    }
+  });
+
   it('has no run-now: `serve` only reads', async () => {
     const r = await http(`${base}/run-now`, { method: 'POST', headers: { ...bearer(), origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x' });
     expect(r.status).toBe(404);

@@ -5,10 +5,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from '../../db/pool.js';
-import type { Logger } from '../../log.js';
+import type { Logger, SecretRegistry } from '../../log.js';
 import { fieldsBody } from './fields-page.js';
 import { judgeFreshness, type StaleRule } from './freshness.js';
-import { query } from './html.js';
+import { escapeHtml, query } from './html.js';
 import { FAVICON, layout, STYLESHEET } from './layout.js';
 import { overviewBody, PLOT_CHOICES, RUNS_PER_PAGE } from './overview.js';
 import { PageQueries, STATUSES, TRIGGERS, type RunFilter } from './queries.js';
@@ -33,6 +33,8 @@ export interface PageOptions {
   runTimeoutMs?: number | undefined;
   daemon?: DaemonView | undefined;
   log: Logger;
+  /** The process's secrets (passwords, tokens): removed from every page should one ever reach the database's text. */
+  secrets?: SecretRegistry | undefined;
 }
 
 export type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -49,7 +51,7 @@ export function pageHandler(options: PageOptions): PageHandler {
   const csrf = options.daemon && options.token !== undefined ? new CsrfTokens(options.token) : undefined;
 
   const send = (res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}) => {
-    res.writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra }).end(body);
+    res.writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra }).end(options.secrets ? options.secrets.scrub(body, escapeHtml) : body);
   };
   const page = (res: ServerResponse, title: string, body: Parameters<typeof layout>[0]['body'], refreshSeconds?: number) =>
     send(res, 200, 'text/html; charset=utf-8', layout({ title, body, refreshSeconds }));
