@@ -147,6 +147,24 @@ describe('beyond loopback without SYNC_UI_TOKEN', () => {
   });
 });
 
+it('schedule on loopback without SYNC_UI_TOKEN serves the page, without run-now', async () => {
+  const port = await freePort();
+  const daemon = startCli(['schedule'], { ...fx.env, SYNC_METRICS_PORT: String(port), SYNC_HEALTH_FILE: `${fx.dir}/health-loop` });
+  try {
+    await daemon.waitForLog(/serving metrics/);
+    const base = `http://127.0.0.1:${port}`;
+    const page = await http(`${base}/`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('id="freshness"');
+    expect(page.body).not.toContain('/run-now');
+    expect((await http(`${base}/run-now`, { method: 'POST', headers: { origin: base }, body: 'csrf=x' })).status).toBe(404);
+    expect((await http(`${base}/metrics`)).status).toBe(200);
+  } finally {
+    daemon.kill('SIGTERM');
+    await daemon.result;
+  }
+});
+
 describe('run-now in the daemon', () => {
   let daemon: CliProcess;
   let base: string;
