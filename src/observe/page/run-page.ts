@@ -41,7 +41,9 @@ export function runBody(d: RunPageData): Html {
 <p>${String(r.trigger)} run, started ${cell('started_at', r.started_at, d.timezone)}${r.ms === null ? ', still running' : `, took ${duration(Number(r.ms))}`}.</p>
 ${r.error === null ? null : html`<h2>Error</h2><pre id="error">${String(r.error)}</pre>`}
 <h2>Where its time went</h2>
-${phases === null || phases.length === 0 ? html`<p class="muted">No phase times for this run (runs before version 0011 of the schema, or a run that stopped before its first phase).</p>` : phaseChart('phases', phases)}
+${phases !== null && phases.length > 0
+    ? phaseChart('phases', phases)
+    : html`<p class="muted">${r.status === 'running' ? 'Its phase times are stored when it ends.' : 'No phase times for this run: it ran before they were stored (migration 0011), or stopped before its first phase.'}</p>`}
 <h2>Archive</h2>
 ${d.payload
     ? html`<p id="archive">Its listing is archived (${bytes(d.payload.bytes)}, ${d.payload.algorithm}, sha256 <code>${d.payload.sha256}</code>). Load it again with:</p><pre>wine-recon-sync replay --run ${id}</pre>`
