@@ -70,9 +70,13 @@ export function barChart(chart: Chart): Html {
   });
   // Run ids under a few bars, so that the x axis reads as "which run".
   const every = Math.max(1, Math.ceil(n / 8));
-  const xLabels = chart.bars.map((b, i) =>
-    i % every === 0 || i === n - 1 ? html`<text x="${(LEFT + slot * i + slot / 2).toFixed(1)}" y="${H - BOTTOM + 16}" text-anchor="middle">${b.runId}</text>` : null,
-  );
+  // The last bar's id always, ending at the axis' end; a regular one too close to it is left out.
+  const xLabels = chart.bars.map((b, i) => {
+    const last = i === n - 1;
+    if (!last && (i % every !== 0 || (n - 1 - i < every / 2 && n > 1))) return null;
+    const x = last && n > 1 ? LEFT + slot * n : LEFT + slot * i + slot / 2;
+    return html`<text x="${x.toFixed(1)}" y="${H - BOTTOM + 16}" text-anchor="${last && n > 1 ? 'end' : 'middle'}">${b.runId}</text>`;
+  });
   const bars = chart.bars.map((b, i) => {
     const x = (LEFT + slot * i + (slot - barW) / 2).toFixed(2);
     let base = 0;
