@@ -57,7 +57,7 @@ ${Object.keys(unknown).length === 0 && d.newFields.length === 0
       })}</tbody></table>`}
 <h2>BI rounding</h2>
 ${r.bi_scale === null
-    ? html`<p class="muted">Not counted: the run did not finish its load.</p>`
+    ? html`<p class="muted">${r.status === 'succeeded' ? 'Not counted: the run is older than the counts (migration 0006).' : 'Not counted: the run did not finish its load.'}</p>`
     : html`<p id="bi">With SYNC_BI_SCALE=${String(r.bi_scale)}: ${count(r.bi_rounded as string)} live values shown rounded in the BI views, ${count(r.bi_overflow as string)} too large for them (NULL there).</p>`}
 <h2>Top reject reasons</h2>
 ${d.reasons.length === 0 ? html`<p class="muted">No record was set aside.</p>` : html`<table id="reasons"><thead><tr><th>field</th><th>reason</th><th class="n">records</th></tr></thead><tbody>${d.reasons.map((x) => html`<tr><td>${x.path}</td><td>${x.message}</td><td class="n">${count(x.records)}</td></tr>`)}</tbody></table>`}
