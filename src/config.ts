@@ -69,7 +69,19 @@ export interface Config {
   pushgatewayUrl: string | undefined;
   /** Webhook notifications when set; the URL is a secret. */
   notify: { url: string; on: 'failure' | 'all' } | undefined;
+  /** The status page (src/observe/page/). */
+  ui: UiSettings;
 }
+
+export interface UiSettings {
+  /** SYNC_UI_TOKEN(_FILE): guards every page; without it the page is served on loopback only. */
+  token: string | undefined;
+  /** SYNC_STALE_AFTER in ms when set; else the daemon judges by its schedule and `serve` by DEFAULT_STALE_AFTER_MS. */
+  staleAfterMs: number | undefined;
+}
+
+/** Without a schedule to judge by: a daily run plus two hours for it to finish. */
+export const DEFAULT_STALE_AFTER_MS = 26 * 3_600_000;
 
 export interface BiSettings {
   schema: string;
@@ -149,6 +161,10 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const metricsHost = value('SYNC_METRICS_HOST', z.string().min(1), '127.0.0.1');
   const pushgatewayUrl = outboundUrl(blankToUndefined(env.SYNC_PUSHGATEWAY_URL), 'SYNC_PUSHGATEWAY_URL', problems);
   const notifyUrl = outboundUrl(secret(env, 'SYNC_NOTIFY_URL', problems), 'SYNC_NOTIFY_URL', problems);
+  const uiToken = secret(env, 'SYNC_UI_TOKEN', problems);
+  if (uiToken !== undefined && uiToken.length < 16) problems.push('SYNC_UI_TOKEN: must be at least 16 characters (e.g. openssl rand -hex 24)');
+  const staleAfter = blankToUndefined(env.SYNC_STALE_AFTER);
+  const staleAfterMs = staleAfter === undefined ? undefined : duration(staleAfter, 'SYNC_STALE_AFTER', problems);
   const notifyOn = value('SYNC_NOTIFY_ON', z.enum(['failure', 'all'], { message: 'must be failure or all' }), 'failure');
 
   const databaseUrl = secret(env, 'DATABASE_URL', problems);
@@ -217,6 +233,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost },
     pushgatewayUrl,
     notify: notifyUrl === undefined ? undefined : { url: notifyUrl, on: notifyOn },
+    ui: { token: uiToken, staleAfterMs },
   };
 }
 
@@ -252,6 +269,17 @@ function databaseSettings(env: Env, url: string, problems: string[]): DatabaseSe
     problems.push(error.message);
   }
   return settings;
+}
+
+/** `90m`, `26h`, `2d` (or `45s`): a length of time in ms. */
+function duration(raw: string, name: string, problems: string[]): number | undefined {
+  const m = /^\s*(\d{1,6})\s*([smhd])\s*$/.exec(raw);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+  if (m === null || Number(m[1]) === 0) {
+    problems.push(`${name}: must be a positive length of time such as 90m, 26h or 2d (got "${raw}")`);
+    return undefined;
+  }
+  return Number(m[1]) * unit[m[2] as keyof typeof unit];
 }
 
 /** An http(s) URL for an outbound report (Pushgateway, webhook); the value is not echoed: it may hold a secret. */

@@ -2,7 +2,8 @@
  * The field catalogue: each upstream field of a bulk wine reconciliation record, once. Everything
  * that spells the fields derives from this list: the row type, the zod schema and its normalizers
  * (transform/record.ts), the byte-level fast path's column kinds (transform/record-copy.ts), the
- * field counter, both COPY writers and the staging column order (load/staging.ts), the schema
+ * field counter, both COPY writers (transform/record-copy.ts, transform/copy-line.ts) and the
+ * staging column order (load/staging.ts), the schema
  * drift guard, the column lists of the runtime SQL (db/field-sql.ts renders them into sql/), and
  * the start-up check that the migrated tables agree with it (db/catalogue-check.ts).
  *
@@ -135,7 +136,7 @@ function checkCatalogue(fields: readonly Field[]): void {
     if (f.required !== (f.kind === 'id' || f.kind === 'text')) throw problem(`a ${f.kind} field is ${f.kind === 'id' || f.kind === 'text' ? 'required' : 'optional'}`);
     if (f.meaning.trim() === '') throw problem('say what it means (its column COMMENT)');
   });
-  // Field presence travels as bits of an int32 (extract/record-members.ts).
+  // Field presence travels as bits of an int32 (extract/json/record-members.ts).
   if (fields.length > 31) throw new Error('field catalogue (src/fields.ts): at most 31 fields');
 }
 checkCatalogue(FIELDS);

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import { stripJsonControls } from './safe-text.js';
+import { terminalLine } from './terminal-line.js';
 
 export type { Logger };
 
@@ -37,10 +38,11 @@ export class SecretRegistry {
   }
   /**
    * For log lines and webhooks, every value of 6 characters or more: shorter ones would censor
-   * ordinary words in every line (a real secret is longer).
+   * ordinary words in every line (a real secret is longer). `encode`: another form a secret may
+   * take in `text` (the status page passes HTML escaping).
    */
-  scrub(text: string): string {
-    return this.scrubValues(text, 6);
+  scrub(text: string, encode?: (value: string) => string): string {
+    return this.scrubValues(text, 6, encode);
   }
   /**
    * For text stored where other people read it (sync_runs.error, which BI users see through
@@ -50,14 +52,14 @@ export class SecretRegistry {
   scrubAll(text: string): string {
     return this.scrubValues(text, 1);
   }
-  private scrubValues(text: string, minLength: number): string {
+  private scrubValues(text: string, minLength: number, encode?: (value: string) => string): string {
     let out = text;
     // Longest first: a secret that contains another is censored whole.
     for (const v of [...this.values].sort((a, b) => b.length - a.length)) {
       if (v.length < minLength) continue;
-      if (out.includes(v)) out = out.split(v).join(CENSOR);
-      const json = JSON.stringify(v).slice(1, -1);
-      if (json !== v && out.includes(json)) out = out.split(json).join(CENSOR);
+      for (const form of [v, JSON.stringify(v).slice(1, -1), ...(encode ? [encode(v)] : [])]) {
+        if (out.includes(form)) out = out.split(form).join(CENSOR);
+      }
     }
     return out;
   }
@@ -94,8 +96,14 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { app: 'wine-recon-sync' },
       redact: { paths: REDACT_PATHS, censor: CENSOR },
       serializers: { err: (e: unknown) => serializeError(e, options.debug === true) },
-      // A terminal shows pretty values unescaped: upstream text (field names, error bodies) loses its control characters.
-      hooks: { streamWrite: usePretty ? (line) => stripJsonControls(options.secrets.scrub(line)) : (line) => options.secrets.scrub(line) },
+      hooks: {
+        streamWrite: (line) => {
+          terminalLine.clear(); // a progress line on the terminal goes first, or the log line is glued onto it
+          // A terminal shows pretty values unescaped: upstream text (field names, error bodies) loses its control characters.
+          const scrubbed = options.secrets.scrub(line);
+          return usePretty ? stripJsonControls(scrubbed) : scrubbed;
+        },
+      },
     },
     destination,
   );

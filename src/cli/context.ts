@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config, type ConfigNeeds } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
-import type { WineApi } from '../extract/http/api.js';
+import type { WineApi, WineApiOptions } from '../extract/http/api.js';
 import { createLogger, SecretRegistry, type Logger } from '../log.js';
 import { proxySecrets } from '../proxy-env.js';
 
@@ -30,6 +30,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   secrets.add(config.database?.libpq?.password);
   if (config.database?.passwordFile) secrets.add(readSecret(config.database.passwordFile));
   for (const value of proxySecrets(config.proxy)) secrets.add(value);
+  secrets.add(config.ui.token);
   const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor });
   const pool = createPool({
     databaseUrl: config.databaseUrl!,
@@ -42,10 +43,10 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
 }
 
 /** The API client; loaded (got and its dependencies) only by commands that call the API, not by `run --from-file` or `replay`. */
-export async function newApi(ctx: Context): Promise<WineApi | undefined> {
+export async function newApi(ctx: Context, options: Pick<WineApiOptions, 'onDownloadProgress'> = {}): Promise<WineApi | undefined> {
   if (!ctx.config.api) return undefined;
   const { WineApi } = await import('../extract/http/api.js');
-  return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, { retryBaseMs: ctx.config.retryBaseMs, proxy: ctx.config.proxy });
+  return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, { retryBaseMs: ctx.config.retryBaseMs, proxy: ctx.config.proxy, ...options });
 }
 
 /** If cleanup hangs after a signal, exit anyway: an orchestrator expects the process gone. */

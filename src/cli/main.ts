@@ -13,6 +13,8 @@ import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
 import { APP_VERSION } from '../paths.js';
 import { stripControls } from '../safe-text.js';
+import { stat } from 'node:fs/promises';
+import { terminalLine } from '../terminal-line.js';
 
 const { SCHEMA_SETTINGS, LOAD_SETTINGS, API_SETTINGS, REPORTING } = SETTINGS;
 
@@ -66,8 +68,8 @@ const STATUS = defineCommand({
 
 /** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
 async function allCommands(): Promise<CommandSpec[]> {
-  const [schedule, demo, simulate] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulate.js')]);
-  return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
+  const [schedule, demo, simulate, serve] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulate.js'), import('./serve.js')]);
+  return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, serve.SERVE, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
 }
 
 export async function main(argv: string[], io: Io = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
@@ -84,6 +86,8 @@ export async function main(argv: string[], io: Io = { env: process.env, stdout: 
         return await statusCommand(rest, io);
       case 'schedule':
         return await (await import('./schedule.js')).scheduleCommand(rest, io);
+      case 'serve':
+        return await (await import('./serve.js')).serveCommand(rest, io);
       case 'healthcheck':
         return await (await import('./schedule.js')).healthcheckCommand(rest, io);
       case 'demo':
@@ -132,7 +136,9 @@ async function runCommand(args: string[], io: Io): Promise<number> {
     allowMassDelete: flags['allow-mass-delete'] === true,
     acceptSchemaChange: flags['accept-schema-change'] === true,
   };
-  return syncOnce(io, { api: fromFile === undefined, database: true }, request, flags.json === true);
+  // A file's size is known: the progress line then shows a bar and the time left.
+  const total = fromFile === undefined ? undefined : await stat(fromFile).then((s) => (s.isFile() ? s.size : undefined), () => undefined);
+  return syncOnce(io, { api: fromFile === undefined, database: true }, request, flags.json === true, total);
 }
 
 async function replayCommand(args: string[], io: Io): Promise<number> {
@@ -148,7 +154,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
 }
 
 /** One run with signal handling: SIGTERM/SIGINT abort it, roll back and mark it aborted. */
-async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: boolean): Promise<number> {
+async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: boolean, totalBytes?: number): Promise<number> {
   const ctx = openContext(io, needs);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -162,16 +168,17 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
     await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
     const reporter = new RunReporter(ctx, { daemon: false, trigger: request.trigger });
     await reporter.start();
-    const progress = terminalProgress(io.stderr);
+    const progress = terminalProgress(io.stderr, totalBytes);
     let outcome: SyncOutcome;
     try {
       reporter.runStarted();
       outcome = await runSync(
         ctx.config,
-        { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api: await newApi(ctx), signal: controller.signal, onProgress: progress?.update },
+        { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api: await newApi(ctx, { onDownloadProgress: progress?.download }), signal: controller.signal, onProgress: progress?.update },
         request,
       );
     } catch (error) {
+      progress?.done();
       await reporter.finished({ error });
       throw error;
     }
@@ -187,20 +194,57 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
   }
 }
 
-/** A one-line progress display on a terminal; nothing when stderr is not a TTY (logs stay plain JSON). */
-function terminalProgress(stderr: NodeJS.WritableStream): { update: (p: { received: number; bytes: number }) => void; done: () => void } | undefined {
+/**
+ * A one-line progress display on a terminal; nothing when stderr is not a TTY (logs stay plain
+ * JSON). With the listing's size known, a bar, the share done and the time left. Any log line
+ * clears it first (terminal-line.ts); the next update draws it again.
+ */
+function terminalProgress(
+  stderr: NodeJS.WritableStream,
+  totalBytes?: number,
+): { update: (p: { received: number; bytes: number }) => void; download: (d: DownloadProgress) => void; done: () => void } | undefined {
   if ((stderr as { isTTY?: boolean }).isTTY !== true) return undefined;
   const started = Date.now();
   let last = 0;
+  let download: DownloadProgress | undefined;
   return {
     update: ({ received, bytes }) => {
       const now = Date.now();
       if (now - last < 250) return;
       last = now;
-      stderr.write(`\r  ${received.toLocaleString('en-US')} records parsed and staged (${(bytes / 2 ** 20).toFixed(0)} MB), ${((now - started) / 1000).toFixed(1)} s `);
+      terminalLine.show(stderr, progressText({ received, bytes, totalBytes, download, elapsedMs: now - started }));
     },
-    done: () => stderr.write('\r\x1b[K'),
+    // A new download attempt starts again from 0: so does the bar.
+    download: (d) => (download = d.declared === undefined ? undefined : d),
+    done: () => terminalLine.clear(),
   };
+}
+
+type DownloadProgress = { received: number; declared: number | undefined };
+
+/**
+ * The progress line's text. With a file's size, the bar is the share parsed; with a download's
+ * Content-Length, the share downloaded (the parse follows close behind), counted in the bytes as
+ * sent, which are gzip's when the body is coded.
+ */
+export function progressText(p: { received: number; bytes: number; totalBytes?: number | undefined; download?: DownloadProgress | undefined; elapsedMs: number }): string {
+  const mb = (n: number) => (n / 2 ** 20).toFixed(0);
+  const records = `${p.received.toLocaleString('en-US')} records parsed and staged`;
+  const seconds = `${(p.elapsedMs / 1000).toFixed(1)} s`;
+  const bar = (share: number) => {
+    const filled = Math.round(share * 24);
+    const left = share > 0 && share < 1 ? ((p.elapsedMs / share) * (1 - share)) / 1000 : undefined;
+    return { text: `[${'#'.repeat(filled)}${'.'.repeat(24 - filled)}] ${Math.floor(share * 100)}%`, left: left === undefined ? '' : `, about ${left.toFixed(left < 10 ? 1 : 0)} s left` };
+  };
+  if (p.totalBytes !== undefined && p.totalBytes > 0) {
+    const b = bar(Math.min(p.bytes / p.totalBytes, 1));
+    return `  ${b.text}  ${records} (${mb(p.bytes)} of ${mb(p.totalBytes)} MB), ${seconds}${b.left} `;
+  }
+  if (p.download?.declared !== undefined) {
+    const b = bar(Math.min(p.download.received / p.download.declared, 1));
+    return `  ${b.text} of ${mb(p.download.declared)} MB downloaded  ${records} (${mb(p.bytes)} MB), ${seconds}${b.left} `;
+  }
+  return `  ${records} (${mb(p.bytes)} MB), ${seconds} `;
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {

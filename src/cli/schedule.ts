@@ -7,10 +7,14 @@ import { rm } from 'node:fs/promises';
 import cron from 'node-cron';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
+import { DEFAULT_STALE_AFTER_MS } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { LockHeldError, SchemaTooNewError, SyncError, describeError } from '../errors.js';
 import { assessHealth, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
+import { staleRuleFromSchedule, type StaleRule } from '../observe/page/freshness.js';
+import { pageHandler, type DaemonView } from '../observe/page/routes.js';
+import { isLoopback } from '../observe/page/security.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync } from '../run/sync.js';
 import { stripControls } from '../safe-text.js';
@@ -32,6 +36,8 @@ export const SCHEDULE = defineCommand({
       'SYNC_HEALTH_FILE',
       'SYNC_METRICS_PORT',
       'SYNC_METRICS_HOST',
+      'SYNC_UI_TOKEN',
+      'SYNC_STALE_AFTER',
       ...SETTINGS.API_SETTINGS,
       ...SETTINGS.LOAD_SETTINGS,
       ...SETTINGS.REPORTING,
@@ -69,7 +75,14 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const reporter = new RunReporter(ctx, { daemon: true, trigger: 'schedule' });
   await reporter.start();
   if (reporter.latestLoad !== undefined) health.lastSuccess = reporter.latestLoad;
-  const server = config.metrics && (await serveMetrics(ctx, reporter, health));
+  let progress: { received: number; bytes: number } | undefined;
+  const daemon: DaemonView = {
+    nextRunAt: () => health.nextRunAt,
+    progress: () => progress,
+    // What a cron tick does, so that the lock and the audit row work alike.
+    runNow: () => tick('manual') !== undefined,
+  };
+  const server = config.metrics && (await serveMetrics(ctx, reporter, health, daemon));
 
   // The heartbeat file is what `healthcheck` reads: rewritten every HEARTBEAT_MS and whenever a run
   // starts or ends, so that it agrees with /healthz right after a run instead of up to 15 s later.
@@ -92,7 +105,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     health.runStartedAt = new Date().toISOString();
     reporter.runStarted();
     void beat();
-    running = runSync(config, { pool, log, api, secrets, signal: controller.signal }, { source: { kind: 'api' }, trigger: 'schedule' })
+    running = runSync(config, { pool, log, api, secrets, signal: controller.signal, onProgress: (p) => (progress = p) }, { source: { kind: 'api' }, trigger: 'schedule' })
       .then(async (outcome) => {
         const { run } = outcome;
         health.lastRun = { id: run.id, status: run.status, finishedAt: run.finished_at };
@@ -105,6 +118,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
       })
       .finally(async () => {
         running = undefined;
+        progress = undefined;
         health.runStartedAt = null;
         health.state = stopping ? 'stopping' : 'idle';
         health.nextRunAt = task.getNextRun()?.toISOString() ?? null;
@@ -170,20 +184,42 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   return 0;
 }
 
-async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health): Promise<MetricsServer> {
-  const { host, port } = ctx.config.metrics!;
+async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health, daemon: DaemonView): Promise<MetricsServer> {
+  const { config, log } = ctx;
+  const { host, port } = config.metrics!;
+  // The page shows the job's history to whoever reaches the port: beyond loopback only behind a token.
+  const pageOn = isLoopback(host) || config.ui.token !== undefined;
+  if (!pageOn) {
+    log.warn(
+      { host },
+      `status page off: SYNC_METRICS_HOST ${host} is not a loopback address and SYNC_UI_TOKEN is not set; serving /metrics and /healthz only (set SYNC_UI_TOKEN to serve the page)`,
+    );
+  }
   try {
     const server = await startMetricsServer({
       host,
       port,
       metrics: reporter.metrics!, // the daemon's reporter always has them
       health: () => assessHealth(health, Date.now(), false),
-      onError: (err) => ctx.log.warn({ err }, 'cannot collect the metrics'),
+      page: pageOn
+        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: daemonStaleRule(config), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
+        : undefined,
+      onError: (err) => log.warn({ err }, 'cannot collect the metrics'),
     });
-    ctx.log.info({ metrics: `${server.url}/metrics`, healthz: `${server.url}/healthz` }, 'serving metrics');
+    log.info({ metrics: `${server.url}/metrics`, healthz: `${server.url}/healthz`, ...(pageOn ? { page: `${server.url}/` } : {}) }, 'serving metrics');
     return server;
   } catch (error) {
     throw new SyncError('CONFIG', `cannot serve metrics on ${host}:${port} (SYNC_METRICS_HOST / SYNC_METRICS_PORT): ${describeError(error)}`, { exitCode: 2, cause: error });
   }
 }
 
+/** SYNC_STALE_AFTER when set; else the schedule's own rhythm (observe/page/freshness.ts). */
+function daemonStaleRule(config: Context['config']): () => StaleRule {
+  if (config.ui.staleAfterMs !== undefined) {
+    const ms = config.ui.staleAfterMs;
+    return () => ({ ms, why: `Late when the last successful load is older than SYNC_STALE_AFTER (${Math.round(ms / 60_000)} min).` });
+  }
+  const probe = cron.createTask(config.schedule, () => undefined, { timezone: config.timezone });
+  return () =>
+    staleRuleFromSchedule(probe.getNextRuns(2)) ?? { ms: DEFAULT_STALE_AFTER_MS, why: 'Late when the last successful load is older than 26 h.' };
+}

@@ -89,6 +89,8 @@ export async function finishRun(
     unknownFields: string[] | null;
     fieldCounts?: FieldCounts | null;
     bi?: BiRounding | undefined;
+    /** Each phase's wall time (run/phase-timer.ts); null when none ran. */
+    phases?: ReadonlyArray<{ phase: string; ms: number }> | null;
   },
 ): Promise<RunRow> {
   const c = outcome.counts;
@@ -102,6 +104,7 @@ export async function finishRun(
     outcome.bi?.scale ?? null,
     outcome.bi?.rounded ?? null,
     outcome.bi?.overflow ?? null,
+    outcome.phases == null ? null : JSON.stringify(outcome.phases),
   ]);
   return toRunRow(rows[0]);
 }

@@ -1,8 +1,12 @@
-/** The daemon's HTTP side: GET /metrics (Prometheus text format) and GET /healthz (200 healthy, 503 stuck). */
+/**
+ * The HTTP side of the daemon and of `serve`: GET /metrics (Prometheus text format), GET /healthz
+ * (200 healthy, 503 stuck), and the status page (observe/page/) on every other path when given.
+ */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Verdict } from './health.js';
 import type { SyncMetrics } from './metrics.js';
+import type { PageHandler } from './page/routes.js';
 
 export interface MetricsServer {
   url: string;
@@ -26,8 +30,10 @@ export const SERVER_LIMITS = {
 export async function startMetricsServer(options: {
   host: string;
   port: number;
-  metrics: SyncMetrics;
-  health: () => Verdict;
+  metrics?: SyncMetrics | undefined;
+  health?: (() => Verdict) | undefined;
+  /** The status page: every path but /metrics and /healthz. */
+  page?: PageHandler | undefined;
   onError: (error: unknown) => void;
   /** Tests shorten them; SERVER_LIMITS otherwise. */
   limits?: Partial<typeof SERVER_LIMITS>;
@@ -40,13 +46,19 @@ export async function startMetricsServer(options: {
   };
   const server: Server = createServer(serverOptions, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
+    const own = (path === '/metrics' && options.metrics) || (path === '/healthz' && options.health);
+    if (!own && options.page) {
+      options.page(req, res);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
-    if (path === '/metrics') {
-      options.metrics.text().then(
-        (text) => res.writeHead(200, { 'content-type': options.metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+    if (path === '/metrics' && options.metrics) {
+      const metrics = options.metrics;
+      metrics.text().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
         (error: unknown) => {
           options.onError(error);
           res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n');
@@ -54,7 +66,7 @@ export async function startMetricsServer(options: {
       );
       return;
     }
-    if (path === '/healthz') {
+    if (path === '/healthz' && options.health) {
       const verdict = options.health();
       const body = JSON.stringify({ status: verdict.healthy ? 'ok' : 'stuck', detail: verdict.reason });
       res.writeHead(verdict.healthy ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);

@@ -2,13 +2,14 @@
  * One run's work, in named phases, all in ONE transaction on the run's connection:
  *
  *   extract -> begin -> prepare the shortcut -> stage -> guard -> settle duplicates ->
- *   classify and apply -> count BI rounding -> archive -> commit
+ *   classify and apply -> count BI rounding -> new fields -> archive -> commit
  *
  * A download (extract) goes on while the transaction begins and the stage parses the spool file
  * behind it; a download attempt that fails part way makes the stage start over (forgetAttempt).
  *
- * Each phase is a method of its own name below. runSync (sync.ts) wraps it with the run lock and
- * the audit row.
+ * Most phases are a method of their own name below; new fields (new-fields.ts) and the archive
+ * (run-archive.ts) are objects of their own. Each phase's wall time goes to sync_runs.phases
+ * (phase-timer.ts). runSync (sync.ts) wraps it with the run lock and the audit row.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -44,6 +45,7 @@ import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './gu
 import { openListing, type Listing, type ListingSource } from './listing-source.js';
 import { RunNewFields } from './new-fields.js';
 import { RunArchive } from './run-archive.js';
+import { PhaseTimer } from './phase-timer.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
 import { idleTimeoutMs, type SyncDeps, type SyncRequest } from './request.js';
 
@@ -63,6 +65,8 @@ export class Run {
   private readonly extraFields: RunNewFields;
   /** Who blocks any of the run's connections, should a lock wait time out (SYNC_LOCK_TIMEOUT_MS). */
   private readonly lockWait: LockWaitWatch;
+  /** Each phase's wall time, stored with the run (sync_runs.phases). */
+  readonly phases = new PhaseTimer();
 
   constructor(
     private readonly config: Config,
@@ -133,22 +137,25 @@ export class Run {
     );
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
+      const t = this.phases;
+      const kind = this.request.source.kind;
+      void t.time(kind === 'api' ? 'download' : kind === 'file' ? 'read file' : 'restore archive', source.ready).catch(() => undefined);
       await this.begin();
-      const shortcut = await this.prepareShortcut(reading, log);
-      const fast = await this.stage(source, shortcut, log);
+      const shortcut = await t.time('read live rows', this.prepareShortcut(reading, log));
+      const fast = await t.time('parse and stage', this.stage(source, shortcut, log));
       const listing = await source.ready;
       const archive = await archiving;
       this.guard(log);
       const started = Date.now();
       const settled = shortcut.settle();
-      await this.settleDuplicates(listing, fast, settled, log);
+      await t.time('duplicates', this.settleDuplicates(listing, fast, settled, log));
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
-      this.bi = await this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log);
-      const keptFields = await this.extraFields.record(this.client, this.runId, this.tally.fields);
+      this.bi = await t.time('BI count', this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log));
+      const keptFields = await t.time('new fields', this.extraFields.record(this.client, this.runId, this.tally.fields));
       this.warnNewFields(log);
-      await archive?.store(this.client, this.config.archiveKeep, log);
-      await this.commit();
+      if (archive) await t.time('archive', archive.store(this.client, this.config.archiveKeep, log));
+      await t.time('commit', this.commit());
       if (keptFields && !this.request.dryRun) await this.extraFields.refreshViews(this.deps.pool, log);
     } catch (error) {
       this.applied = undefined;
@@ -271,13 +278,13 @@ export class Run {
     // A first load wrote its rows and their fingerprints already (stage, settleDuplicates).
     const counts: ChangeCounts = direct
       ? { initialLoad: true, liveBefore: 0, inserted: this.staged(), updated: 0, restored: 0, deleted: 0 }
-      : await classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log);
+      : await this.phases.time('classify', classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log));
     checkDeletes(
       { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
       config.maxDeleteRatio,
       this.request.allowMassDelete === true,
     );
-    if (!direct) await applyChanges(client, runId, counts, log);
+    if (!direct) await this.phases.time('apply', applyChanges(client, runId, counts, log));
     await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: direct !== undefined }, log);
     this.kept = await keepRejected(client, runId, kept, log);
     if (this.kept > 0) log.warn({ keptOnReject: this.kept }, `${this.kept} live row${this.kept === 1 ? '' : 's'} kept as their last valid version: their record was rejected (see sync_rejects); marked with rejected_in_run`);

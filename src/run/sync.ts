@@ -69,6 +69,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       unknownFields: run.unknownFields(),
       fieldCounts: run.fieldCounts(),
       bi: status === 'succeeded' ? run.bi : undefined,
+      phases: run.phases.toJSON(),
     });
     log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
     return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };

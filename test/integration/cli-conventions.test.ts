@@ -15,6 +15,7 @@ const COMMANDS: Record<string, string[]> = {
   migrate: [],
   status: ['--limit N', '--run ID', '--json'],
   demo: [],
+  serve: ['--port P', '--host H'],
   simulate: ['--port P', '--host H', '--records N', '--seed S', '--change N', '--tls-cert FILE', '--tls-key FILE'],
   healthcheck: [],
 };
@@ -48,16 +49,18 @@ describe('--help', () => {
     replay: 'DATABASE_URL',
     migrate: 'DATABASE_URL',
     status: 'DATABASE_URL',
+    serve: 'DATABASE_URL',
     demo: 'nothing',
     simulate: 'nothing',
     healthcheck: 'nothing',
   };
   const READS: Record<string, string[]> = {
     run: ['SYNC_DB_SCHEMA', 'SYNC_MAX_DELETE_RATIO', 'HTTPS_PROXY'],
-    schedule: ['SYNC_SCHEDULE', 'SYNC_TIMEZONE', 'SYNC_HEALTH_FILE', 'SYNC_METRICS_PORT'],
+    schedule: ['SYNC_SCHEDULE', 'SYNC_TIMEZONE', 'SYNC_HEALTH_FILE', 'SYNC_METRICS_PORT', 'SYNC_UI_TOKEN', 'SYNC_STALE_AFTER'],
     replay: ['SYNC_DB_SCHEMA', 'SYNC_ARCHIVE_KEEP'],
     migrate: ['SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'],
     status: ['SYNC_DB_SCHEMA'],
+    serve: ['SYNC_DB_SCHEMA', 'SYNC_TIMEZONE', 'SYNC_UI_TOKEN', 'SYNC_STALE_AFTER'],
     demo: ['DATABASE_URL', 'DEMO_PG_PORT'],
     simulate: ['SIMULATOR_EMAIL', 'SIMULATOR_PASSWORD'],
     healthcheck: ['SYNC_HEALTH_FILE'],

@@ -41,10 +41,13 @@ export interface WineApiOptions {
   now?: () => number;
   /** HTTPS_PROXY/HTTP_PROXY/NO_PROXY; undefined: direct. */
   proxy?: ProxyConfig;
+  /** Told of every chunk of the listing as it arrives: bytes so far and Content-Length (both as sent: coded when the body is). */
+  onDownloadProgress?: (progress: { received: number; declared: number | undefined }) => void;
 }
 
 export class WineApi {
   private token: { value: string; expiresAtMs: number | undefined } | undefined;
+  private readonly onDownloadProgress: WineApiOptions['onDownloadProgress'];
   private readonly policy: RetryPolicy;
   private readonly now: () => number;
   private readonly proxy: ProxyConfig | undefined;
@@ -59,6 +62,7 @@ export class WineApi {
     this.policy = { attempts: config.retries, baseMs: options.retryBaseMs ?? 1000, maxDelayMs: options.maxRetryDelayMs ?? 60_000 };
     this.now = options.now ?? Date.now;
     this.proxy = options.proxy;
+    this.onDownloadProgress = options.onDownloadProgress;
     for (const [request, url] of [['login', config.loginUrl], ['listing', config.listingUrl]] as const) {
       const { via } = proxyRoute(this.proxy, url);
       if (via) this.log.info({ request, proxy: redactUrl(via.url), from: via.from }, `${request} requests go through a proxy`);
@@ -279,10 +283,15 @@ export class WineApi {
     let kept: SpoolWriter | undefined;
     // Only a 200's gzip body is the listing's; decided on its first bytes, which follow the headers.
     const keepsGzip = () => keepGzipAt !== undefined && response.statusCode === 200 && isGzip(contentCoding(response.headers));
+    const onDownload = this.onDownloadProgress;
     const arriving = async function* (): AsyncGenerator<Buffer> {
       for await (const chunk of request as AsyncIterable<Buffer>) {
         if (received === 0 && keepsGzip()) keeping((kept = await SpoolWriter.open(keepGzipAt!)));
         received += chunk.length;
+        if (onDownload) {
+          const declared = Number(response?.headers['content-length']);
+          onDownload({ received, declared: Number.isFinite(declared) && declared > 0 ? declared : undefined });
+        }
         await kept?.write(chunk);
         yield chunk;
       }

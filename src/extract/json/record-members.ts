@@ -35,7 +35,7 @@ export class MemberReader {
   /** The record read came through the scanner's fast lane: its strings and numbers are plain (listing-types.ts RecordBytesHook). */
   plain = false;
 
-  /** Known key bytes by key length (at most one key of each length is fast; others compare in turn). */
+  /** Each known key's bytes, in the order of `knownKeys` (bit k of the presence mask is keys[k]). */
   private readonly keys: Uint8Array[];
   /** Per known key: its text followed by '":' (`keyColon`), and that text's whole 4-byte little-endian words. */
   private readonly keyColon: Buffer[];

@@ -1,0 +1,45 @@
+/**
+ * Fresh, late or failing: the page's first answer. Failing: the newest finished run did not
+ * succeed. Late: the last successful load is older than allowed (none at all is late too).
+ * Fresh: neither. How old is too old comes from the schedule when the daemon serves the page
+ * (the gap between two scheduled runs, plus as much again up to an hour for the run itself), else
+ * from SYNC_STALE_AFTER (default 26 h: a daily run and two hours to spare).
+ */
+import { roughDuration } from './format.js';
+
+export type FreshnessState = 'fresh' | 'late' | 'failing';
+
+export interface StaleRule {
+  ms: number;
+  /** Where the limit comes from, in words. */
+  why: string;
+}
+
+export interface Freshness {
+  state: FreshnessState;
+  headline: string;
+}
+
+export function staleRuleFromSchedule(nextRuns: Date[]): StaleRule | undefined {
+  if (nextRuns.length < 2) return undefined;
+  const gap = nextRuns[1]!.getTime() - nextRuns[0]!.getTime();
+  if (!(gap > 0)) return undefined;
+  const ms = gap + Math.min(gap, 3_600_000);
+  return { ms, why: `The schedule runs every ${roughDuration(gap)}: late when the last successful load is older than ${roughDuration(ms)}.` };
+}
+
+export function judgeFreshness(input: {
+  now: number;
+  lastLoadAt: Date | undefined;
+  latest: { id: string; status: string } | undefined;
+  rule: StaleRule;
+}): Freshness {
+  const { now, lastLoadAt, latest, rule } = input;
+  if (latest !== undefined && latest.status !== 'succeeded') {
+    return { state: 'failing', headline: `Failing: the last run (${latest.id}) ${latest.status}` };
+  }
+  if (lastLoadAt === undefined) return { state: 'late', headline: 'Late: no successful load yet' };
+  const age = now - lastLoadAt.getTime();
+  if (age > rule.ms) return { state: 'late', headline: `Late: the last successful load is ${roughDuration(age)} old` };
+  return { state: 'fresh', headline: `Fresh: the data was loaded ${roughDuration(age)} ago` };
+}

@@ -1,0 +1,204 @@
+/**
+ * The status page's HTTP side: which path answers what, behind the token when one is set.
+ * Read-only but for POST /run-now (the daemon's, with SYNC_UI_TOKEN only). Serves the daemon
+ * (beside /metrics and /healthz) and `serve` alike.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Pool } from '../../db/pool.js';
+import type { Logger, SecretRegistry } from '../../log.js';
+import { fieldsBody } from './fields-page.js';
+import { judgeFreshness, type StaleRule } from './freshness.js';
+import { escapeHtml, query } from './html.js';
+import { FAVICON, layout, STYLESHEET } from './layout.js';
+import { overviewBody, PLOT_CHOICES, RUNS_PER_PAGE } from './overview.js';
+import { PageQueries, STATUSES, TRIGGERS, type RunFilter } from './queries.js';
+import { RAW_SHOWN, REJECTS_PER_PAGE, runBody } from './run-page.js';
+import { authorized, CsrfTokens, refuseUnauthorized, sameOrigin, securityHeaders } from './security.js';
+
+/** What only the daemon knows: its schedule, the progress of its run, and how to start one. */
+export interface DaemonView {
+  nextRunAt(): string | null;
+  progress(): { received: number; bytes: number } | undefined;
+  /** Starts a run as the schedule would: false when one is going (or the daemon is stopping). */
+  runNow(): boolean;
+}
+
+export interface PageOptions {
+  pool: Pool;
+  schema: string;
+  timezone: string;
+  token: string | undefined;
+  staleRule: () => StaleRule;
+  /** SYNC_RUN_TIMEOUT_MS: a `running` row older than this (and a minute) was most likely left by a process that died. */
+  runTimeoutMs?: number | undefined;
+  daemon?: DaemonView | undefined;
+  log: Logger;
+  /** The process's secrets (passwords, tokens): removed from every page should one ever reach the database's text. */
+  secrets?: SecretRegistry | undefined;
+}
+
+export type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const ID = /^\d{1,18}$/;
+const NOTICES: Record<string, string> = {
+  started: 'A run was started. It shows below as in progress.',
+  busy: 'A run is already going: no other was started.',
+};
+
+export function pageHandler(options: PageOptions): PageHandler {
+  const queries = new PageQueries(options.pool, options.schema);
+  // Run-now exists only in the daemon, and only behind a token: without one, anyone reaching the port could start runs.
+  const csrf = options.daemon && options.token !== undefined ? new CsrfTokens(options.token) : undefined;
+
+  const send = (res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}) => {
+    res.writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra }).end(options.secrets ? options.secrets.scrub(body, escapeHtml) : body);
+  };
+  const page = (res: ServerResponse, title: string, body: Parameters<typeof layout>[0]['body'], refreshSeconds?: number) =>
+    send(res, 200, 'text/html; charset=utf-8', layout({ title, body, refreshSeconds }));
+  const json = (res: ServerResponse, value: unknown) => send(res, 200, 'application/json; charset=utf-8', JSON.stringify(value));
+  const notFound = (res: ServerResponse, what: string) => send(res, 404, 'text/plain; charset=utf-8', `not found: ${what}\n`);
+
+  const overview = async (url: URL, res: ServerResponse, asJson: boolean) => {
+    const p = url.searchParams;
+    const filter: RunFilter = {
+      status: (STATUSES as readonly string[]).includes(p.get('status') ?? '') ? p.get('status')! : undefined,
+      trigger: (TRIGGERS as readonly string[]).includes(p.get('trigger') ?? '') ? p.get('trigger')! : undefined,
+    };
+    const plotN = (PLOT_CHOICES as readonly number[]).includes(Number(p.get('plot'))) ? Number(p.get('plot')) : 30;
+    const before = ID.test(p.get('before') ?? '') ? p.get('before')! : undefined;
+    const after = before === undefined && ID.test(p.get('after') ?? '') ? p.get('after')! : undefined;
+    const [running, lastLoad, latest, runs, total, plotRuns] = await Promise.all([
+      queries.running(),
+      queries.lastLoad(),
+      queries.latestFinished(),
+      queries.runs(filter, { before, after }, RUNS_PER_PAGE + 1),
+      queries.runsCount(filter),
+      queries.plotRuns(plotN),
+    ]);
+    // One more than a page was asked for: whether there is a page beyond, without counting.
+    let shown = runs;
+    let hasOlder: boolean;
+    let hasNewer: boolean;
+    if (after !== undefined) {
+      hasNewer = runs.length > RUNS_PER_PAGE;
+      shown = hasNewer ? runs.slice(1) : runs;
+      hasOlder = true;
+    } else {
+      hasOlder = runs.length > RUNS_PER_PAGE;
+      shown = runs.slice(0, RUNS_PER_PAGE);
+      hasNewer = before !== undefined;
+    }
+    const now = Date.now();
+    const rule = options.staleRule();
+    const freshness = judgeFreshness({ now, lastLoadAt: lastLoad?.finished_at, latest, rule });
+    const keep = { status: filter.status, trigger: filter.trigger, plot: plotN === 30 ? undefined : plotN };
+    const data = {
+      now,
+      timezone: options.timezone,
+      freshness,
+      staleWhy: rule.why,
+      lastLoad,
+      nextRunAt: options.daemon?.nextRunAt(),
+      running,
+      progress: running ? options.daemon?.progress() : undefined,
+      runTimeoutMs: options.runTimeoutMs,
+      plotRuns,
+      plotN,
+      runs: shown,
+      total,
+      filter,
+      older: hasOlder && shown.length > 0 ? `/${query({ ...keep, before: shown.at(-1)!.id })}#runs` : undefined,
+      newer: hasNewer && shown.length > 0 ? `/${query({ ...keep, after: shown[0]!.id })}#runs` : undefined,
+      runNow: csrf ? { csrf: csrf.token() } : undefined,
+      notice: noticeOf(p.get('run-now')),
+    };
+    if (asJson) {
+      json(res, { freshness, lastLoad, nextRunAt: data.nextRunAt ?? null, running: running ?? null, progress: data.progress ?? null, runs: shown, total, plotRuns });
+      return;
+    }
+    page(res, 'Status', overviewBody(data), running ? 5 : undefined);
+  };
+
+  const run = async (id: string, url: URL, res: ServerResponse, asJson: boolean) => {
+    const row = await queries.run(id);
+    if (row === undefined) return notFound(res, `there is no run ${id}`);
+    const afterParam = url.searchParams.get('after') ?? '';
+    const after = /^\d{1,18}$/.test(afterParam) ? afterParam : '-1';
+    const [payload, reasons, rejectsTotal, rejects, previous, newFields] = await Promise.all([
+      queries.payload(id),
+      queries.rejectReasons(id, 10),
+      queries.rejectsCount(id),
+      queries.rejects(id, after, REJECTS_PER_PAGE, RAW_SHOWN),
+      after === '-1' ? Promise.resolve(undefined) : queries.rejectsPageBefore(id, String(Number(after) + 1), REJECTS_PER_PAGE),
+      queries.runNewFields(id),
+    ]);
+    if (asJson) {
+      json(res, { run: row, payload: payload ?? null, rejectReasons: reasons, rejects: rejectsTotal, newFields });
+      return;
+    }
+    // The previous page starts at `previous`: its cursor is the position before it (-1 for the first page).
+    const prev = previous === undefined ? (after === '-1' ? undefined : '-1') : String(Number(previous) - 1);
+    page(res, `Run ${id}`, runBody({ timezone: options.timezone, run: row, payload, reasons, rejectsTotal, rejects, after, previous: prev, newFields }), row.status === 'running' ? 5 : undefined);
+  };
+
+  const runNow = async (req: IncomingMessage, res: ServerResponse) => {
+    if (!csrf || !options.daemon) return notFound(res, 'run-now is only in the daemon, with SYNC_UI_TOKEN set');
+    if (!sameOrigin(req)) return send(res, 403, 'text/plain; charset=utf-8', 'refused: this request does not come from this page (Origin)\n');
+    const body = await readForm(req);
+    if (!csrf.valid(body.get('csrf') ?? undefined)) return send(res, 403, 'text/plain; charset=utf-8', 'refused: missing or wrong CSRF token; reload the page and press the button again\n');
+    const going = await queries.running();
+    const started = going === undefined && options.daemon.runNow();
+    options.log.info({ started }, started ? 'run started from the status page' : 'run-now from the status page refused: a run is going');
+    res.writeHead(303, { ...securityHeaders(), location: `/?run-now=${started ? 'started' : 'busy'}` }).end();
+  };
+
+  return (req, res) => {
+    if (!authorized(req, options.token)) return refuseUnauthorized(res);
+    const url = new URL(req.url ?? '/', 'http://page.invalid');
+    const path = url.pathname;
+    const method = req.method ?? 'GET';
+    const work = async () => {
+      if (path === '/run-now') {
+        if (method !== 'POST') return send(res, 405, 'text/plain; charset=utf-8', 'POST only\n', { allow: 'POST' });
+        return runNow(req, res);
+      }
+      if (method !== 'GET' && method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'GET only\n', { allow: 'GET, HEAD' });
+      if (path === '/' || path === '/index.json') return overview(url, res, path.endsWith('.json'));
+      if (path === '/page.css') return send(res, 200, 'text/css; charset=utf-8', STYLESHEET);
+      if (path === '/favicon.svg' || path === '/favicon.ico') return send(res, 200, 'image/svg+xml', FAVICON);
+      if (path === '/fields' || path === '/fields.json') {
+        const [discovered, lastLoad] = await Promise.all([queries.fields(), queries.catalogueCounts()]);
+        if (path.endsWith('.json')) return json(res, { discovered, lastLoadFieldCounts: lastLoad ?? null });
+        return page(res, 'Fields', fieldsBody({ timezone: options.timezone, discovered, lastLoad }));
+      }
+      const runPath = /^\/runs\/(\d{1,18})(\.json)?$/.exec(path);
+      if (runPath) return run(runPath[1]!, url, res, runPath[2] !== undefined);
+      const rawPath = /^\/runs\/(\d{1,18})\/rejects\/(\d{1,18})\/raw$/.exec(path);
+      if (rawPath) {
+        const raw = await queries.rejectRaw(rawPath[1]!, rawPath[2]!);
+        // Plain text with nosniff: whatever the record holds, a browser shows it as text.
+        return raw === undefined ? notFound(res, 'no such reject') : send(res, 200, 'text/plain; charset=utf-8', raw);
+      }
+      return notFound(res, path);
+    };
+    work().catch((error: unknown) => {
+      options.log.warn({ err: error, path }, 'status page failed');
+      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'the status page could not read the database; see the log\n');
+      else res.end();
+    });
+  };
+}
+
+/** The notice a run-now redirect asks for; only the known ones (the query string is the visitor's). */
+function noticeOf(key: string | null): string | undefined {
+  return key !== null && Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  let text = '';
+  for await (const chunk of req) {
+    text += String(chunk);
+    if (text.length > 4096) break;
+  }
+  return new URLSearchParams(text);
+}
