@@ -102,6 +102,18 @@ export const OPTIONAL_FIELDS: readonly KnownField[] = FIELDS.filter((f) => !f.re
  */
 export const EXTRA_COLUMN = 'extra_fields';
 
+/**
+ * Data columns that a migration added to tables that already had rows: a row a run wrote before
+ * that migration could not store them, and holds NULL there. When such a row's record differs
+ * from it only there, a run fills the row in place, a backfill (load/apply.ts): no new version,
+ * changed_at and run_id kept, counted in sync_runs.backfilled, not as updated. `since` is the
+ * migration that added the column; `compared` how a change of it is judged (as classify_changes
+ * compares it). A field that joins the catalogue later is added here too (docs/internals.md).
+ */
+export const LATE_COLUMNS: ReadonlyArray<{ readonly name: string; readonly since: number; readonly compared: string }> = [
+  { name: EXTRA_COLUMN, since: 9, compared: `${EXTRA_COLUMN}::text` },
+];
+
 /** The PostgreSQL type of each kind's column. */
 export const SQL_TYPE: Readonly<Record<FieldKind, string>> = { id: 'bigint', text: 'text', decimal: 'numeric', date: 'date' };
 

@@ -60,6 +60,9 @@ CREATE TEMP TABLE staging_changes (
 ) ON COMMIT DROP;
 
 -- name: classify_changes
+-- A row whose record differs only in late columns (src/fields.ts LATE_COLUMNS) that the row could
+-- not store, as it was written before their migration ($2: per late column, the last run before it),
+-- is a 'backfill': filled in place, not versioned (backfill_late).
 -- The staged records against their rows, and the live ids the listing did not have ($1, from the
 -- unchanged-record shortcut, which knows every live id) as deletions. Staged are the records not
 -- skipped as unchanged: all of them when no fingerprint vouches for a row. An unchanged row is
@@ -75,7 +78,9 @@ WITH compared AS MATERIALIZED (
               WHEN ({{t.compared_columns}})
                    IS DISTINCT FROM
                    ({{s.compared_columns}})
-              THEN 'update' END AS action
+              THEN CASE WHEN ({{t.early_compared_columns}}) IS NOT DISTINCT FROM ({{s.early_compared_columns}})
+                   AND {{late_backfillable}}
+                   THEN 'backfill' ELSE 'update' END END AS action
   FROM staging_records s
   LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id
 ),
@@ -117,11 +122,32 @@ SET {{c.data_assignments}},
 FROM staging_changes c
 WHERE t.id = c.id AND c.action IN ('update', 'restore');
 
+-- name: late_cutoffs
+-- Per late column's migration ($1, in LATE_COLUMNS order), the last run that started before it was
+-- applied (0 when none did, or the migration was applied before any run: nothing to backfill).
+SELECT coalesce(array_agg(c.cutoff ORDER BY m.ord), '{}') AS cutoffs
+FROM unnest($1::int[]) WITH ORDINALITY AS m (version, ord)
+CROSS JOIN LATERAL (
+  SELECT coalesce(max(r.id), 0) AS cutoff
+  FROM sync_runs r
+  WHERE r.started_at < (SELECT applied_at FROM sync_migrations WHERE version = m.version)
+) c;
+
+-- name: backfill_late
+-- The late columns of rows written before they existed, filled in place: no closed version, and
+-- changed_at and run_id stay (the upstream changed nothing). The live row is the current version,
+-- so bulk_wine_reconciliation_history shows the value from now on.
+UPDATE bulk_wine_reconciliation t
+SET {{c.late_assignments}}
+FROM staging_changes c
+WHERE t.id = c.id AND c.action = 'backfill';
+
 -- name: count_changes
 SELECT count(*) FILTER (WHERE action = 'insert')::bigint AS inserted,
        count(*) FILTER (WHERE action = 'update')::bigint AS updated,
        count(*) FILTER (WHERE action = 'restore')::bigint AS restored,
-       count(*) FILTER (WHERE action = 'delete')::bigint AS deleted
+       count(*) FILTER (WHERE action = 'delete')::bigint AS deleted,
+       count(*) FILTER (WHERE action = 'backfill')::bigint AS backfilled
 FROM staging_changes;
 
 -- name: delete_missing

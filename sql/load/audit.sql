@@ -19,7 +19,8 @@ UPDATE sync_runs
 SET status = $2, finished_at = clock_timestamp(), error = $3,
     reported_count = $4, reported_record_count = $5, received = $6, rejected = $7, duplicates = $8,
     inserted = $9, updated = $10, unchanged = $11, deleted = $12, restored = $13, bytes = $14, skipped_unchanged = $15,
-    kept_on_reject = $16, unknown_fields = $17, field_counts = $18, bi_scale = $19, bi_rounded = $20, bi_overflow = $21, phases = $22
+    kept_on_reject = $16, backfilled = $17, unknown_fields = $18, field_counts = $19, bi_scale = $20, bi_rounded = $21, bi_overflow = $22,
+    phases = $23
 WHERE id = $1
 RETURNING *;
 

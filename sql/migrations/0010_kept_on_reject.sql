@@ -12,6 +12,9 @@ CREATE INDEX bulk_wine_reconciliation_rejected_in_run ON bulk_wine_reconciliatio
 ALTER TABLE sync_runs ADD COLUMN kept_on_reject bigint;
 COMMENT ON COLUMN sync_runs.kept_on_reject IS 'Live rows kept as their last valid version because this run rejected their record (its id could be read); marked with rejected_in_run. Not counted as updated, unchanged or deleted, nor by the mass-delete guard. NULL for runs before this column existed.';
 
+ALTER TABLE sync_runs ADD COLUMN backfilled bigint;
+COMMENT ON COLUMN sync_runs.backfilled IS 'Rows filled in place with a value that the release that wrote them could not store (extra_fields, for rows written before it existed): no new version, changed_at and run_id kept; not counted in updated or unchanged. NULL for runs before this column existed.';
+
 -- CREATE OR REPLACE VIEW may only add columns at the end: comments and grants stay.
 CREATE OR REPLACE VIEW bulk_wine_reconciliation_current AS
   SELECT id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales,

@@ -37,12 +37,12 @@ COPY (
 SELECT count(*)::bigint AS stored FROM bulk_wine_reconciliation_source_hash;
 
 -- name: save_written
--- Rows this run inserted, updated or restored are its own versions: the run uses no savepoint, so
+-- Rows this run inserted, updated, restored or backfilled are its own versions: the run uses no savepoint, so
 -- their xmin is its transaction id, and its row locks keep them so until it commits.
 INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
 SELECT id, hash, pg_current_xact_id()::xid
 FROM staging_changes
-WHERE action IN ('insert', 'update', 'restore')
+WHERE action IN ('insert', 'update', 'restore', 'backfill')
 ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin;
 
 -- name: clear

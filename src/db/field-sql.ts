@@ -11,7 +11,7 @@
  * The data columns end with extra_fields (EXTRA_COLUMN): the record's members that the catalogue
  * does not know, stored, compared and versioned with the fields.
  */
-import { DATA_FIELDS, DECIMAL_FIELDS, EXTRA_COLUMN, FIELDS, SQL_TYPE, type Field } from '../fields.js';
+import { DATA_FIELDS, DECIMAL_FIELDS, EXTRA_COLUMN, FIELDS, LATE_COLUMNS, SQL_TYPE, type Field } from '../fields.js';
 
 type Fragment = (alias: string) => string;
 
@@ -30,6 +30,16 @@ const STATEMENT_FRAGMENTS: Record<string, Fragment> = {
   compared_columns: (a) => withExtra(list(DATA_FIELDS, (f) => a + f.name), `${a}${EXTRA_COLUMN}::text`),
   /** Every field in catalogue order, then extra_fields (`id, wpi, ..., extra_fields`): the order both COPY writers write a record in. */
   record_columns: (a) => withExtra(list(FIELDS, (f) => a + f.name), a + EXTRA_COLUMN),
+  /** The compared data columns but the late ones (LATE_COLUMNS): what must be equal for a backfill. */
+  early_compared_columns: (a) => list(DATA_FIELDS.filter((f) => !LATE_NAMES.has(f.name)), (f) => a + f.name) || 'NULL',
+  /**
+   * Per late column i (LATE_COLUMNS order), with the table as `t` and the record as `s`: equal, or
+   * NULL in a row written by a run no later than $2[i], the last run before its migration.
+   */
+  late_backfillable: () =>
+    LATE_COLUMNS.map((c, i) => `(t.${c.compared} IS NOT DISTINCT FROM s.${c.compared} OR (t.${c.name} IS NULL AND t.run_id <= ($2::bigint[])[${i + 1}]))`).join('\n                   AND '),
+  /** {{c.late_assignments}}: `extra_fields = c.extra_fields`, for each late column. */
+  late_assignments: (a) => LATE_COLUMNS.map((c) => `${c.name} = ${a}${c.name}`).join(', '),
   /** One NULL per data column: a row that carries no values (a deletion). */
   data_nulls: () => withExtra(list(DATA_FIELDS, () => 'NULL'), 'NULL'),
   /** {{c.data_assignments}}: `wpi = c.wpi, ..., extra_fields = c.extra_fields`. */
@@ -46,6 +56,8 @@ const STATEMENT_FRAGMENTS: Record<string, Fragment> = {
   /** Per decimal column c, `count(*) FILTER (WHERE abs(c) >= $2)`, summed. */
   decimals_overflow_count: () => list(DECIMAL_FIELDS, (f) => `count(*) FILTER (WHERE abs(${f.name}) >= $2)`, '\n     + ') || '0',
 };
+
+const LATE_NAMES: ReadonlySet<string> = new Set(LATE_COLUMNS.map((c) => c.name));
 
 function withExtra(fields: string, extra: string, separator = ', '): string {
   return `${fields}${separator}${extra}`;

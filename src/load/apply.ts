@@ -1,6 +1,7 @@
 /** The staged listing against the data tables: classify the changes, then insert, update, restore, soft delete, with history. */
 import type { QueryResult, QueryResultRow } from 'pg';
 import type { PoolClient } from '../db/pool.js';
+import { LATE_COLUMNS } from '../fields.js';
 import type { Logger } from '../log.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import { analyzeStaging } from './staging.js';
@@ -18,6 +19,8 @@ const SQL = loadStatements('load/apply.sql', [
   'any_kept',
   'clear_kept',
   'mark_kept',
+  'late_cutoffs',
+  'backfill_late',
 ]);
 
 export interface ChangeCounts {
@@ -28,6 +31,8 @@ export interface ChangeCounts {
   updated: number;
   restored: number;
   deleted: number;
+  /** Rows filled in place with late columns they could not store (LATE_COLUMNS): not versioned, not updated. */
+  backfilled: number;
 }
 
 type Timed = <R extends QueryResultRow>(name: keyof typeof SQL, params?: unknown[]) => Promise<QueryResult<R>>;
@@ -49,14 +54,15 @@ export async function classifyChanges(
 ): Promise<ChangeCounts> {
   const timed = timer(client, log);
   if (liveBefore === 0 && (await timed<{ empty: boolean }>('is_empty')).rows[0]!.empty) {
-    return { initialLoad: true, liveBefore: 0, inserted: staged, updated: 0, restored: 0, deleted: 0 };
+    return { initialLoad: true, liveBefore: 0, inserted: staged, updated: 0, restored: 0, deleted: 0, backfilled: 0 };
   }
   // Statistics only matter for the join plan; an initial load reads the staging table once, in order.
   await analyzeStaging(client, log);
   if ((await timed<{ any: boolean }>('any_kept')).rows[0]!.any) await timed('clear_kept');
   await timed('create_changes');
-  await timed('classify_changes', [missing]);
-  const c = (await timed<{ inserted: string; updated: string; restored: string; deleted: string }>('count_changes')).rows[0]!;
+  const cutoffs = (await timed<{ cutoffs: string[] }>('late_cutoffs', [LATE_COLUMNS.map((c) => c.since)])).rows[0]!.cutoffs;
+  await timed('classify_changes', [missing, cutoffs]);
+  const c = (await timed<{ inserted: string; updated: string; restored: string; deleted: string; backfilled: string }>('count_changes')).rows[0]!;
   return {
     initialLoad: false,
     liveBefore,
@@ -64,6 +70,7 @@ export async function classifyChanges(
     updated: Number(c.updated),
     restored: Number(c.restored),
     deleted: Number(c.deleted),
+    backfilled: Number(c.backfilled),
   };
 }
 
@@ -79,6 +86,7 @@ export async function applyChanges(client: PoolClient, runId: string, counts: Ch
   if (counts.updated + counts.deleted > 0) await timed('close_versions');
   if (counts.updated + counts.restored > 0) await timed('update_changed', [runId]);
   if (counts.deleted > 0) await timed('delete_missing', [runId]);
+  if (counts.backfilled > 0) await timed('backfill_late');
 }
 
 /**

@@ -34,6 +34,7 @@ export const COUNT_COLUMNS = [
   'bytes',
   'skipped_unchanged',
   'kept_on_reject',
+  'backfilled',
 ] as const;
 export type CountColumn = (typeof COUNT_COLUMNS)[number];
 /** The record counts that the metrics (label `kind`: contract) and the notifications report. */

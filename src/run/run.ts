@@ -277,7 +277,7 @@ export class Run {
     const { rejected: kept, others: missing } = this.tally.rejectedIds.split(lacking);
     // A first load wrote its rows and their fingerprints already (stage, settleDuplicates).
     const counts: ChangeCounts = direct
-      ? { initialLoad: true, liveBefore: 0, inserted: this.staged(), updated: 0, restored: 0, deleted: 0 }
+      ? { initialLoad: true, liveBefore: 0, inserted: this.staged(), updated: 0, restored: 0, deleted: 0, backfilled: 0 }
       : await this.phases.time('classify', classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log));
     checkDeletes(
       { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
@@ -285,6 +285,10 @@ export class Run {
       this.request.allowMassDelete === true,
     );
     if (!direct) await this.phases.time('apply', applyChanges(client, runId, counts, log));
+    if (counts.backfilled > 0) {
+      const n = counts.backfilled;
+      log.info({ backfilled: n }, `${n} row${n === 1 ? '' : 's'} filled in with what the release that wrote ${n === 1 ? 'it' : 'them'} could not store (extra_fields): no new version, changed_at and run_id kept`);
+    }
     await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: direct !== undefined }, log);
     this.kept = await keepRejected(client, runId, kept, log);
     if (this.kept > 0) log.warn({ keptOnReject: this.kept }, `${this.kept} live row${this.kept === 1 ? '' : 's'} kept as their last valid version: their record was rejected (see sync_rejects); marked with rejected_in_run`);
@@ -385,7 +389,7 @@ export class Run {
     const t = this.tally;
     const e = t.envelope;
     const applied = status === 'succeeded' ? this.applied : undefined;
-    const changed = applied ? applied.inserted + applied.updated + applied.restored : 0;
+    const changed = applied ? applied.inserted + applied.updated + applied.restored + applied.backfilled : 0;
     return {
       reported_count: integerText(e?.scalars.count) ?? null,
       reported_record_count: integerText(e?.scalars.recordCount) ?? null,
@@ -399,6 +403,7 @@ export class Run {
       unchanged: applied ? this.staged() - changed : 0,
       skipped_unchanged: applied ? this.skipped : 0,
       kept_on_reject: applied ? this.kept : 0,
+      backfilled: applied?.backfilled ?? 0,
       bytes: t.bytes,
     };
   }
