@@ -3,7 +3,7 @@
  * A renamed or emptied optional field would otherwise load as NULL on every row, silently; here it
  * is named, with the new field that probably replaced it. Pure: the caller reads and writes runs.
  */
-import { OPTIONAL_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
+import { isKnownField, OPTIONAL_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
 
 /** What the last successful (non-dry) run saw. */
 export interface Baseline {
@@ -72,6 +72,9 @@ export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts
   for (const [field, count] of Object.entries(before.unknown ?? {})) {
     const share = count / before.records;
     if (share < EXPECTED_SHARE || Object.hasOwn(now.unknown, field)) continue;
+    // A kept field that this release added to the catalogue (docs/internals.md, "Adding a field"):
+    // present among the known fields now, not gone.
+    if (isKnownField(field) && (now.fields[field as KnownField]?.present ?? 0) > 0) continue;
     found.push({ field, kind: 'missing', before: share, presentNow: 0, renames: similarNewFields(baseline!, now, share) });
   }
   return found;

@@ -4,14 +4,15 @@
  * written; a new release that keeps more data fills it in without inventing changes.
  */
 import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { listMigrations } from '../../src/db/migrate.js';
 import { createPool, quoteIdent, type Pool } from '../../src/db/pool.js';
 import { useSyncFixture } from '../support/fixture.js';
-import { runCli, syncEnv } from '../support/harness.js';
+import { ROOT, runCli, syncEnv } from '../support/harness.js';
 import { schemaBefore, UPGRADE_DIR, upgradeCases } from '../support/upgrade.js';
-import { olderRelease, type OlderRelease } from '../support/older-release.js';
+import { olderRelease, releaseCopy, type OlderRelease } from '../support/older-release.js';
 import { startReceiver } from '../support/receiver.js';
 
 const fx = useSyncFixture('upgrades', { simulator: { records: 20 } });
@@ -113,4 +114,76 @@ describe('an upgrade from an earlier release', async () => {
       expect(JSON.parse(next.stdout)).toMatchObject({ status: 'succeeded', updated: 0, backfilled: 0, skipped_unchanged: expected.length, unchanged: expected.length });
     });
   }
+});
+
+describe('a kept field that a release adds to its catalogue', () => {
+  const FIELD = 'inventory_in_transit';
+  const MEANING = 'Quantity in transit between cellars; exact decimal as sent; unit not specified upstream.';
+  /** The values as sent, and as the new column must hold them (the catalogue's decimal rule). */
+  const SENT: Array<[string | undefined, string | null]> = [
+    ['12.50', '12.5'],
+    ['"3.0"', '3'],
+    ['1e2', '100'],
+    ['""', null],
+    ['null', null],
+    [undefined, null],
+    ['" 7.25 "', '7.25'],
+    ['-0.0', '0'],
+  ];
+  const rec = (i: number, wpi = `W${i}`) => {
+    const sent = SENT[i - 1]![0];
+    return `{"id":${i},"wpi":"${wpi}","inventory_sales":"${i}.5"${sent === undefined ? '' : `,"${FIELD}":${sent}`}${i % 2 ? ',"cellar_note":"north"' : ''}}`;
+  };
+  const listing = (changed = false) => SENT.map((_, k) => rec(k + 1, changed && k === 0 ? 'W1b' : `W${k + 1}`));
+
+  /** The recipe of docs/internals.md ("Adding a field"), for this field. */
+  async function recipe(): Promise<string> {
+    const doc = await readFile(join(ROOT, 'docs', 'internals.md'), 'utf8');
+    const block = /```sql\n(-- FIELD joins the field catalogue[\s\S]*?)```/.exec(doc)?.[1];
+    if (!block) throw new Error('docs/internals.md has no recipe block starting "-- FIELD joins the field catalogue"');
+    return block.replaceAll('MEANING', MEANING.replaceAll("'", "''")).replaceAll('FIELD', FIELD);
+  }
+
+  it('moves its values from extra_fields to its column with the documented recipe: no guard trip, nothing updated, no new version', async () => {
+    const db = await fx.createDb('promotion');
+    const env = { ...fx.env, SYNC_DB_SCHEMA: db.schema };
+    fx.sim.setRecordsJson(listing());
+    expect((await runCli(['run'], env)).code).toBe(0);
+    fx.sim.setRecordsJson(listing(true));
+    expect((await runCli(['run'], env)).code).toBe(0);
+    const closedBefore = await db.rows(`SELECT id::text, valid_from::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`);
+    expect(closedBefore).toHaveLength(1);
+
+    const newest = (await listMigrations()).at(-1)!.version;
+    const migration = `${String(newest + 1).padStart(4, '0')}_promote_${FIELD}.sql`;
+    const sql = await recipe();
+    const newer = await releaseCopy({
+      version: '99.0.0-promotes',
+      patch: async (dir) => {
+        const fields = join(dir, 'dist', 'src', 'fields.js');
+        const text = await readFile(fields, 'utf8');
+        const entry = `    { name: '${FIELD}', kind: 'decimal', required: false, meaning: ${JSON.stringify(MEANING)} },\n];`;
+        const patched = text.replace(/\n\];\n/, `\n${entry}\n`);
+        expect(patched).not.toBe(text);
+        await writeFile(fields, patched);
+        await writeFile(join(dir, 'sql', 'migrations', migration), sql);
+      },
+    });
+    fx.onTeardown(() => newer.close());
+
+    const first = await runCli(['run', '--json'], env, 60_000, newer.bin);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).not.toContain('missing from all');
+    expect(JSON.parse(first.stdout)).toMatchObject({ status: 'succeeded', inserted: 0, updated: 0, deleted: 0, backfilled: 0, unchanged: SENT.length });
+    const rows = await db.rows<{ id: string; v: string | null; extra: string | null }>(`SELECT id::text, ${FIELD}::text AS v, extra_fields::text AS extra FROM bulk_wine_reconciliation ORDER BY id`);
+    expect(rows).toEqual(SENT.map(([, kept], k) => ({ id: String(k + 1), v: kept, extra: (k + 1) % 2 ? '{"cellar_note": "north"}' : null })));
+    // The closed version moved too, and no version was added.
+    expect(await db.rows(`SELECT id::text, ${FIELD}::text AS v, extra_fields::text AS extra FROM bulk_wine_reconciliation_closed_versions`)).toEqual([
+      { id: '1', v: '12.5', extra: '{"cellar_note": "north"}' },
+    ]);
+    expect(await db.rows(`SELECT id::text, valid_from::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`)).toEqual(closedBefore);
+    // The next run of that release trusts every row.
+    const next = await runCli(['run', '--json'], env, 60_000, newer.bin);
+    expect(JSON.parse(next.stdout)).toMatchObject({ status: 'succeeded', updated: 0, skipped_unchanged: SENT.length });
+  });
 });
