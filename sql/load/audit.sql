@@ -32,6 +32,12 @@ FROM unnest($2::bigint[], $3::text[], $4::jsonb[], $5::text[]) AS r (position, r
 -- A run's rejects so far, when the listing they came from turned out to be a failed download attempt.
 DELETE FROM sync_rejects WHERE run_id = $1;
 
+-- name: prune_rejects
+-- After each run (src/run/sync.ts): only the rejects of the newest $1 runs stay, whatever their
+-- status (a failed run's rejects say why it failed). Uses the primary key (run_id, position).
+DELETE FROM sync_rejects
+WHERE run_id < (SELECT min(id) FROM (SELECT id FROM sync_runs ORDER BY id DESC LIMIT $1) AS newest);
+
 -- name: insert_payload
 INSERT INTO sync_payloads (run_id, sha256, bytes, algorithm, stored_bytes) VALUES ($1, $2, $3, $4, $5);
 

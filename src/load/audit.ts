@@ -10,6 +10,7 @@ const SQL = loadStatements('load/audit.sql', [
   'finish_run',
   'insert_rejects',
   'delete_rejects',
+  'prune_rejects',
   'recent_runs',
   'schema_baseline',
   'run_totals',
@@ -139,6 +140,17 @@ export async function lastSuccess(pool: Pool): Promise<LastSuccess | undefined> 
 /** Removes a run's rejects: they came from a download attempt that failed part way. */
 export async function deleteRejects(pool: Pool, runId: string): Promise<void> {
   await pool.query(SQL.delete_rejects, [runId]);
+}
+
+/**
+ * Removes the rejects of every run but the newest `keep` (SYNC_REJECTS_KEEP); returns how many
+ * rows went. Called once a run's row is finished, whatever its outcome: rejects are written
+ * outside the run's transaction so that a failed run keeps them, and failed runs (up to 10,000
+ * rejects of up to 64 kB each, night after night) are the ones that would otherwise pile up.
+ */
+export async function pruneRejects(pool: Pool, keep: number): Promise<number> {
+  const { rowCount } = await pool.query(SQL.prune_rejects, [keep]);
+  return rowCount ?? 0;
 }
 
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {

@@ -19,6 +19,7 @@ import { transformRecord } from '../transform/record.js';
 import { CopyWriter } from '../transform/record-copy.js';
 import type { UnchangedShortcut } from '../unchanged/shortcut.js';
 import type { DirectLoad } from './direct-load.js';
+import { RejectReasons } from './reject-reasons.js';
 
 const READ_CHUNK = 1024 * 1024;
 /**
@@ -44,8 +45,8 @@ export interface ListingTally {
   maybeDuplicates: boolean;
   /** Which fields the records carry (known and unknown), for the schema-drift guard. */
   fields: FieldCounter;
-  /** Reject reasons counted per field path, then per message (cut before any quoted value). */
-  reasons: Map<string, Map<string, number>>;
+  /** Reject reasons: the first MAX_REASONS distinct ones one by one, then "other reasons" (reject-reasons.ts). */
+  reasons: RejectReasons;
   envelope: ListingEnvelope | undefined;
   /** Ids staged so far, by either path. */
   ids: IdBitmap;
@@ -63,7 +64,7 @@ export function newTally(): ListingTally {
     bytes: 0,
     maybeDuplicates: false,
     fields: new FieldCounter(),
-    reasons: new Map(),
+    reasons: new RejectReasons(),
     envelope: undefined,
     ids: new IdBitmap(),
     abandoned: false,
@@ -72,20 +73,7 @@ export function newTally(): ListingTally {
 
 /** The most frequent reject reasons ("path: message"), most frequent first. */
 export function topReasons(tally: ListingTally, limit: number): Array<{ reason: string; count: number }> {
-  const all: Array<{ reason: string; count: number }> = [];
-  for (const [path, messages] of tally.reasons) {
-    for (const [message, count] of messages) all.push({ reason: path ? `${path}: ${message}` : message, count });
-  }
-  return all.sort((a, b) => b.count - a.count).slice(0, limit);
-}
-
-/** Counted by (path, message) without building a string per record: the keys are the error's own strings. */
-function countReason(reasons: ListingTally['reasons'], path: string, message: string): void {
-  const quote = message.indexOf('"');
-  const key = quote < 0 ? message : message.slice(0, quote).trim();
-  let messages = reasons.get(path);
-  if (messages === undefined) reasons.set(path, (messages = new Map()));
-  messages.set(key, (messages.get(key) ?? 0) + 1);
+  return tally.reasons.top(limit);
 }
 
 export interface ListingLinesOptions {
@@ -208,7 +196,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   // Past the stored cap a reject is only counted: no object, no raw text kept.
   const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors']) => {
     tally.rejected++;
-    for (const e of errors) countReason(tally.reasons, e.path, e.message);
+    for (const e of errors) tally.reasons.count(e.path, e.message);
     if (stored < MAX_STORED_REJECTS) {
       stored++;
       pending.push({ position: record.position, recordId, errors, raw: record.raw });

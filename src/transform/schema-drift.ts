@@ -4,6 +4,7 @@
  * is named, with the new field that probably replaced it. Pure: the caller reads and writes runs.
  */
 import { OPTIONAL_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
+import { shownName } from './field-name.js';
 
 /** What the last successful (non-dry) run saw. */
 export interface Baseline {
@@ -100,14 +101,13 @@ export interface NewField {
   };
 }
 
-const SHOWN_NAME = 100;
-
 /**
  * "new field inventoryInTransit in 3016 records: kept in extra_fields, shown as
  * bi.reconciliation.inventory_in_transit" (or "kept in extra_fields only (why)", or "not loaded").
+ * The name is as the field counter keeps it: a long one already shortened (field-name.ts).
  */
 export function describeNewField(f: NewField): string {
-  const name = f.name.length <= SHOWN_NAME ? f.name : `${f.name.slice(0, SHOWN_NAME)}… (${f.name.length} characters)`;
+  const name = shownName(f.name);
   const where = f.kept === undefined
     ? 'not loaded'
     : f.kept.shownAs !== null
