@@ -153,15 +153,26 @@ export async function pruneRejects(pool: Pool, keep: number): Promise<number> {
   return rowCount ?? 0;
 }
 
+/** One insert carries rejects of at most this many characters of raw text (at least one reject). */
+const INSERT_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Stores rejects, in inserts of at most INSERT_CHARS of raw text each: the callers hand over up to
+ * 1000 of them (or every earlier copy of a duplicate id, of up to 64 kB each).
+ */
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {
-  if (rejects.length === 0) return;
-  await pool.query(SQL.insert_rejects, [
-    runId,
-    rejects.map((r) => String(r.position)),
-    rejects.map((r) => (r.recordId === null ? null : clean(r.recordId))),
-    rejects.map((r) => JSON.stringify(r.errors.map((e) => ({ path: clean(e.path), message: clean(e.message) })))),
-    rejects.map((r) => clean(r.raw)),
-  ]);
+  for (let from = 0; from < rejects.length; ) {
+    let to = from;
+    for (let chars = 0; to < rejects.length && (to === from || chars + rejects[to]!.raw.length <= INSERT_CHARS); to++) chars += rejects[to]!.raw.length;
+    const rows = rejects.slice(from, to).map((r) => ({
+      position: String(r.position),
+      record_id: r.recordId === null ? null : cleanText(r.recordId),
+      errors: r.errors.map((e) => ({ path: cleanText(e.path), message: cleanText(e.message) })),
+      raw: cleanText(r.raw),
+    }));
+    await pool.query(SQL.insert_rejects, [runId, JSON.stringify(rows)]);
+    from = to;
+  }
 }
 
 /** PostgreSQL text and jsonb cannot hold NUL; show it escaped instead of failing the audit write. */
@@ -169,9 +180,21 @@ function clean(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\\u0000') : text;
 }
 
+/**
+ * Text for a JSON parameter: NUL escaped (clean), and an unpaired surrogate as U+FFFD, as a text
+ * parameter reached PostgreSQL (JSON.stringify would write it as a \uD800 escape, which json
+ * refuses to turn into text).
+ */
+function cleanText(text: string): string {
+  const cleaned = clean(text);
+  return LONE_SURROGATE.test(cleaned) ? cleaned.replace(LONE_SURROGATES, '\uFFFD') : cleaned;
+}
+const LONE_SURROGATE = /\p{Surrogate}/u;
+const LONE_SURROGATES = /\p{Surrogate}/gu;
+
 /** Field names come from the upstream: jsonb refuses NUL and unpaired surrogates, text NUL. */
 function cleanName(name: string): string {
-  return clean(name).replace(/\p{Surrogate}/gu, '\uFFFD');
+  return cleanText(name);
 }
 
 function cleanCounts(counts: FieldCounts): FieldCounts {

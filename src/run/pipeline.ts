@@ -34,6 +34,11 @@ const READ_CHUNK = 1024 * 1024;
 const PUSH_BYTES = 8 * 1024;
 const YIELD_AT = 512 * 1024;
 const REJECT_BATCH = 1000;
+/**
+ * Rejects are also written once their raw text reaches this many characters: 1000 rejects of up
+ * to 64 kB each would be 64 MB held, and more again while the insert is serialized.
+ */
+const REJECT_BATCH_CHARS = 4 * 1024 * 1024;
 /** Rejects stored per run; beyond this they are counted, not stored (a wholly broken listing). */
 export const MAX_STORED_REJECTS = 10_000;
 
@@ -191,6 +196,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   const direct = fast?.direct;
   let stored = 0;
   let pending: Reject[] = [];
+  let pendingChars = 0;
   let out = '';
 
   // Past the stored cap a reject is only counted: no object, no raw text kept.
@@ -200,6 +206,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     if (stored < MAX_STORED_REJECTS) {
       stored++;
       pending.push({ position: record.position, recordId, errors, raw: record.raw });
+      pendingChars += record.raw.length;
     }
   };
   const handle = (record: ParsedRecord) => {
@@ -240,9 +247,10 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
         for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
       }
       if (direct?.flushDue) await direct.flush();
-      if (pending.length >= REJECT_BATCH) {
+      if (pending.length >= REJECT_BATCH || pendingChars >= REJECT_BATCH_CHARS) {
         await options.writeRejects(pending);
         pending = [];
+        pendingChars = 0;
       }
       if (out.length + (writer?.length ?? 0) >= YIELD_AT) {
         if (writer !== undefined && writer.length > 0) yield writer.take();
