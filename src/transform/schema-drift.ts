@@ -19,7 +19,8 @@ export interface Baseline {
 export function baselineOf(run: { id: string; field_counts: FieldCounts | null; unknown_fields: string[] | null } | undefined): Baseline | undefined {
   if (!run) return undefined;
   const names = run.field_counts ? Object.keys(run.field_counts.unknown ?? {}) : (run.unknown_fields ?? []);
-  return { runId: run.id, counts: run.field_counts, unknownNames: new Set(names) };
+  // A run of an older version stored a long name whole: compared as it is shown now (field-name.ts).
+  return { runId: run.id, counts: run.field_counts, unknownNames: new Set(names.map(shownName)) };
 }
 
 /**
@@ -72,7 +73,7 @@ export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts
   if (!extraFields || now.unknown_truncated) return found;
   for (const [field, count] of Object.entries(before.unknown ?? {})) {
     const share = count / before.records;
-    if (share < EXPECTED_SHARE || Object.hasOwn(now.unknown, field)) continue;
+    if (share < EXPECTED_SHARE || Object.hasOwn(now.unknown, shownName(field))) continue;
     found.push({ field, kind: 'missing', before: share, presentNow: 0, renames: similarNewFields(baseline!, now, share) });
   }
   return found;

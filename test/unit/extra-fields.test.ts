@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { biKindOf, columnFor, snakeCase } from '../../src/load/discovered-fields.js';
 import { extraFieldsOf, kindNames, valueKind } from '../../src/transform/extra-fields.js';
-import { findDisappeared, schemaChangeRefusal, type Baseline } from '../../src/transform/schema-drift.js';
+import { baselineOf, findDisappeared, newFields, schemaChangeRefusal, type Baseline } from '../../src/transform/schema-drift.js';
+import { shownName } from '../../src/transform/field-name.js';
 import { KNOWN_FIELDS, type FieldCounts } from '../../src/fields.js';
 
 const known = new Set<string>(KNOWN_FIELDS);
@@ -111,6 +112,15 @@ describe('the disappearing-field guard over new fields', () => {
     expect(findDisappeared(baseline({ promo: 50 }), now, { extraFields: true }).map((d) => [d.field, d.kind])).toEqual([['promo', 'missing']]);
     expect(findDisappeared(baseline({ promo: 50 }), now, { extraFields: false })).toEqual([]);
     expect(findDisappeared(baseline({ promo: 50 }), { ...now, unknown_truncated: true }, { extraFields: true })).toEqual([]);
+  });
+
+  it('finds a long name that an older version stored whole under its shortened form', () => {
+    const long = 'w'.repeat(500);
+    const old = baselineOf({ id: '4', field_counts: counts(100, { [long]: 100 }), unknown_fields: [long] });
+    const now = counts(100, { [shownName(long)]: 100 });
+    expect(findDisappeared(old, now, { extraFields: true })).toEqual([]);
+    expect(newFields(old, now)).toEqual([]);
+    expect(findDisappeared(old, counts(100, {}), { extraFields: true }).map((d) => d.kind)).toEqual(['missing']);
   });
 
   it('says what accepting the change does', () => {

@@ -285,11 +285,14 @@ describe('what extra_fields cannot hold', () => {
       `{"id":6,"wpi":"W","${bad}":1e1000}`,
       '{ "id": 7, "wpi": "W", "n": 0.5e-1000 }',
       '{"id":8,"wpi":"W","n":[1,{"x":1e-1001}]}',
+      `{"id":9,"wpi":"W","${long}":2}`, // a long key again at the same place: read afresh, not remembered
     ];
     for (const fast of [true, false]) {
       const out = await run(listingFile(records), fast);
-      expect(out.lines.map((l) => l.split('\t')[1])).toEqual(['1', '5']);
+      expect(out.lines.map((l) => l.split('\t')[1])).toEqual(['1', '5', '9']);
       expect(out.lines[1]!.split('\t')[KNOWN_FIELDS.length + 1]).toBe(`{"${long}":1}`);
+      expect(out.lines[2]!.split('\t')[KNOWN_FIELDS.length + 1]).toBe(`{"${long}":2}`);
+      if (fast) expect(out.fast).toBe(3);
       expect(out.rejects.map((r) => [r.recordId, r.errors])).toEqual(
         [['2', 'n'], ['3', 'n'], ['4', 'n'], ['6', shownName(bad)], ['7', 'n'], ['8', 'n']].map(([id, path]) => [
           id,
@@ -297,7 +300,9 @@ describe('what extra_fields cannot hold', () => {
         ]),
       );
       expect(Buffer.byteLength(shownName(bad))).toBeLessThanOrEqual(128);
-      expect(Object.keys((out.tally.fields as { counts: FieldCounts }).counts.unknown).sort()).toEqual([shownName(bad), shownName(long), 'n'].sort());
+      const counts = (out.tally.fields as { counts: FieldCounts }).counts.unknown;
+      expect(Object.keys(counts).sort()).toEqual([shownName(bad), shownName(long), 'n'].sort());
+      expect(counts[shownName(long)]).toBe(2);
     }
   });
 });
