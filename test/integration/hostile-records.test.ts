@@ -229,16 +229,20 @@ describe('20,000 distinct bad field names', () => {
 });
 
 describe('sync_rejects', () => {
-  it('stores rejects whose id or field name holds NUL or an unpaired surrogate (as \\u0000 and U+FFFD)', async () => {
+  it('stores rejects whose id or field name holds NUL or an unpaired surrogate (as \\u0000 and U+FFFD); names stored alike make one sync_fields row', async () => {
     const records = [
       ...Array.from({ length: 40 }, (_, i) => rec(i + 1)),
       '{"id":"7\\u0000x","wpi":"W"}',
       '{"id":"\\ud800","wpi":"W"}',
       '{"id":50,"wpi":"W","\\ud800name\\u0000":1}',
+      // Two names PostgreSQL stores alike (U+FFFD for the unpaired surrogate): one sync_fields row.
+      '{"id":51,"wpi":"W","\\ud800a":1}',
+      '{"id":52,"wpi":"W","\\udbffa":1}',
     ];
     fx.sim.setRecordsJson(records);
     const run = await sync({ SYNC_MAX_REJECT_RATIO: '0.5' }, 'odd text in rejects');
-    expect(run.run).toMatchObject({ status: 'succeeded', inserted: 40, rejected: 3 });
+    expect(run.run).toMatchObject({ status: 'succeeded', inserted: 40, rejected: 5 });
+    expect(await fx.db.rows('SELECT name, records::int FROM sync_fields')).toEqual([{ name: '\uFFFDa', records: 2 }]);
     const rejects = await fx.db.rows<{ record_id: string | null; path: string; raw: string }>(
       `SELECT record_id, errors->0->>'path' AS path, raw FROM sync_rejects ORDER BY position`,
     );
@@ -246,6 +250,8 @@ describe('sync_rejects', () => {
       { record_id: '7\\u0000x', path: 'id', raw: records[40] },
       { record_id: '\uFFFD', path: 'id', raw: records[41] },
       { record_id: '50', path: '\uFFFDname\\u0000', raw: records[42] },
+      { record_id: '51', path: '\uFFFDa', raw: records[43] },
+      { record_id: '52', path: '\uFFFDa', raw: records[44] },
     ]);
   });
 
