@@ -157,8 +157,9 @@ export async function pruneRejects(pool: Pool, keep: number): Promise<number> {
 const INSERT_CHARS = 4 * 1024 * 1024;
 
 /**
- * Stores rejects, in inserts of at most INSERT_CHARS of raw text each: the callers hand over up to
- * 1000 of them (or every earlier copy of a duplicate id, of up to 64 kB each).
+ * Stores rejects, in inserts of at most INSERT_CHARS of raw text each: the parse hands over a
+ * thousand or a few (run/pipeline.ts), the duplicates pass every earlier copy of an id at once,
+ * each of up to 64 kB.
  */
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {
   for (let from = 0; from < rejects.length; ) {
