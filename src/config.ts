@@ -46,6 +46,8 @@ export interface Config {
   maxRejectRatio: number;
   maxDeleteRatio: number;
   archiveKeep: number;
+  /** The rejects (sync_rejects) of this many newest runs are kept; older ones are pruned after each run. */
+  rejectsKeep: number;
   logLevel: string;
   healthFile: string;
   /**
@@ -141,6 +143,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const maxRejectRatio = value('SYNC_MAX_REJECT_RATIO', ratio, '0.05');
   const maxDeleteRatio = value('SYNC_MAX_DELETE_RATIO', ratio, '0.2');
   const archiveKeep = value('SYNC_ARCHIVE_KEEP', count(0), '30');
+  const rejectsKeep = value('SYNC_REJECTS_KEEP', count(1), '30');
   const logLevel = value('LOG_LEVEL', z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }), 'info');
   const timeoutMs = value('WINE_API_TIMEOUT_MS', count(1), '120000');
   const retries = value('WINE_API_RETRIES', count(1), '5');
@@ -222,6 +225,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     maxRejectRatio,
     maxDeleteRatio,
     archiveKeep,
+    rejectsKeep,
     logLevel,
     healthFile,
     healthPrivateDir,

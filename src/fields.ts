@@ -123,7 +123,7 @@ export interface FieldCounts {
   records: number;
   /** Per known field: records that have the key, and records whose value is neither null nor "". */
   fields: Record<KnownField, { present: number; non_null: number }>;
-  /** Per unknown field name: records that have it. */
+  /** Per unknown field name (as transform/field-name.ts shows it: at most 128 bytes): records that have it. */
   unknown: Record<string, number>;
   /** True when more than MAX_UNKNOWN_FIELDS distinct unknown names appeared (the others are not listed). */
   unknown_truncated?: boolean;

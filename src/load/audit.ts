@@ -10,6 +10,7 @@ const SQL = loadStatements('load/audit.sql', [
   'finish_run',
   'insert_rejects',
   'delete_rejects',
+  'prune_rejects',
   'recent_runs',
   'schema_baseline',
   'run_totals',
@@ -146,15 +147,38 @@ export async function deleteRejects(pool: Pool, runId: string): Promise<void> {
   await pool.query(SQL.delete_rejects, [runId]);
 }
 
+/**
+ * Removes the rejects of every run but the newest `keep` (SYNC_REJECTS_KEEP); returns how many
+ * rows went. Called once a run's row is finished, whatever its outcome: rejects are written
+ * outside the run's transaction so that a failed run keeps them, and failed runs (up to 10,000
+ * rejects of up to 64 kB each, night after night) are the ones that would otherwise pile up.
+ */
+export async function pruneRejects(pool: Pool, keep: number): Promise<number> {
+  const { rowCount } = await pool.query(SQL.prune_rejects, [keep]);
+  return rowCount ?? 0;
+}
+
+/** One insert carries rejects of at most this many characters of raw text (at least one reject). */
+const INSERT_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Stores rejects, in inserts of at most INSERT_CHARS of raw text each: the parse hands over a
+ * thousand or a few (run/pipeline.ts), the duplicates pass every earlier copy of an id at once,
+ * each of up to 64 kB.
+ */
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {
-  if (rejects.length === 0) return;
-  await pool.query(SQL.insert_rejects, [
-    runId,
-    rejects.map((r) => String(r.position)),
-    rejects.map((r) => (r.recordId === null ? null : clean(r.recordId))),
-    rejects.map((r) => JSON.stringify(r.errors.map((e) => ({ path: clean(e.path), message: clean(e.message) })))),
-    rejects.map((r) => clean(r.raw)),
-  ]);
+  for (let from = 0; from < rejects.length; ) {
+    let to = from;
+    for (let chars = 0; to < rejects.length && (to === from || chars + rejects[to]!.raw.length <= INSERT_CHARS); to++) chars += rejects[to]!.raw.length;
+    const rows = rejects.slice(from, to).map((r) => ({
+      position: String(r.position),
+      record_id: r.recordId === null ? null : cleanText(r.recordId),
+      errors: r.errors.map((e) => ({ path: cleanText(e.path), message: cleanText(e.message) })),
+      raw: cleanText(r.raw),
+    }));
+    await pool.query(SQL.insert_rejects, [runId, JSON.stringify(rows)]);
+    from = to;
+  }
 }
 
 /** PostgreSQL text and jsonb cannot hold NUL; show it escaped instead of failing the audit write. */
@@ -162,9 +186,21 @@ function clean(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\\u0000') : text;
 }
 
+/**
+ * Text for a JSON parameter: NUL escaped (clean), and an unpaired surrogate as U+FFFD, as a text
+ * parameter reached PostgreSQL (JSON.stringify would write it as a \uD800 escape, which json
+ * refuses to turn into text).
+ */
+function cleanText(text: string): string {
+  const cleaned = clean(text);
+  return LONE_SURROGATE.test(cleaned) ? cleaned.replace(LONE_SURROGATES, '\uFFFD') : cleaned;
+}
+const LONE_SURROGATE = /\p{Surrogate}/u;
+const LONE_SURROGATES = /\p{Surrogate}/gu;
+
 /** Field names come from the upstream: jsonb refuses NUL and unpaired surrogates, text NUL. */
 function cleanName(name: string): string {
-  return clean(name).replace(/\p{Surrogate}/gu, '\uFFFD');
+  return cleanText(name);
 }
 
 function cleanCounts(counts: FieldCounts): FieldCounts {

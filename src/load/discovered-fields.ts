@@ -76,6 +76,25 @@ export function columnFor(name: string, taken: ReadonlySet<string>, reserved: Re
   return { column, note: null };
 }
 
+/**
+ * The fields as sync_fields can hold them, each once. `seen` has each name once already, as the
+ * field counter shows it (transform/field-name.ts: at most 128 bytes). A name with NUL cannot be
+ * stored as text (nor were its values kept: jsonb refuses it too); an unpaired surrogate (from a
+ * \uD800 escape) reaches PostgreSQL as U+FFFD, so two names may become one: merged here, since one
+ * INSERT ... ON CONFLICT must not touch a row twice (it would fail the run, and every next one).
+ */
+function storable(seen: readonly SeenField[]): Array<SeenField & { names: string[] }> {
+  const byName = new Map<string, SeenField & { names: string[] }>();
+  for (const f of seen) {
+    if (f.name.includes('\u0000')) continue;
+    const name = f.name.replace(/\p{Surrogate}/gu, '\uFFFD');
+    const same = byName.get(name);
+    if (same === undefined) byName.set(name, { ...f, name, names: [f.name] });
+    else byName.set(name, { name, records: same.records + f.records, kinds: [...new Set([...same.kinds, ...f.kinds])], names: [...same.names, f.name] });
+  }
+  return [...byName.values()];
+}
+
 interface Recorded {
   name: string;
   column_name: string | null;
@@ -89,8 +108,7 @@ interface Recorded {
  */
 export async function recordDiscoveredFields(client: PoolClient, runId: string, seen: readonly SeenField[]): Promise<Map<string, KeptField>> {
   const kept = new Map<string, KeptField>();
-  // A name with NUL cannot be stored as text (nor were its values kept: jsonb refuses it too).
-  const fields = seen.filter((f) => !f.name.includes('\u0000'));
+  const fields = storable(seen);
   if (fields.length === 0) return kept;
   const recorded = new Map((await client.query<Recorded>(SQL.recorded)).rows.map((r) => [r.name, r]));
   const taken = new Set([...recorded.values()].flatMap((r) => (r.column_name === null ? [] : [r.column_name])));
@@ -109,7 +127,7 @@ export async function recordDiscoveredFields(client: PoolClient, runId: string, 
       place = columnFor(field.name, taken, reserved);
       if (place.column !== null) taken.add(place.column);
     }
-    kept.set(field.name, place);
+    for (const name of field.names) kept.set(name, place);
     rows.push({ name: field.name, ...place, kind: biKindOf(new Set(kinds)), kinds, records: field.records });
   }
   await client.query(SQL.record, [

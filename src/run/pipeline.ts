@@ -20,6 +20,7 @@ import { CopyWriter } from '../transform/record-copy.js';
 import type { UnchangedShortcut } from '../unchanged/shortcut.js';
 import type { DirectLoad } from './direct-load.js';
 import { IdBitmap } from './id-bitmap.js';
+import { RejectReasons } from './reject-reasons.js';
 import { RejectedIds } from './rejected-ids.js';
 
 const READ_CHUNK = 1024 * 1024;
@@ -35,6 +36,11 @@ const READ_CHUNK = 1024 * 1024;
 const PUSH_BYTES = 8 * 1024;
 const YIELD_AT = 512 * 1024;
 const REJECT_BATCH = 1000;
+/**
+ * Rejects are also written once their raw text reaches this many characters: 1000 rejects of up
+ * to 64 kB each would be 64 MB held, and more again while the insert is serialized.
+ */
+const REJECT_BATCH_CHARS = 4 * 1024 * 1024;
 /** Rejects stored per run; beyond this they are counted, not stored (a wholly broken listing). */
 export const MAX_STORED_REJECTS = 10_000;
 
@@ -46,8 +52,8 @@ export interface ListingTally {
   maybeDuplicates: boolean;
   /** Which fields the records carry (known and unknown), for the schema-drift guard. */
   fields: FieldCounter;
-  /** Reject reasons counted per field path, then per message (cut before any quoted value). */
-  reasons: Map<string, Map<string, number>>;
+  /** Reject reasons: the first MAX_REASONS distinct ones one by one, then "other reasons" (reject-reasons.ts). */
+  reasons: RejectReasons;
   envelope: ListingEnvelope | undefined;
   /** Ids staged so far, by either path. */
   ids: IdBitmap;
@@ -67,7 +73,7 @@ export function newTally(): ListingTally {
     bytes: 0,
     maybeDuplicates: false,
     fields: new FieldCounter(),
-    reasons: new Map(),
+    reasons: new RejectReasons(),
     envelope: undefined,
     ids: new IdBitmap(),
     rejectedIds: new RejectedIds(),
@@ -77,20 +83,7 @@ export function newTally(): ListingTally {
 
 /** The most frequent reject reasons ("path: message"), most frequent first. */
 export function topReasons(tally: ListingTally, limit: number): Array<{ reason: string; count: number }> {
-  const all: Array<{ reason: string; count: number }> = [];
-  for (const [path, messages] of tally.reasons) {
-    for (const [message, count] of messages) all.push({ reason: path ? `${path}: ${message}` : message, count });
-  }
-  return all.sort((a, b) => b.count - a.count).slice(0, limit);
-}
-
-/** Counted by (path, message) without building a string per record: the keys are the error's own strings. */
-function countReason(reasons: ListingTally['reasons'], path: string, message: string): void {
-  const quote = message.indexOf('"');
-  const key = quote < 0 ? message : message.slice(0, quote).trim();
-  let messages = reasons.get(path);
-  if (messages === undefined) reasons.set(path, (messages = new Map()));
-  messages.set(key, (messages.get(key) ?? 0) + 1);
+  return tally.reasons.top(limit);
 }
 
 export interface ListingLinesOptions {
@@ -208,6 +201,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   const direct = fast?.direct;
   let stored = 0;
   let pending: Reject[] = [];
+  let pendingChars = 0;
   let out = '';
 
   // Past the stored cap a reject is only counted: no object, no raw text kept.
@@ -215,10 +209,11 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors'], id: string | null = null) => {
     tally.rejected++;
     if (id !== null) tally.rejectedIds.add(id);
-    for (const e of errors) countReason(tally.reasons, e.path, e.message);
+    for (const e of errors) tally.reasons.count(e.path, e.message);
     if (stored < MAX_STORED_REJECTS) {
       stored++;
       pending.push({ position: record.position, recordId, errors, raw: record.raw });
+      pendingChars += record.raw.length;
     }
   };
   const handle = (record: ParsedRecord) => {
@@ -259,9 +254,10 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
         for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
       }
       if (direct?.flushDue) await direct.flush();
-      if (pending.length >= REJECT_BATCH) {
+      if (pending.length >= REJECT_BATCH || pendingChars >= REJECT_BATCH_CHARS) {
         await options.writeRejects(pending);
         pending = [];
+        pendingChars = 0;
       }
       if (out.length + (writer?.length ?? 0) >= YIELD_AT) {
         if (writer !== undefined && writer.length > 0) yield writer.take();

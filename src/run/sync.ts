@@ -10,7 +10,7 @@ import type { Pool, PoolClient } from '../db/pool.js';
 import { AbortedError, LockHeldError, describeError } from '../errors.js';
 import type { WineApi } from '../extract/http/api.js';
 import type { Logger, SecretRegistry } from '../log.js';
-import { finishRun, markAbandoned, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
+import { finishRun, markAbandoned, pruneRejects, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { checkListingFile, checkReplaySource } from '../load/sources.js';
 import { APP_VERSION } from '../paths.js';
@@ -72,6 +72,8 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       phases: run.phases.toJSON(),
     });
     log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
+    // After the row is finished (whatever the outcome): a failure to prune does not change the run's.
+    await pruneRejects(pool, config.rejectsKeep).catch((e: unknown) => log.warn({ err: e }, `older rejects were not pruned (the next run will): ${(e as Error).message}`));
     return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
   } finally {
     // A connection in an unknown state is closed, not reused.

@@ -7,14 +7,25 @@
  *   with an exponent of at most 4 digits, true, false, null: all well inside what jsonb holds);
  *   anything else declines the record to
  * - the zod path (extraFieldsOf), from the record's raw text, which also checks what jsonb cannot
- *   hold: a \u0000 escape, an unpaired surrogate, a number beyond numeric's range. Such a record is
- *   rejected with the field's name and the reason, like a bad value of a known field.
+ *   hold: a \u0000 escape, an unpaired surrogate, and a number that would print as more than
+ *   MAX_DIGITS digits (below). Such a record is rejected with the field's name and the reason,
+ *   like a bad value of a known field.
+ *
+ * The number rule: jsonb keeps a number as a numeric, which prints every digit of it
+ * (`extra_fields::text`, the comparison of a changed row, the BI views' extra_fields column):
+ * `1e131000` is 8 bytes of JSON and 131,001 digits of text, and a record under the 64 kB raw cap
+ * could carry 500 MB of them. So a number kept in extra_fields, at any depth, may print at most
+ * the known decimals' MAX_DIGITS (1000) digits, counted from its text alone (printedDigits), as
+ * PostgreSQL prints it: its digits from the first significant one to the point, and as many
+ * fraction digits as it was written with less its exponent (`1.500e1` prints `15.00`).
  * Each value's kind (valueKind) is counted per field name: the BI views type a field's column
  * from the kinds seen (load/discovered-fields.ts).
  */
 import { viewCache, viewOf } from '../byte-view.js';
 import { copyText } from './copy-line.js';
 import { daysInMonth } from './date.js';
+import { MAX_DIGITS } from './decimal.js';
+import { shownName } from './field-name.js';
 import type { FieldError } from './record.js';
 
 /** Kinds of JSON values, as bits; null has none. */
@@ -40,14 +51,15 @@ export function kindNames(bits: number): string[] {
 
 /**
  * A plain number on the fast path: at most this many characters, and an exponent of at most 4
- * digits; so at most 11,000 digits on either side of the point, inside numeric's range (below).
- * The scanner's fast lane takes numbers of the same sizes only (extract/json/flat-record.ts).
+ * digits, and it prints as at most MAX_DIGITS digits. The scanner's fast lane takes numbers within
+ * the same bounds only (extract/json/flat-record.ts).
  */
 const MAX_FAST_NUMBER = 1000;
 const MAX_FAST_EXPONENT_DIGITS = 4;
-/** numeric's limits: digits before the decimal point, and after it. */
-const MAX_INTEGER_DIGITS = 131072;
-const MAX_SCALE = 16383;
+/** Exponents with more significant digits than this are refused whatever the mantissa (PostgreSQL refuses 0e2000000000). */
+const MAX_EXPONENT_DIGITS = 9;
+const TOO_MANY_DIGITS = `a number that prints as more than ${MAX_DIGITS} digits`;
+const HUGE_EXPONENT = `a number with an exponent of more than ${MAX_EXPONENT_DIGITS} digits`;
 const UNPAIRED = 'an unpaired UTF-16 surrogate (not valid Unicode)';
 
 function isWs(c: number): boolean {
@@ -175,7 +187,7 @@ function writePlainValue(b: Uint8Array, s: number, e: number, out: Uint8Array, o
       out[o++] = d;
       if (d === 0x65 || d === 0x45) {
         const sign = b[i + 1] === 0x2d || b[i + 1] === 0x2b ? 1 : 0;
-        if (e - (i + 1 + sign) > MAX_FAST_EXPONENT_DIGITS) return -1;
+        if (e - (i + 1 + sign) > MAX_FAST_EXPONENT_DIGITS || printedDigits(b, s, e) > MAX_DIGITS) return -1;
       }
     }
     return o;
@@ -189,7 +201,11 @@ export type ExtraFields =
   | { ok: true; text: string | null; members: Array<{ name: string; kind: number }> }
   | { ok: false; errors: FieldError[] };
 
-const NAME_LIMIT = 100;
+/**
+ * A record's fields that cannot be kept are named up to this many: a 64 kB record of 4,000
+ * `"aN":1e131000` members would otherwise store 4,000 errors with its reject.
+ */
+const MAX_NAMED_ERRORS = 10;
 
 /**
  * The zod path: the extra_fields COPY text of a record from its raw text (the whole record, as
@@ -201,6 +217,7 @@ export function extraFieldsOf(raw: string, isKnown: (name: string) => boolean): 
   const members: Array<{ name: string; kind: number }> = [];
   const errors: FieldError[] = [];
   const parts: string[] = [];
+  let more = 0;
   let i = skipWs(b, 0);
   if (b[i] !== 0x7b) return { ok: true, text: null, members };
   i = skipWs(b, i + 1);
@@ -212,8 +229,11 @@ export function extraFieldsOf(raw: string, isKnown: (name: string) => boolean): 
     const ve = valueEnd(b, vs);
     if (!isKnown(name)) {
       const problem = jsonbProblem(b, ks, ke) ?? jsonbProblem(b, vs, ve);
-      const path = name.length <= NAME_LIMIT ? name : `${name.slice(0, NAME_LIMIT)}…`;
-      if (problem !== undefined) errors.push({ path, message: `cannot be kept in extra_fields: ${problem}` });
+      const path = shownName(name);
+      if (problem !== undefined) {
+        if (errors.length < MAX_NAMED_ERRORS) errors.push({ path, message: `cannot be kept in extra_fields: ${problem}` });
+        else more++;
+      }
       else {
         members.push({ name, kind: valueKind(b, vs, ve) });
         parts.push(`${copyText(b.toString('utf8', ks, ke))}:${copyText(b.toString('utf8', vs, ve))}`);
@@ -222,6 +242,7 @@ export function extraFieldsOf(raw: string, isKnown: (name: string) => boolean): 
     i = skipWs(b, ve);
     if (b[i] === 0x2c) i = skipWs(b, i + 1);
   }
+  if (more > 0) errors.push({ path: '', message: `and more fields that cannot be kept in extra_fields (the first ${MAX_NAMED_ERRORS} are named)` });
   if (errors.length > 0) return { ok: false, errors };
   return { ok: true, text: parts.length === 0 ? null : `{${parts.join(',')}}`, members };
 }
@@ -275,7 +296,8 @@ function jsonbProblem(b: Buffer, s: number, e: number): string | undefined {
       i = end - 1;
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       const end = scalarEnd(b, i, e);
-      if (!numberFits(b.toString('latin1', i, end))) return 'a number beyond the range of PostgreSQL numeric';
+      const digits = printedDigits(b, i, end);
+      if (digits > MAX_DIGITS) return digits === Infinity ? HUGE_EXPONENT : TOO_MANY_DIGITS;
       i = end - 1;
     }
   }
@@ -299,16 +321,42 @@ function stringProblem(b: Buffer, s: number, e: number): string | undefined {
   return pendingHigh ? UNPAIRED : undefined;
 }
 
-/** Whether numeric can hold the JSON number `text` exactly (its digits before and after the point). */
-function numberFits(text: string): boolean {
-  const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
-  if (m === null) return false;
-  const digits = m[1]! + (m[2] ?? '');
-  const exponent = m[3] === undefined ? 0 : Number(m[3]);
-  if (!Number.isSafeInteger(exponent)) return false;
-  const point = m[1]!.length + exponent;
-  const first = digits.search(/[1-9]/);
-  const scale = digits.length - point;
-  if (scale > MAX_SCALE) return false;
-  return first < 0 || point - first <= MAX_INTEGER_DIGITS;
+/**
+ * How many digits the JSON number `b[s, e)` (valid JSON) prints as in jsonb, a lone leading 0
+ * not counted: its integer digits from the first significant one (zeros its exponent adds
+ * included), and its fraction digits as written less its exponent (numeric's display scale).
+ * Integer arithmetic only; Infinity for an exponent of more than MAX_EXPONENT_DIGITS digits.
+ */
+export function printedDigits(b: Uint8Array, s: number, e: number): number {
+  let i = b[s] === 0x2d ? s + 1 : s;
+  const intStart = i;
+  // Where the first significant digit is, counted over the mantissa's digits (-1: none yet).
+  let first = -1;
+  while (i < e && b[i]! >= 0x30 && b[i]! <= 0x39) {
+    if (first < 0 && b[i] !== 0x30) first = i - intStart;
+    i++;
+  }
+  const intLen = i - intStart;
+  let fracLen = 0;
+  if (i < e && b[i] === 0x2e) {
+    const fracStart = ++i;
+    while (i < e && b[i]! >= 0x30 && b[i]! <= 0x39) {
+      if (first < 0 && b[i] !== 0x30) first = intLen + i - fracStart;
+      i++;
+    }
+    fracLen = i - fracStart;
+  }
+  let exponent = 0;
+  if (i < e && (b[i] === 0x65 || b[i] === 0x45)) {
+    i++;
+    const negative = b[i] === 0x2d;
+    if (negative || b[i] === 0x2b) i++;
+    while (i < e && b[i] === 0x30) i++;
+    if (e - i > MAX_EXPONENT_DIGITS) return Infinity;
+    for (; i < e; i++) exponent = exponent * 10 + (b[i]! - 0x30);
+    if (negative) exponent = -exponent;
+  }
+  const point = intLen + exponent;
+  const integerDigits = first >= 0 && point > first ? point - first : 0;
+  return integerDigits + Math.max(0, fracLen - exponent);
 }

@@ -4,6 +4,7 @@
  * so the next run can tell a renamed or emptied upstream field from normal data.
  */
 import { isKnownField, KNOWN_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
+import { shownName } from './field-name.js';
 
 export { KNOWN_FIELDS, type FieldCounts, type KnownField };
 
@@ -31,7 +32,11 @@ export class FieldCounter {
   records = 0;
   private readonly present = new Float64Array(KNOWN_FIELDS.length);
   private readonly nonNull = new Float64Array(KNOWN_FIELDS.length);
-  /** Per unknown field name, its slot in `unknownRecords` and `unknownKinds` (in the order first seen). */
+  /**
+   * Per unknown field name as shown (field-name.ts: a long name by its first bytes and a digest),
+   * its slot in `unknownRecords` and `unknownKinds` (in the order first seen): at most
+   * MAX_UNKNOWN_FIELDS names of at most MAX_NAME_BYTES bytes, whatever the listing sends.
+   */
   private readonly unknown = new Map<string, number>();
   private readonly unknownRecords: number[] = [];
   /** Per slot: the kinds of the field's values (extra-fields.ts KIND_*), as bits. */
@@ -86,10 +91,11 @@ export class FieldCounter {
    * counts by slot: an array increment per field of a record instead of map lookups.
    */
   unknownSlot(key: string): number {
-    const slot = this.unknown.get(key);
+    const name = shownName(key);
+    const slot = this.unknown.get(name);
     if (slot !== undefined) return slot;
     if (this.unknown.size >= MAX_UNKNOWN_FIELDS) return -1;
-    this.unknown.set(key, this.unknownRecords.length);
+    this.unknown.set(name, this.unknownRecords.length);
     this.unknownRecords.push(0);
     this.unknownKinds.push(0);
     return this.unknownRecords.length - 1;
@@ -107,16 +113,16 @@ export class FieldCounter {
 
   /** The kind of an unknown field's value, for a record whose names were counted already. */
   noteKind(key: string, kind: number): void {
-    const slot = this.unknown.get(key);
+    const slot = this.unknown.get(shownName(key));
     if (slot !== undefined) this.unknownKinds[slot]! |= kind;
   }
 
-  /** Each counted unknown field: the records that have it, and the kinds of its values seen (0 when only nulls). */
+  /** Each counted unknown field (its name as shown): the records that have it, and the kinds of its values seen (0 when only nulls). */
   unknownFields(): Array<{ name: string; records: number; kinds: number }> {
     return [...this.unknown].map(([name, slot]) => ({ name, records: this.unknownRecords[slot]!, kinds: this.unknownKinds[slot]! }));
   }
 
-  /** Unknown field names, sorted. */
+  /** Unknown field names as shown (field-name.ts), sorted. */
   unknownNames(): string[] {
     return [...this.unknown.keys()].sort();
   }

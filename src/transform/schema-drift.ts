@@ -4,6 +4,7 @@
  * is named, with the new field that probably replaced it. Pure: the caller reads and writes runs.
  */
 import { isKnownField, OPTIONAL_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
+import { shownName } from './field-name.js';
 
 /** What the last successful (non-dry) run saw. */
 export interface Baseline {
@@ -18,7 +19,8 @@ export interface Baseline {
 export function baselineOf(run: { id: string; field_counts: FieldCounts | null; unknown_fields: string[] | null } | undefined): Baseline | undefined {
   if (!run) return undefined;
   const names = run.field_counts ? Object.keys(run.field_counts.unknown ?? {}) : (run.unknown_fields ?? []);
-  return { runId: run.id, counts: run.field_counts, unknownNames: new Set(names) };
+  // A run of an older version stored a long name whole: compared as it is shown now (field-name.ts).
+  return { runId: run.id, counts: run.field_counts, unknownNames: new Set(names.map(shownName)) };
 }
 
 /**
@@ -71,7 +73,7 @@ export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts
   if (!extraFields || now.unknown_truncated) return found;
   for (const [field, count] of Object.entries(before.unknown ?? {})) {
     const share = count / before.records;
-    if (share < EXPECTED_SHARE || Object.hasOwn(now.unknown, field)) continue;
+    if (share < EXPECTED_SHARE || Object.hasOwn(now.unknown, shownName(field))) continue;
     // A kept field that this release added to the catalogue (docs/internals.md, "Adding a field"):
     // present among the known fields now, not gone.
     if (isKnownField(field) && (now.fields[field as KnownField]?.present ?? 0) > 0) continue;
@@ -103,14 +105,13 @@ export interface NewField {
   };
 }
 
-const SHOWN_NAME = 100;
-
 /**
  * "new field inventoryInTransit in 3016 records: kept in extra_fields, shown as
  * bi.reconciliation.inventory_in_transit" (or "kept in extra_fields only (why)", or "not loaded").
+ * The name is as the field counter keeps it: a long one already shortened (field-name.ts).
  */
 export function describeNewField(f: NewField): string {
-  const name = f.name.length <= SHOWN_NAME ? f.name : `${f.name.slice(0, SHOWN_NAME)}… (${f.name.length} characters)`;
+  const name = shownName(f.name);
   const where = f.kept === undefined
     ? 'not loaded'
     : f.kept.shownAs !== null

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { biKindOf, columnFor, snakeCase } from '../../src/load/discovered-fields.js';
 import { extraFieldsOf, kindNames, valueKind } from '../../src/transform/extra-fields.js';
-import { findDisappeared, schemaChangeRefusal, type Baseline } from '../../src/transform/schema-drift.js';
+import { baselineOf, findDisappeared, newFields, schemaChangeRefusal, type Baseline } from '../../src/transform/schema-drift.js';
+import { shownName } from '../../src/transform/field-name.js';
 import { KNOWN_FIELDS, type FieldCounts } from '../../src/fields.js';
 
 const known = new Set<string>(KNOWN_FIELDS);
@@ -39,10 +40,17 @@ describe('extra_fields from a record\'s raw text', () => {
     expect(problem('"\\ud800"')).toBe('an unpaired UTF-16 surrogate (not valid Unicode)');
     expect(problem('"\\udc00x"')).toBe('an unpaired UTF-16 surrogate (not valid Unicode)');
     expect(problem('"\\ud83c\\udf77"')).toBeUndefined();
-    expect(problem('[1e-16383, 1e131071]')).toBeUndefined();
-    expect(problem('1e-16384')).toBe('a number beyond the range of PostgreSQL numeric');
-    expect(problem('{"x":1e131072}')).toBe('a number beyond the range of PostgreSQL numeric');
-    expect(problem('0.000e99999999')).toBeUndefined(); // zero, whatever the exponent
+    // A number prints every digit (extra_fields::text): at most 1000 of them, as for known decimals.
+    const tooLong = 'a number that prints as more than 1000 digits';
+    expect(problem('[1e999, -1.5e-998, 1.000e-997, 0.000e99999999, 0.00012e1003]')).toBeUndefined();
+    for (const text of ['1e131000', '[1e-16383]', '{"x":1e131072}', '1e1000', '-12.5e999', '0e-1001', '1.0000e-997', `${'9'.repeat(1001)}`, `0.${'0'.repeat(1001)}`]) {
+      expect(problem(text), text).toBe(tooLong);
+    }
+    expect(problem('0e1234567890')).toBe('a number with an exponent of more than 9 digits');
+    // A record of many such members names the first ten, then says there are more.
+    const many = extraFieldsOf(`{"id":1,${Array.from({ length: 4000 }, (_, k) => `"a${k}":1e131000`).join(',')}}`, isKnown);
+    expect(many.ok ? [] : many.errors.map((e) => e.path)).toEqual([...Array.from({ length: 10 }, (_, k) => `a${k}`), '']);
+    expect(many.ok ? '' : many.errors[10]!.message).toBe('and more fields that cannot be kept in extra_fields (the first 10 are named)');
     const named = extraFieldsOf('{"id":1,"bad\\u0000key":1}', isKnown);
     expect(named.ok ? [] : named.errors.map((e) => e.path)).toEqual(['bad\u0000key']);
   });
@@ -104,6 +112,15 @@ describe('the disappearing-field guard over new fields', () => {
     expect(findDisappeared(baseline({ promo: 50 }), now, { extraFields: true }).map((d) => [d.field, d.kind])).toEqual([['promo', 'missing']]);
     expect(findDisappeared(baseline({ promo: 50 }), now, { extraFields: false })).toEqual([]);
     expect(findDisappeared(baseline({ promo: 50 }), { ...now, unknown_truncated: true }, { extraFields: true })).toEqual([]);
+  });
+
+  it('finds a long name that an older version stored whole under its shortened form', () => {
+    const long = 'w'.repeat(500);
+    const old = baselineOf({ id: '4', field_counts: counts(100, { [long]: 100 }), unknown_fields: [long] });
+    const now = counts(100, { [shownName(long)]: 100 });
+    expect(findDisappeared(old, now, { extraFields: true })).toEqual([]);
+    expect(newFields(old, now)).toEqual([]);
+    expect(findDisappeared(old, counts(100, {}), { extraFields: true }).map((d) => d.kind)).toEqual(['missing']);
   });
 
   it('says what accepting the change does', () => {

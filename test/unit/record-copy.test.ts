@@ -17,7 +17,8 @@ import { transformRecord } from '../../src/transform/record.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
 import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';
-import { KNOWN_FIELDS } from '../../src/fields.js';
+import { KNOWN_FIELDS, type FieldCounts } from '../../src/fields.js';
+import { shownName } from '../../src/transform/field-name.js';
 
 const IDS = ['1', '42', '"42"', '"007"', '0', '-1', '1.5', '1e3', 'null', 'true', '"abc"', '" 7"', '123456789012345', '"123456789012345"',
   '1234567890123456', '9223372036854775807', '"9223372036854775807"', '9223372036854775808', '{"a":1}', '[1]'];
@@ -102,6 +103,15 @@ function edgeRecords(): string[] {
     base({ first_sale: '' }),
     base({ inventory_bulk_wine: '' }),
     base({ unknown_a: '1', unknown_b: '{"x":[1,2]}' }),
+    // Numbers kept in extra_fields print at most 1000 digits: both paths take or refuse the same.
+    ...['1e999', '1e1000', '1e9999', '1e131000', '-1.5e-998', '1.5e-999', '0.5e-1000', '0e-1000', '0e-1001', '1.000e-997', '0.00012e1003', '1E+0999', '12e00998'].map((n) =>
+      base({ unknown_n: n }),
+    ),
+    base({ unknown_n: `[1,{"x":1e1000}]` }),
+    // Long names: kept exactly in extra_fields, counted by their shown name.
+    base({ ['k'.repeat(3000)]: '1', ['k'.repeat(2999) + 'j']: '"x"' }),
+    base({ ['é'.repeat(100)]: '1' }),
+    base({ ['n'.repeat(3000)]: '1e1000' }),
     '{"id":9,"wpi":"A","x":1,"x":2,"y":null}', // a repeated unknown key counts once
     '{"id":10,"wpi":"A","vintage_make":"","first_sale":""}', // "" is present without a value
     '{"id":5,"wpi":"A"}',
@@ -116,7 +126,7 @@ function edgeRecords(): string[] {
 interface Outcome {
   lines: string[];
   rejects: Array<Omit<Reject, 'raw'> & { raw: string }>;
-  tally: { received: number; rejected: number; maybeDuplicates: boolean; fields: unknown; reasons: Array<[string, Array<[string, number]>]> };
+  tally: { received: number; rejected: number; maybeDuplicates: boolean; fields: unknown; reasons: Array<{ reason: string; count: number }> };
   fast: number;
 }
 
@@ -145,7 +155,7 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
       rejected: tally.rejected,
       maybeDuplicates: tally.maybeDuplicates,
       fields: { counts: tally.fields.toJSON(), kinds: tally.fields.unknownFields().sort((a, b) => a.name.localeCompare(b.name)) },
-      reasons: [...tally.reasons].map(([path, messages]): [string, Array<[string, number]>] => [path, [...messages].sort()]).sort(),
+      reasons: tally.reasons.entries().sort((a, b) => (a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0)),
     },
     fast: taken,
   };
@@ -259,6 +269,41 @@ describe('unknown members on the fast path', () => {
     ]);
     expect(fields).toHaveLength(1000);
     expect(tally.fields.toJSON().unknown_truncated).toBe(true);
+  });
+});
+
+describe('what extra_fields cannot hold', () => {
+  it('a number that prints as more than 1000 digits rejects its record on either path, naming the field; a long name is kept exactly and shown shortened', async () => {
+    const long = 'k'.repeat(3000);
+    const bad = 'n'.repeat(3000);
+    const records = [
+      '{"id":1,"wpi":"W","n":1e999}',
+      '{"id":2,"wpi":"W","n":1e1000}',
+      '{"id":3,"wpi":"W","n":1e131000}',
+      '{"id":4,"wpi":"W","n":1e-16383}',
+      `{"id":5,"wpi":"W","${long}":1}`,
+      `{"id":6,"wpi":"W","${bad}":1e1000}`,
+      '{ "id": 7, "wpi": "W", "n": 0.5e-1000 }',
+      '{"id":8,"wpi":"W","n":[1,{"x":1e-1001}]}',
+      `{"id":9,"wpi":"W","${long}":2}`, // a long key again at the same place: read afresh, not remembered
+    ];
+    for (const fast of [true, false]) {
+      const out = await run(listingFile(records), fast);
+      expect(out.lines.map((l) => l.split('\t')[1])).toEqual(['1', '5', '9']);
+      expect(out.lines[1]!.split('\t')[KNOWN_FIELDS.length + 1]).toBe(`{"${long}":1}`);
+      expect(out.lines[2]!.split('\t')[KNOWN_FIELDS.length + 1]).toBe(`{"${long}":2}`);
+      if (fast) expect(out.fast).toBe(3);
+      expect(out.rejects.map((r) => [r.recordId, r.errors])).toEqual(
+        [['2', 'n'], ['3', 'n'], ['4', 'n'], ['6', shownName(bad)], ['7', 'n'], ['8', 'n']].map(([id, path]) => [
+          id,
+          [{ path, message: 'cannot be kept in extra_fields: a number that prints as more than 1000 digits' }],
+        ]),
+      );
+      expect(Buffer.byteLength(shownName(bad))).toBeLessThanOrEqual(128);
+      const counts = (out.tally.fields as { counts: FieldCounts }).counts.unknown;
+      expect(Object.keys(counts).sort()).toEqual([shownName(bad), shownName(long), 'n'].sort());
+      expect(counts[shownName(long)]).toBe(2);
+    }
   });
 });
 

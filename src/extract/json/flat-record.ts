@@ -100,13 +100,14 @@ function digitsEnd(b: Uint8Array, view: DataView, i: number, end: number): numbe
 }
 
 /**
- * A number in the fast lane has at most this many characters and exponent digits: so every digit
- * of it is within what PostgreSQL's numeric (and jsonb) holds, and a consumer of the lane may
- * write it as it is (transform/extra-fields.ts). A longer one, never seen in real data, takes the
- * state machine.
+ * A number in the fast lane has at most this many characters and exponent digits, and prints as
+ * at most MAX_PRINTED_DIGITS digits (its digits and the zeros its exponent adds: counted from
+ * above): so a consumer of the lane may write it into extra_fields as it is (transform/extra-fields.ts
+ * states the rule). A larger one, never seen in real data, takes the state machine.
  */
 const MAX_NUMBER_LENGTH = 1000;
 const MAX_EXPONENT_DIGITS = 4;
+const MAX_PRINTED_DIGITS = 1000;
 
 /**
  * Where the well-formed number at `i` (a digit or '-') ends, when a ',' or '}' follows it before
@@ -120,27 +121,38 @@ function numberEnd(b: Uint8Array, view: DataView, i: number, end: number): numbe
     if (++i >= end) return -1;
     d = b[i]!;
   }
+  const intStart = i;
   if (d === 0x30) {
     if (++i >= end) return -1;
   } else if (d >= 0x31 && d <= 0x39) {
     if ((i = digitsEnd(b, view, i + 1, end)) < 0) return -1;
   } else return -1;
+  const intDigits = i - intStart;
+  let fracDigits = 0;
   d = b[i]!;
   if (d === 0x2e) {
     if (++i >= end) return -1;
     d = b[i]!;
+    const fracStart = i;
     if (d < 0x30 || d > 0x39 || (i = digitsEnd(b, view, i + 1, end)) < 0) return -1;
+    fracDigits = i - fracStart;
     d = b[i]!;
   }
   if (d === 0x65 || d === 0x45) {
     if (++i >= end) return -1;
     d = b[i]!;
+    const negative = d === 0x2d;
     if (d === 0x2b || d === 0x2d) {
       if (++i >= end) return -1;
       d = b[i]!;
     }
     const digits = i;
     if (d < 0x30 || d > 0x39 || (i = digitsEnd(b, view, i + 1, end)) < 0 || i - digits > MAX_EXPONENT_DIGITS) return -1;
+    let exponent = 0;
+    for (let k = digits; k < i; k++) exponent = exponent * 10 + (b[k]! - 0x30);
+    // Never fewer than the digits it prints as (extra-fields.ts printedDigits): leading zeros count here.
+    const printed = negative ? intDigits + fracDigits + exponent : intDigits + exponent + Math.max(0, fracDigits - exponent);
+    if (printed > MAX_PRINTED_DIGITS) return -1;
     d = b[i]!;
   }
   return (d === 0x2c || d === 0x7d) && i - start <= MAX_NUMBER_LENGTH ? i : -1;

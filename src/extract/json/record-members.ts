@@ -14,6 +14,11 @@ const MAX_UNKNOWN = 8;
 const MAX_ID_DIGITS = 15;
 /** Member positions whose last known key is remembered. */
 const MAX_GUESSES = 256;
+/**
+ * Unknown keys longer than this are not remembered for the next record: MAX_GUESSES of them could
+ * otherwise hold 256 keys of up to a record's size (a 60 kB name each: 15 MB) for the whole run.
+ */
+const MAX_REMEMBERED_KEY = 256;
 
 export class MemberReader {
   /** Bit k set: known field k is present / present and not null. */
@@ -116,7 +121,8 @@ export class MemberReader {
         if (unknownCount === MAX_UNKNOWN || this.repeatsUnknown(b, ks, j, unknownCount)) return false;
         if (name === undefined) {
           name = Buffer.prototype.latin1Slice.call(b, ks, j) as string;
-          if (m < MAX_GUESSES) {
+          if (m < MAX_GUESSES && j - ks > MAX_REMEMBERED_KEY) this.lastUnknownKey[m] = undefined;
+          else if (m < MAX_GUESSES) {
             const keyColon = Buffer.concat([b.subarray(ks, j), COLON]);
             this.lastUnknownKey[m] = keyColon;
             this.lastUnknownWords[m] = wordsOf(keyColon);
