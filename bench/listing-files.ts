@@ -12,6 +12,8 @@ import { ListingShape, type Variant } from './realistic-records.js';
 
 /** Bumped when the generator changes, so that stale files are not reused. */
 const GENERATOR_VERSION = 3;
+/** Per variant, bumped when only that variant changes (4: 'changed' spread over every 100th id, two fields). */
+const VARIANT_VERSION: Partial<Record<Variant, number>> = { changed: 4 };
 const FLUSH_AT = 1 << 20;
 
 export interface ListingFiles {
@@ -26,7 +28,7 @@ export interface ListingFiles {
 
 export async function listingFiles(dir: string, records: number, variant: Variant, options: { gzip?: boolean; log?: (m: string) => void } = {}): Promise<ListingFiles> {
   const shape = new ListingShape(records);
-  const base = join(dir, `listing-v${GENERATOR_VERSION}-${records}-${variant}`);
+  const base = join(dir, `listing-v${VARIANT_VERSION[variant] ?? GENERATOR_VERSION}-${records}-${variant}`);
   const files: ListingFiles = {
     records,
     rows: variant === 'renamed' || variant === 'empty' ? 0 : shape.rows,

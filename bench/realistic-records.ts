@@ -10,7 +10,12 @@
 export type Variant =
   /** The listing as first loaded. */
   | 'base'
-  /** 1% of the records carry new values. */
+  /**
+   * Every 100th id (1%, spread over the whole id range, as the sales of one wine in every hundred
+   * are at a site) carries new values in two fields, `inventory_sales` and
+   * `inventory_finished_goods`; the rest of each record is the base one. Spread changes touch one
+   * heap page each, which is what a nightly run meets (a block of ids would touch a few pages).
+   */
   | 'changed'
   /** Every record has `record_id` instead of `id`: every one is rejected. */
   | 'renamed'
@@ -156,14 +161,18 @@ export class ListingShape {
   record(position: number, variant: Variant): GeneratedRecord {
     if (variant === 'empty') return { json: '{}', row: undefined };
     const id = this.idAt(position);
-    const changed = variant === 'changed' && hash(id) % 100 === 0;
-    const rng = new Rng(hash(this.seed ^ Math.imul(id, 0x9e3779b1)) ^ (changed ? 0x5bd1e995 : 0));
+    const changed = variant === 'changed' && id % 100 === 0;
+    const rng = new Rng(hash(this.seed ^ Math.imul(id, 0x9e3779b1)));
+    // The new values come from a generator of their own, so that the base one draws as for 'base'.
+    const changes = changed ? new Rng(hash(this.seed ^ Math.imul(id, 0x9e3779b1)) ^ 0x5bd1e995) : undefined;
     const wpi = `WPI-${String(id).padStart(7, '0')}-${String.fromCharCode(65 + rng.int(26), 65 + rng.int(26))}`;
     let json = `{"${variant === 'renamed' ? 'record_id' : 'id'}":${id},"wpi":"${wpi}"`;
     let row = `${id}\t${wpi}`;
     for (const name of DECIMALS) {
-      const d = decimal(rng);
-      const quoted = name === 'inventory_finished_goods' && d.json !== 'null' && rng.next() < 0.3;
+      const base = decimal(rng);
+      const quotedInBase = name === 'inventory_finished_goods' && base.json !== 'null' && rng.next() < 0.3;
+      const d = changes && CHANGED.has(name) ? differentDecimal(changes, base.canon) : base;
+      const quoted = quotedInBase && d.json !== 'null';
       json += `,"${name}":${quoted ? `"${d.json}"` : d.json}`;
       row += `\t${d.canon}`;
     }
@@ -180,6 +189,17 @@ export class ListingShape {
     row += extra.length === 0 ? `\t${NULL}` : `\t{${extra.join(',').replaceAll('\\', '\\\\')}}`;
     const loaded = variant !== 'renamed' && !this.superseded.has(position);
     return { json, row: loaded ? row : undefined };
+  }
+}
+
+/** The fields the 'changed' variant gives new values. */
+const CHANGED: ReadonlySet<string> = new Set(['inventory_sales', 'inventory_finished_goods']);
+
+/** A decimal whose value differs from `canon`, so that every changed record is a change. */
+function differentDecimal(rng: Rng, canon: string): { json: string; canon: string } {
+  for (;;) {
+    const d = decimal(rng);
+    if (d.canon !== canon) return d;
   }
 }
 

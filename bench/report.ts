@@ -189,20 +189,27 @@ function cpuRange(values: Array<number | undefined>): string {
   return measured.length === 0 ? 'n/a' : range(measured, 1);
 }
 
+/** `1 of 10008` (medians), or `-` for reports older than the count. */
+function hotOf(ms: SyncMeasure[]): string {
+  const known = ms.filter((m) => m.updates !== undefined && m.hotUpdates !== undefined);
+  if (known.length === 0) return '-';
+  return `${f(median(known.map((m) => m.hotUpdates!)), 0)} of ${f(median(known.map((m) => m.updates!)), 0)}`;
+}
+
 export function summaryTable(runs: BenchRun[]): string {
   const lines = [
-    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | Node CPU s min / median | PostgreSQL CPU s min / median | peak RSS MB min / median | WAL MB min / median | rows written median |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - | - | - | - |`,
-    `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - | - | - | - |`,
-    `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - | - | - | - |`,
+    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | Node CPU s min / median | PostgreSQL CPU s min / median | peak RSS MB min / median | WAL MB min / median | rows written median | HOT of rows updated, median |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - | - | - | - | - |`,
+    `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - | - | - | - | - |`,
+    `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - | - | - | - | - |`,
   ];
   for (const name of Object.values(NAMES)) {
     // Over the runs that took it: a report from before a measurement existed lacks it.
     const ms = runs.flatMap((r) => r.syncs.filter((s) => s.name === name).map((m) => ({ m, floor: r.floorSeconds })));
     if (ms.length === 0) continue;
     lines.push(
-      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${cpuRange(ms.map((x) => cpuOf(x.m.nodeCpu)))} | ${cpuRange(ms.map((x) => cpuOf(x.m.pgCpu)))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${range(ms.map((x) => x.m.walMb), 1)} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} |`,
+      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${cpuRange(ms.map((x) => cpuOf(x.m.nodeCpu)))} | ${cpuRange(ms.map((x) => cpuOf(x.m.pgCpu)))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${range(ms.map((x) => x.m.walMb), 1)} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} | ${hotOf(ms.map((x) => x.m))} |`,
     );
   }
   return lines.join('\n');

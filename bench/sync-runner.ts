@@ -24,6 +24,12 @@ export interface SyncMeasure {
   tuplesWritten: number;
   /** Rows written in other databases of the cluster meanwhile: when not 0, walMb is not the sync's alone. */
   otherTuples: number;
+  /**
+   * Rows updated in the sync's tables, and how many of those were HOT (heap-only: the new version
+   * on the same page, no index entry); absent in reports older than them.
+   */
+  updates?: number;
+  hotUpdates?: number;
   status: string;
   error: string | null;
   counts: Record<string, number | null>;
@@ -52,6 +58,8 @@ export function notMeasured(name: string): SyncMeasure {
     walMb: 0,
     tuplesWritten: 0,
     otherTuples: 0,
+    updates: 0,
+    hotUpdates: 0,
     status: 'not run',
     error: null,
     counts: {},
@@ -90,6 +98,8 @@ export async function measureSync(name: string, args: string[], env: Record<stri
     walMb: Number(wal) / 2 ** 20,
     tuplesWritten: tuplesAfter.mine - tuplesBefore.mine,
     otherTuples: tuplesAfter.others - tuplesBefore.others,
+    updates: tuplesAfter.updates - tuplesBefore.updates,
+    hotUpdates: tuplesAfter.hotUpdates - tuplesBefore.hotUpdates,
     status: String(run.status),
     error: (run.error as string | null) ?? null,
     counts: Object.fromEntries(['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'].map((k) => [k, pick(k)])),
@@ -110,15 +120,17 @@ export async function measureSync(name: string, args: string[], env: Record<stri
  * Cumulative rows written to the sync's own tables (temporary staging tables excluded), and in
  * other databases of the cluster; the sync's sessions have ended, so their counts are flushed.
  */
-async function rowsWritten(admin: pg.Client, schema: string): Promise<{ mine: number; others: number }> {
+async function rowsWritten(admin: pg.Client, schema: string): Promise<{ mine: number; others: number; updates: number; hotUpdates: number }> {
   await admin.query('SELECT pg_stat_clear_snapshot()');
-  const { rows } = await admin.query<{ mine: string; others: string }>(
+  const { rows } = await admin.query<{ mine: string; others: string; updates: string; hot: string }>(
     `SELECT (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS mine,
+            (SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS updates,
+            (SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS hot,
             (SELECT coalesce(sum(tup_inserted + tup_updated + tup_deleted), 0) FROM pg_stat_database
              WHERE datname IS NOT NULL AND datname <> current_database())::text AS others`,
     [schema],
   );
-  return { mine: Number(rows[0]!.mine), others: Number(rows[0]!.others) };
+  return { mine: Number(rows[0]!.mine), others: Number(rows[0]!.others), updates: Number(rows[0]!.updates), hotUpdates: Number(rows[0]!.hot) };
 }
 
 /** Step durations from the run's debug log: every line with `ms` names a step or a statement. */

@@ -95,6 +95,8 @@ describe('the report tables', () => {
     walMb: 1.5,
     tuplesWritten: 7,
     otherTuples: 0,
+    updates: 10008,
+    hotUpdates: seconds > 10 ? 8999 : 1,
     status: 'succeeded',
     error: null,
     counts: {},
@@ -119,7 +121,7 @@ describe('the report tables', () => {
   it('the summary gives Node and PostgreSQL CPU, min / median', () => {
     const table = summaryTable([run(true, 1), run(true, 2)]).split('\n');
     expect(table[0]).toContain('| Node CPU s min / median | PostgreSQL CPU s min / median |');
-    expect(table.find((l) => l.startsWith(`| ${NAMES.first} |`))).toBe(`| ${NAMES.first} | 8.00 / 12.00 | 1.60 / 2.40 | 5.8 / 5.8 | 2.3 / 2.3 | 180 / 180 | 1.5 / 1.5 | 7 |`);
+    expect(table.find((l) => l.startsWith(`| ${NAMES.first} |`))).toBe(`| ${NAMES.first} | 8.00 / 12.00 | 1.60 / 2.40 | 5.8 / 5.8 | 2.3 / 2.3 | 180 / 180 | 1.5 / 1.5 | 7 | 4500 of 10008 |`);
     expect(table.filter((l) => l.startsWith('| floor')).every((l) => l.split('|').length === table[0]!.split('|').length)).toBe(true);
   });
 
@@ -141,6 +143,9 @@ describe('the report tables', () => {
   it('leaves out a measurement that no run took (a report from before it existed), and takes it from the runs that did', () => {
     const before = (r: BenchRun): BenchRun => ({ ...r, syncs: r.syncs.filter((s) => s.name !== NAMES.newFields) });
     const old = summaryTable([before(run(true, 1))]).split('\n');
+    // A report from before the HOT count says so with a dash.
+    const { updates: _u, hotUpdates: _h, ...withoutHot } = measure(NAMES.first, 8, true);
+    expect(summaryTable([{ ...run(true, 1), syncs: [withoutHot] }]).split('\n').find((l) => l.startsWith(`| ${NAMES.first} |`))).toMatch(/\| 7 \| - \|$/);
     expect(old.some((l) => l.startsWith(`| ${NAMES.newFields} |`))).toBe(false);
     expect(old).toHaveLength(5 + Object.values(NAMES).length - 1);
     expect(summaryTable([before(run(true, 1)), run(true, 2)]).split('\n').find((l) => l.startsWith(`| ${NAMES.newFields} |`))).toContain('| 16.00 / 16.00 | 3.20 / 3.20 |');
