@@ -154,7 +154,7 @@ async function benchRun(
     log(
       `${name}: ${m.seconds.toFixed(2)} s (steps ${m.overlap.stepsSeconds.toFixed(2)} s, ${m.overlap.overlapSeconds.toFixed(2)} s of them overlapping), ` +
         `CPU node ${cpu(m.nodeCpu, '-')} postgres ${cpu(m.pgCpu, 'n/a')}, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb.toFixed(1)} MB WAL ` +
-        `(${m.tuplesWritten} rows written to its tables, ${m.hotUpdates} of ${m.updates} updates HOT, ${m.otherTuples} in other databases meanwhile), ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
+        `(${m.tuplesWritten} rows written to its tables, ${m.hotUpdates} of ${m.updates} data-table updates HOT, ${m.otherTuples} in other databases meanwhile), ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
     );
     if (m.status !== expect) throw new Error(`${name}: expected ${expect}, got ${m.status}: ${m.error}`);
     syncs.push(m);

@@ -198,7 +198,7 @@ function hotOf(ms: SyncMeasure[]): string {
 
 export function summaryTable(runs: BenchRun[]): string {
   const lines = [
-    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | Node CPU s min / median | PostgreSQL CPU s min / median | peak RSS MB min / median | WAL MB min / median | rows written median | HOT of rows updated, median |`,
+    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | Node CPU s min / median | PostgreSQL CPU s min / median | peak RSS MB min / median | WAL MB min / median | rows written median | HOT of the data table's updates, median |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - | - | - | - | - |`,
     `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - | - | - | - | - |`,

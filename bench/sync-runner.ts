@@ -25,8 +25,8 @@ export interface SyncMeasure {
   /** Rows written in other databases of the cluster meanwhile: when not 0, walMb is not the sync's alone. */
   otherTuples: number;
   /**
-   * Rows updated in the sync's tables, and how many of those were HOT (heap-only: the new version
-   * on the same page, no index entry); absent in reports older than them.
+   * Rows updated in the data table (bulk_wine_reconciliation), and how many of those were HOT
+   * (heap-only: the new version on the same page, no index entry); absent in reports older than them.
    */
   updates?: number;
   hotUpdates?: number;
@@ -124,8 +124,8 @@ async function rowsWritten(admin: pg.Client, schema: string): Promise<{ mine: nu
   await admin.query('SELECT pg_stat_clear_snapshot()');
   const { rows } = await admin.query<{ mine: string; others: string; updates: string; hot: string }>(
     `SELECT (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS mine,
-            (SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS updates,
-            (SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS hot,
+            (SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'bulk_wine_reconciliation')::text AS updates,
+            (SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'bulk_wine_reconciliation')::text AS hot,
             (SELECT coalesce(sum(tup_inserted + tup_updated + tup_deleted), 0) FROM pg_stat_database
              WHERE datname IS NOT NULL AND datname <> current_database())::text AS others`,
     [schema],
