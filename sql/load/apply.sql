@@ -157,8 +157,18 @@ SET deleted_at = now(), changed_at = now(), run_id = $1
 FROM staging_changes c
 WHERE c.action = 'delete' AND t.id = c.id;
 
+-- name: planner_off
+-- Turns the planner's methods $1 off until planner_restore (or the transaction's end), and says
+-- what they were. For a statement whose best plan the planner cannot see (src/load/apply.ts).
+WITH was AS MATERIALIZED (SELECT name, current_setting(name) AS setting FROM unnest($1::text[]) AS name)
+SELECT name, setting, set_config(name, 'off', true) FROM was;
+
+-- name: planner_restore
+SELECT set_config(name, setting, true) FROM unnest($1::text[], $2::text[]) AS s (name, setting);
+
 -- name: any_kept
--- Rows kept as their last valid version by an earlier run (rejected_in_run): few, by their index.
+-- Rows kept as their last valid version by an earlier run (rejected_in_run): few, by their index
+-- (read with sequential scans off: see src/load/apply.ts).
 SELECT EXISTS (SELECT 1 FROM bulk_wine_reconciliation WHERE rejected_in_run IS NOT NULL) AS any;
 
 -- name: clear_kept

@@ -278,7 +278,7 @@ export class Run {
     // A first load wrote its rows and their fingerprints already (stage, settleDuplicates).
     const counts: ChangeCounts = direct
       ? { initialLoad: true, liveBefore: 0, inserted: this.staged(), updated: 0, restored: 0, deleted: 0, backfilled: 0 }
-      : await this.phases.time('classify', classifyChanges(client, { staged: this.staged(), liveBefore: shortcut.liveBefore, missing }, log));
+      : await this.phases.time('classify', classifyChanges(client, { staged: this.staged(), compared: this.staged() - shortcut.skipped, liveBefore: shortcut.liveBefore, missing }, log));
     checkDeletes(
       { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
       config.maxDeleteRatio,
