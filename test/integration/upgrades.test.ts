@@ -58,6 +58,18 @@ describe('a rollback to a release that does not know the newest migration', () =
 /** What each upgrade case must backfill: the live rows whose record carries fields the release could not store. */
 const BACKFILLED: Record<number, number> = { 9: 13, 10: 0 };
 
+/**
+ * The migrations after the last case, and why an upgrade across them needs no case of its own:
+ * the rows and fingerprints an earlier release left are read and written the same way after them.
+ * A migration that changes what is stored, or how a row is compared, needs a case instead
+ * (test/fixtures/upgrade/make-fixture.sh).
+ */
+const NO_CASE: Record<number, string> = {
+  11: 'adds sync_runs.phases (null for earlier runs) and two indexes on sync_runs',
+  12: 'comments only',
+  13: 'a storage setting (fill factor of bulk_wine_reconciliation): no row or value changes',
+};
+
 describe('an upgrade from an earlier release', async () => {
   const cases = await upgradeCases();
   const listing = join(UPGRADE_DIR, 'listing-b.json');
@@ -72,8 +84,9 @@ describe('an upgrade from an earlier release', async () => {
   const versions = (pool: Pool) => pool.query(`SELECT id::text, valid_from::text, valid_to::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`).then((r) => r.rows);
 
   it('has a case for the newest migration, and one for each migration since the first case', async () => {
-    const newest = (await listMigrations()).at(-1)!.version;
-    expect(cases.at(-1)).toBeGreaterThanOrEqual(newest - 1);
+    const versions = (await listMigrations()).map((m) => m.version);
+    // Every migration after the last case changes nothing a release stores in the rows it syncs: each says why here.
+    expect(versions.filter((v) => v > cases.at(-1)!)).toEqual(Object.keys(NO_CASE).map(Number));
     expect(Object.keys(BACKFILLED).map(Number)).toEqual(cases);
   });
 
