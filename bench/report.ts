@@ -30,12 +30,13 @@ export const NAMES = {
 /**
  * The wall-time target of each measurement: at most `ratio` × the run's floor, or × the run's first
  * load. The performance issue's targets, on 1M realistic records, in three consecutive runs; issue
- * 20's: keeping two unknown members of every record costs at most a quarter of a first load.
+ * 20's: keeping two unknown members of every record costs at most a quarter of a first load; issue
+ * 30's: the unchanged re-sync at 0.9× (it was 1.0×), so that noise does not carry it over 1.0×.
  */
 export const WALL_TARGETS: Record<string, { ratio: number; of: 'floor' | 'first load' }> = {
   [NAMES.first]: { ratio: 2.0, of: 'floor' },
   [NAMES.newFields]: { ratio: 1.25, of: 'first load' },
-  [NAMES.unchanged]: { ratio: 1.0, of: 'floor' },
+  [NAMES.unchanged]: { ratio: 0.9, of: 'floor' },
   [NAMES.changed]: { ratio: 1.2, of: 'floor' },
   [NAMES.renamed]: { ratio: 2, of: 'first load' },
   [NAMES.empty]: { ratio: 2, of: 'first load' },
