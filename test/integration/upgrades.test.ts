@@ -71,9 +71,10 @@ describe('an upgrade from an earlier release', async () => {
     pool.query(`SELECT id::text, changed_at::text, run_id::text, first_seen_at::text FROM bulk_wine_reconciliation ORDER BY id`).then((r) => r.rows);
   const versions = (pool: Pool) => pool.query(`SELECT id::text, valid_from::text, valid_to::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`).then((r) => r.rows);
 
-  it('has a case for the newest migration, and one for each migration since the first case', async () => {
-    const newest = (await listMigrations()).at(-1)!.version;
-    expect(cases.at(-1)).toBeGreaterThanOrEqual(newest - 1);
+  // Each release adds the case of the release before it (test/fixtures/upgrade/make-fixture.sh):
+  // its rows, made by that release's own code, and what this release must backfill from them.
+  it('has the cases of the releases before migrations 0009 and 0010, each with its expectation', () => {
+    expect(cases).toEqual(expect.arrayContaining([9, 10]));
     expect(Object.keys(BACKFILLED).map(Number)).toEqual(cases);
   });
 
