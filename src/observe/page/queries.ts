@@ -37,6 +37,9 @@ export interface RunningRun {
   dry_run: boolean;
   started_at: Date;
   source: string | null;
+  /** Records and bytes so far, as the run last wrote them (every second or so); null before its first report. */
+  received: string | null;
+  bytes: string | null;
   rejects_so_far: string;
 }
 
