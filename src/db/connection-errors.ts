@@ -6,20 +6,8 @@
 import { ConfigError, SyncError } from '../errors.js';
 import type { Attempt } from './connection.js';
 import { settingName, type Target } from './database-url.js';
+import { EXPIRED_CERT as EXPIRED, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../tls-codes.js';
 
-/** OpenSSL verification codes meaning "no CA we were given signed this chain". */
-const UNTRUSTED = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_UNTRUSTED',
-  'CERT_CHAIN_TOO_LONG',
-  'INVALID_CA',
-]);
-const EXPIRED = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID']);
-const WRONG_HOST = 'ERR_TLS_CERT_ALTNAME_INVALID';
 const REFUSED_LOGIN = '28000';
 
 /**
