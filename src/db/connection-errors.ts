@@ -4,9 +4,18 @@
  * password is never part of it (neither pg's nor Node's messages carry it).
  */
 import { ConfigError, SyncError } from '../errors.js';
-import type { Attempt } from './connection.js';
+import type pg from 'pg';
 import { settingName, type Target } from './database-url.js';
 import { EXPIRED_CERT as EXPIRED, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../tls-codes.js';
+
+/** One connection's plan (connection.ts): the pg config, or why there is none; its errors are explained against it. */
+export interface Attempt {
+  target: Target | undefined;
+  /** TLS was asked for on this connection. */
+  tls: boolean;
+  config: pg.ClientConfig;
+  failure: ConfigError | undefined;
+}
 
 const REFUSED_LOGIN = '28000';
 
