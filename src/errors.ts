@@ -21,7 +21,8 @@ export type ErrorCode =
   | 'RUN_TIMEOUT'
   | 'LOCAL_DISK'
   | 'CATALOGUE_MISMATCH'
-  | 'SCHEMA_TOO_NEW';
+  | 'SCHEMA_TOO_NEW'
+  | 'LOCK_LOST';
 
 export class SyncError extends Error {
   readonly code: ErrorCode;

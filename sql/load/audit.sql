@@ -24,6 +24,11 @@ SET status = $2, finished_at = clock_timestamp(), error = $3,
 WHERE id = $1
 RETURNING *;
 
+-- name: record_progress
+-- A running run's records and bytes so far, for whoever reads sync_runs meanwhile (the status page
+-- of `serve`); finish_run writes the final counts.
+UPDATE sync_runs SET received = $2, bytes = $3 WHERE id = $1 AND status = 'running';
+
 -- name: insert_rejects
 -- $2: the rejects as one JSON array of {position, record_id, errors, raw} (src/load/audit.ts
 -- insertRejects): JSON.stringify writes it in one pass, where a text[] parameter's quoting cost

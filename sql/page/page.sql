@@ -4,7 +4,8 @@
 -- mode. Every table is qualified with {{schema}} (SYNC_DB_SCHEMA), not found through search_path.
 
 -- name: running
-SELECT id, trigger, dry_run, started_at, source,
+-- received and bytes: what the run last wrote of its progress (sql/load/audit.sql record_progress).
+SELECT id, trigger, dry_run, started_at, source, received, bytes,
        (SELECT count(*) FROM {{schema}}.sync_rejects j WHERE j.run_id = r.id) AS rejects_so_far
 FROM {{schema}}.sync_runs r
 WHERE status = 'running'

@@ -4,22 +4,19 @@
  * password is never part of it (neither pg's nor Node's messages carry it).
  */
 import { ConfigError, SyncError } from '../errors.js';
-import type { Attempt } from './connection.js';
+import type pg from 'pg';
 import { settingName, type Target } from './database-url.js';
+import { EXPIRED_CERT as EXPIRED, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../tls-codes.js';
 
-/** OpenSSL verification codes meaning "no CA we were given signed this chain". */
-const UNTRUSTED = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_UNTRUSTED',
-  'CERT_CHAIN_TOO_LONG',
-  'INVALID_CA',
-]);
-const EXPIRED = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID']);
-const WRONG_HOST = 'ERR_TLS_CERT_ALTNAME_INVALID';
+/** One connection's plan (connection.ts): the pg config, or why there is none; its errors are explained against it. */
+export interface Attempt {
+  target: Target | undefined;
+  /** TLS was asked for on this connection. */
+  tls: boolean;
+  config: pg.ClientConfig;
+  failure: ConfigError | undefined;
+}
+
 const REFUSED_LOGIN = '28000';
 
 /**

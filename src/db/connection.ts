@@ -10,19 +10,10 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { ConfigError } from '../errors.js';
-import { explainConnectFailure, PreferWithoutTls } from './connection-errors.js';
+import { explainConnectFailure, PreferWithoutTls, type Attempt } from './connection-errors.js';
 import { resolveTarget, SettingsProblem, type DatabaseSettings, type Target } from './database-url.js';
 
 export type { DatabaseSettings } from './database-url.js';
-
-/** One connection's plan: the pg config, or why there is none. */
-export interface Attempt {
-  target: Target | undefined;
-  /** TLS was asked for on this connection. */
-  tls: boolean;
-  config: pg.ClientConfig;
-  failure: ConfigError | undefined;
-}
 
 type PgClientClass = new (config: pg.ClientConfig) => pg.Client;
 

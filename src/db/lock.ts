@@ -10,6 +10,7 @@
  * process's connection closes, the server (or the pooler, which closes a server connection left
  * in a transaction) rolls the transaction back, and a run started right after goes ahead.
  */
+import { SyncError } from '../errors.js';
 import { backendPid, type Pool, type PoolClient } from './pool.js';
 import { loadStatements } from './statements.js';
 
@@ -39,7 +40,15 @@ export class RunLock {
 
   /** Throws when the lock's connection is gone (and with it the lock): the run must not commit. */
   async check(): Promise<void> {
-    await this.client.query(SQL.lock_alive);
+    try {
+      await this.client.query(SQL.lock_alive);
+    } catch (error) {
+      throw new SyncError(
+        'LOCK_LOST',
+        `the run lock's connection to the database was lost (${(error as Error).message}), so another run may have started: nothing was committed`,
+        { cause: error },
+      );
+    }
   }
 
   /** Ends the lock's transaction; a connection that cannot roll back is closed, which releases it too. */

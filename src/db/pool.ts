@@ -71,6 +71,11 @@ export class Pool {
     this.pg.on('connect', (client) => {
       this.open.add(client);
       client.once('end', () => this.open.delete(client));
+      // A connection that fails while checked out (the run lock's, held idle for a whole run, whose
+      // server process an administrator ends) would otherwise crash the process with an unhandled
+      // 'error' event: its next query rejects with the error instead, and an idle one's failure is
+      // reported through the pool's 'error' above.
+      client.on('error', () => undefined);
     });
     this.setSchema = `SET LOCAL search_path TO ${quoteIdent(options.schema)}`;
   }

@@ -8,6 +8,7 @@ const SQL = loadStatements('load/audit.sql', [
   'mark_abandoned',
   'start_run',
   'finish_run',
+  'record_progress',
   'insert_rejects',
   'delete_rejects',
   'prune_rejects',
@@ -79,6 +80,11 @@ export async function markAbandoned(pool: Pool): Promise<number[]> {
 export async function startRun(pool: Pool, run: { trigger: Trigger; dryRun: boolean; appVersion: string; source: string | null }): Promise<string> {
   const { rows } = await pool.query<{ id: string }>(SQL.start_run, [run.trigger, run.dryRun, run.appVersion, run.source]);
   return rows[0]!.id;
+}
+
+/** A running run's records and bytes so far (status page); a failure only leaves them older. */
+export async function recordProgress(pool: Pool, runId: string, progress: { received: number; bytes: number }): Promise<void> {
+  await pool.query(SQL.record_progress, [runId, progress.received, progress.bytes]);
 }
 
 export async function finishRun(

@@ -99,8 +99,10 @@ export class RunReporter {
     this.metrics?.runFinished(run);
     // Read for the metric and the daemon's health (the daemon always has metrics): without metrics, nobody reads it.
     if (run && this.metrics) await this.lastLoad();
-    // A usage mistake (a missing --from-file, a --run that does not exist) recorded no run: nobody is paged for a typo.
-    if (!run && isUsageMistake((result as { error: unknown }).error)) return;
+    // A usage mistake (a missing --from-file, a --run that does not exist) recorded no run: nobody is
+    // paged for a typo. In the daemon there are no typos: a configuration that fails there (a TLS
+    // certificate or a rotated password file gone wrong) stops every scheduled run, and is told.
+    if (!run && !this.options.daemon && isUsageMistake((result as { error: unknown }).error)) return;
     const notify = this.ctx.config.notify;
     if (!notify) return;
     try {

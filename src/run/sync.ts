@@ -10,7 +10,7 @@ import type { Pool, PoolClient } from '../db/pool.js';
 import { AbortedError, LockHeldError, describeError } from '../errors.js';
 import type { WineApi } from '../extract/http/api.js';
 import type { Logger, SecretRegistry } from '../log.js';
-import { finishRun, markAbandoned, pruneRejects, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
+import { finishRun, markAbandoned, pruneRejects, recordProgress, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { checkListingFile, checkReplaySource } from '../load/sources.js';
 import { APP_VERSION } from '../paths.js';
@@ -49,7 +49,8 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     const started = Date.now();
     const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
     const { signal } = deadline;
-    const run = new Run(config, { ...deps, log, signal }, request, runId, client, lock);
+    const onProgress = progressRecorder(deps, runId);
+    const run = new Run(config, { ...deps, log, signal, onProgress }, request, runId, client, lock);
     let status: RunStatus = 'succeeded';
     let error: string | null = null;
     try {
@@ -104,4 +105,25 @@ function pickCounts(row: RunRow): Record<string, number | null> {
   return { received, rejected, duplicates, inserted, updated, unchanged, deleted, restored };
 }
 
+/** How often a running run writes its records and bytes so far to its row. */
+const PROGRESS_EVERY_MS = 1000;
 
+/**
+ * The caller's progress callback, and the run's row kept up to date with the same numbers (for
+ * the status page of `serve`, which only reads the database): the first report at once, then at
+ * most one write a second, never two at a time, never waited for.
+ */
+function progressRecorder(deps: SyncDeps, runId: string): (progress: { received: number; bytes: number }) => void {
+  let lastAt = 0;
+  let writing = false;
+  return (progress) => {
+    deps.onProgress?.(progress);
+    const now = Date.now();
+    if (writing || now - lastAt < PROGRESS_EVERY_MS) return;
+    lastAt = now;
+    writing = true;
+    void recordProgress(deps.pool, runId, progress)
+      .catch(() => undefined)
+      .finally(() => (writing = false));
+  };
+}

@@ -8,8 +8,22 @@
  */
 import type { ServerResponse } from 'node:http';
 import { INVALID_KINDS, Invalid, MAX_RECORD_BYTES, spreadPositions, type Dataset } from './dataset.js';
-import { LOGIN_PAGE } from './login.js';
 import { send, sendJson } from './respond.js';
+
+/** The 'html' fault's body: what a web framework's login page looks like when the API is not there. */
+const LOGIN_PAGE = `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Login | Winery</title></head>
+<body>
+<form method="POST" action="/login">
+<input type="hidden" name="_token" value="simulated">
+<label>Email <input type="email" name="email"></label>
+<label>Password <input type="password" name="password"></label>
+<button type="submit">Log in</button>
+</form>
+</body>
+</html>
+`;
 
 export type FaultName =
   | 'expire-token'

@@ -15,20 +15,6 @@ export type TokenShape = 'data.access_token' | 'token' | 'jwt' | 'bare' | 'neste
 export const LOGIN_PATH = '/api/login';
 const MAX_LOGIN_BODY = 64 * 1024;
 
-export const LOGIN_PAGE = `<!DOCTYPE html>
-<html lang="en">
-<head><meta charset="utf-8"><title>Login | Winery</title></head>
-<body>
-<form method="POST" action="/login">
-<input type="hidden" name="_token" value="simulated">
-<label>Email <input type="email" name="email"></label>
-<label>Password <input type="password" name="password"></label>
-<button type="submit">Log in</button>
-</form>
-</body>
-</html>
-`;
-
 export interface LoginSettings {
   email: string;
   password: string;

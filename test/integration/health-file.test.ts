@@ -92,12 +92,26 @@ describe('healthcheck', () => {
       const file = join(dir, 'health');
       await writeFile(file, JSON.stringify(fresh(process.pid)));
       await chown(file, NOBODY, NOBODY);
-      const r = spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, join(ROOT, 'bin', 'wine-recon-sync'), 'healthcheck'], {
-        env: { PATH: process.env.PATH ?? '', SYNC_HEALTH_FILE: file },
-        encoding: 'utf8',
-      });
-      expect(r.status).toBe(1);
-      expect(r.stderr).toBe(`unhealthy: process ${process.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user\n`);
+      const asNobody = (command: string, args: string[], env: Record<string, string> = {}) =>
+        spawnSync('runuser', ['-u', 'nobody', '--', command, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+      // The whole command, when nobody can read this checkout and run this Node.js (a CI runner may
+      // keep either under root's home).
+      const bin = join(ROOT, 'bin', 'wine-recon-sync');
+      if (asNobody(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(bin)}, require('fs').constants.R_OK)`]).status === 0) {
+        const r = asNobody(process.execPath, [bin, 'healthcheck'], { SYNC_HEALTH_FILE: file });
+        expect(r.status).toBe(1);
+        expect(r.stderr).toBe(`unhealthy: process ${process.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user\n`);
+      } else {
+        console.warn('*** the EPERM check runs the rule (observe/health.js) as nobody, not the whole command: nobody cannot read this checkout or run this Node.js ***');
+      }
+      // The rule itself, whatever the checkout's permissions: health.js imports Node.js's modules only.
+      const copy = join(dir, 'health.mjs');
+      await writeFile(copy, await readFile(join(ROOT, 'dist', 'src', 'observe', 'health.js')));
+      await chmod(copy, 0o644);
+      const node = [process.execPath, '/usr/bin/node'].find((n) => asNobody(n, ['--version']).status === 0);
+      expect(node, 'a Node.js binary that nobody can run').toBeDefined();
+      const rule = asNobody(node!, ['--input-type=module', '-e', `const h = await import(${JSON.stringify(copy)}); console.log(h.processState(${process.pid}))`]);
+      expect(rule.stdout.trim(), rule.stderr).toBe('foreign');
     });
   });
 });

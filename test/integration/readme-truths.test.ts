@@ -11,8 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
 import { ROOT, runCli } from '../support/harness.js';
 
-/** The files whose ```sql blocks are checked: the README and the docs file its alert queries moved to. */
-const SQL_EXAMPLE_FILES = ['README.md', 'docs/monitoring.md'];
+/** The files whose ```sql blocks are checked: the README and the docs files its alert and example queries moved to. */
+const SQL_EXAMPLE_FILES = ['README.md', 'docs/monitoring.md', 'docs/bi.md'];
 
 /** Each statement of each ```sql block of those files, with the comment lines above it. */
 function readmeSqlExamples(): Array<{ comment: string; sql: string }> {

@@ -7,13 +7,14 @@
  * restart or a pooler's server_lifetime would, so that the next run must log in again.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
 import { runCli, startCli, type CliProcess } from '../support/harness.js';
 import { describeWith } from '../support/programs.js';
+import { startReceiver } from '../support/receiver.js';
 import { hasPg15, startStockPostgres, type StockPostgres } from '../support/stock-postgres.js';
 
 const fx = useSyncFixture('secret_rotation', { simulator: { records: 10 }, db: false });
@@ -113,5 +114,37 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasPg15(), 'rotating 
     const urlFile = join(fx.dir, `${role}.url`);
     await writeFile(urlFile, server.url(role, { password }));
     await rotation({ DATABASE_URL_FILE: urlFile }, role, schema, (second) => writeFile(urlFile, server.url(role, { password: second })));
+  });
+
+  it('a secret file gone wrong under the daemon fails its scheduled runs, and the webhook says so', async () => {
+    const { role, schema, password } = await newRole();
+    const passwordFile = join(fx.dir, `${role}.password`);
+    await writeFile(passwordFile, `${password}\n`);
+    const webhook = await startReceiver();
+    fx.onTeardown(() => webhook.close());
+    const daemon = startCli(['schedule'], {
+      DATABASE_URL: server.url(role),
+      DATABASE_PASSWORD_FILE: passwordFile,
+      WINE_API_BASE_URL: fx.sim.url,
+      WINE_API_EMAIL: fx.sim.email,
+      WINE_API_PASSWORD: fx.sim.password,
+      SYNC_DB_SCHEMA: schema,
+      SYNC_SCHEDULE: '*/2 * * * * *',
+      SYNC_HEALTH_FILE: join(fx.dir, `health-${schema}`),
+      SYNC_NOTIFY_URL: webhook.url,
+    });
+    try {
+      await until('a first successful run', async () => (await succeeded(schema).catch(() => 0)) >= 1, daemon);
+      // The sidecar that writes the file failed: it is gone, and the job must log in again.
+      await rm(passwordFile);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [role]);
+      await until('a failure notification', async () => webhook.posts.some((p) => JSON.stringify(p.body).includes('DATABASE_PASSWORD_FILE')), daemon);
+    } finally {
+      daemon.kill('SIGTERM');
+    }
+    const post = webhook.posts.find((p) => JSON.stringify(p.body).includes('DATABASE_PASSWORD_FILE'))!;
+    expect(JSON.stringify(post.body)).toContain('the sync could not run');
+    expect(JSON.stringify(post.body)).not.toContain(password);
+    expect((await daemon.result).code).toBe(0);
   });
 });

@@ -69,6 +69,11 @@ it('shows a run in progress, and says when its process most likely died', async 
   expect(page).toContain('id="running"');
   expect(page).toContain('<meta http-equiv="refresh" content="5">');
   expect(page).not.toContain('id="stuck"');
+  expect(page).toContain('No records parsed yet.');
+  // What the run last wrote of its progress (every second), for a page served apart from the daemon.
+  await fx.db.rows(`UPDATE sync_runs SET received = 123456, bytes = 31457280 WHERE status = 'running'`);
+  page = await get('/');
+  expect(page).toContain('123,456 records parsed, 30.0 MiB received so far.');
   await fx.db.rows(`UPDATE sync_runs SET started_at = now() - interval '3 hours' WHERE status = 'running'`);
   page = await get('/');
   expect(page).toContain('It has outlived SYNC_RUN_TIMEOUT_MS');

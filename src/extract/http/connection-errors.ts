@@ -6,21 +6,8 @@
 import { RequestError } from 'got';
 import { UpstreamError } from '../../errors.js';
 import { ProxyRefusedError } from './http-agents.js';
+import { EXPIRED_CERT as EXPIRED, OTHER_CERT, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../../tls-codes.js';
 
-/** OpenSSL verification codes meaning "no trusted CA signed this chain". */
-const UNTRUSTED = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_UNTRUSTED',
-  'CERT_CHAIN_TOO_LONG',
-  'INVALID_CA',
-]);
-const EXPIRED = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID']);
-const OTHER_CERT = new Set(['CERT_REVOKED', 'CERT_SIGNATURE_FAILURE', 'CERT_REJECTED', 'INVALID_PURPOSE', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE']);
-const WRONG_HOST = 'ERR_TLS_CERT_ALTNAME_INVALID';
 
 export function connectionError(what: string, url: string, error: unknown, bytes = 0): UpstreamError {
   const root = error instanceof RequestError && error.cause instanceof Error ? error.cause : error;

@@ -56,12 +56,13 @@ ${d.nextRunAt === undefined ? null : html`<div>Next scheduled run: ${d.nextRunAt
 function runningBox(d: OverviewData): Html | null {
   const r = d.running;
   if (r === undefined) return null;
-  const p = d.progress;
+  // The daemon's own run, as it goes; else what the run last wrote to its row.
+  const p = d.progress ?? (r.received === null ? undefined : { received: Number(r.received), bytes: Number(r.bytes ?? 0) });
   const age = d.now - r.started_at.getTime();
   const stuck = d.runTimeoutMs !== undefined && age > d.runTimeoutMs + 60_000;
   return html`<section class="progress" id="running">
 <strong>Run <a href="/runs/${r.id}">${r.id}</a> in progress</strong> (${r.trigger}${r.dry_run ? ', dry run' : ''}), started ${formatTime(r.started_at, d.timezone)} (${duration(d.now - r.started_at.getTime())} so far).
-${p ? html`${count(p.received)} records parsed, ${bytes(p.bytes)} received so far.` : html`<span class="muted">Records so far are shown by the daemon that runs it.</span>`}
+${p ? html`${count(p.received)} records parsed, ${bytes(p.bytes)} received so far.` : html`<span class="muted">No records parsed yet.</span>`}
 ${Number(r.rejects_so_far) > 0 ? html` ${count(r.rejects_so_far)} rejected so far.` : null}
 ${stuck ? html`<strong id="stuck">It has outlived SYNC_RUN_TIMEOUT_MS: the process running it most likely died, and the next run will mark it abandoned.</strong> ` : null}<span class="muted">This page refreshes itself every 5 s while a run is in progress.</span>
 </section>`;

@@ -37,6 +37,9 @@ export interface RunningRun {
   dry_run: boolean;
   started_at: Date;
   source: string | null;
+  /** Records and bytes so far, as the run last wrote them (every second or so); null before its first report. */
+  received: string | null;
+  bytes: string | null;
   rejects_so_far: string;
 }
 
@@ -58,19 +61,8 @@ export interface RunLine {
   error_start: string | null;
 }
 
-export interface PlotRun {
-  id: string;
-  status: string;
-  dry_run: boolean;
-  started_at: Date;
-  ms: string | null;
-  received: string | null;
-  inserted: string | null;
-  updated: string | null;
-  deleted: string | null;
-  restored: string | null;
-  rejected: string | null;
-}
+/** What a plot draws of a run: its line in the runs table, less what the plots do not show. */
+export type PlotRun = Omit<RunLine, 'trigger' | 'finished_at' | 'skipped_unchanged' | 'error_start'>;
 
 export interface RejectLine {
   position: string;
