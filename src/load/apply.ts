@@ -26,8 +26,8 @@ const SQL = loadStatements('load/apply.sql', [
 ]);
 
 /**
- * At most this share of the live rows staged, classify_changes looks each staged id up by the
- * primary key instead of reading the whole table (src/load/apply.ts classifyChanges).
+ * With at most this share of the live rows to compare, and at most FEW_MISSING live ids absent
+ * from the listing, classify_changes looks each record up by id instead of reading the whole table.
  */
 const LOOKUP_SHARE = 0.02;
 const FEW_MISSING = 100;
@@ -54,7 +54,8 @@ function timer(client: PoolClient, log?: Logger): Timed {
  * Compares the staged records with their rows, and takes the live ids the listing did not have
  * (`missing`) as deletions: what a run would insert, update, restore, delete. `staged` and
  * `liveBefore` are the caller's counts, for an initial load (an empty table) that needs no
- * comparison; `compared` is how many records were staged to be compared (not skipped as unchanged). One statement for every run, whether or not the shortcut skipped records.
+ * comparison; `compared` is how many were staged to be compared (not skipped as unchanged). One
+ * statement for every run, whether or not the shortcut skipped records.
  */
 export async function classifyChanges(
   client: PoolClient,
