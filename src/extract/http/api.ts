@@ -12,18 +12,17 @@ import { AbortedError, SyncError, UpstreamError } from '../../errors.js';
 import type { Logger, SecretRegistry } from '../../log.js';
 import { redactUrl } from '../../proxy-env.js';
 import { connectionError, proxyRefusal } from './connection-errors.js';
+import { checkResponse, responseOf, serverMessage, statusError, type Headers, type HeadersOf } from './responses.js';
 import { ACCEPT_ENCODING, contentCoding, decodedBody, isGzip } from './content-coding.js';
 import { proxyRoute, type ProxyRoute } from './http-agents.js';
 import { isRedirect, listingRedirect, loginRedirect, printableUrl, type Hop } from './redirects.js';
 import { findToken, jwtExpiryMs } from './token.js';
-import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
+import { backoffMs, sleep, type RetryPolicy } from './retry.js';
 import type { SpoolWatch } from './spool-watch.js';
 import { SpoolWriter } from './spool-writer.js';
 
-const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const LOGIN_REFUSED_STATUS = new Set([400, 401, 403, 404, 422]);
 const RENEW_EARLY_MS = 60_000;
-const EXCERPT = 200;
 /** No login answer is larger; a bigger body is a wrong address or a hostile one. */
 const LOGIN_MAX_BYTES = 1024 * 1024;
 
@@ -284,14 +283,14 @@ export class WineApi {
     // Only a 200's gzip body is the listing's; decided on its first bytes, which follow the headers.
     const keepsGzip = () => keepGzipAt !== undefined && response.statusCode === 200 && isGzip(contentCoding(response.headers));
     const onDownload = this.onDownloadProgress;
+    // Content-Length counts the bytes as sent: coded ones when the body is coded.
+    const declared = Number(response.headers['content-length']);
+    const declaredBytes = Number.isFinite(declared) && declared > 0 ? declared : undefined;
     const arriving = async function* (): AsyncGenerator<Buffer> {
       for await (const chunk of request as AsyncIterable<Buffer>) {
         if (received === 0 && keepsGzip()) keeping((kept = await SpoolWriter.open(keepGzipAt!)));
         received += chunk.length;
-        if (onDownload) {
-          const declared = Number(response?.headers['content-length']);
-          onDownload({ received, declared: Number.isFinite(declared) && declared > 0 ? declared : undefined });
-        }
+        onDownload?.({ received, declared: declaredBytes });
         await kept?.write(chunk);
         yield chunk;
       }
@@ -318,101 +317,11 @@ export class WineApi {
       throw connectionError('listing', url, error, bytes);
     }
     if (bytes === 0) await checkResponse(response, Buffer.alloc(0), body, this.now(), url, route.via?.from);
-    // Content-Length counts the bytes as sent: coded ones when the body is coded.
-    const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared !== received) {
       const coding = contentCoding(response.headers);
       const cut = coding ? `${received} of ${declared} ${coding} bytes (${bytes} bytes of listing)` : `${bytes} of ${declared} bytes`;
       throw new UpstreamError(`listing body cut off after ${cut}`, { retryable: true, status: response.statusCode });
     }
     return { bytes, sha256: hash.digest('hex'), ...(kept ? { gzip: { path: keepGzipAt!, size: kept.written } } : {}) };
-  }
-}
-
-type Headers = Record<string, string | string[] | undefined>;
-type HeadersOf = { statusCode: number; headers: Headers };
-
-/**
- * The response's status and headers, once they arrive. got emits 'response' before any body
- * bytes, which wait in the stream until read.
- */
-function responseOf(request: Request): Promise<HeadersOf> {
-  // A failure after the headers reaches whoever reads the body; none may crash the process meanwhile.
-  request.on('error', () => {});
-  return new Promise((resolve, reject) => {
-    const onError = (error: unknown) => {
-      request.off('response', onResponse);
-      reject(error);
-    };
-    const onResponse = (response: HeadersOf) => {
-      request.off('error', onError);
-      resolve(response);
-    };
-    request.once('error', onError);
-    request.once('response', onResponse);
-  });
-}
-
-/** Status and content type checks on the listing response, given its first chunk. */
-async function checkResponse(
-  response: { statusCode: number; headers: Record<string, string | string[] | undefined> },
-  first: Buffer,
-  rest: AsyncIterable<Buffer>,
-  nowMs: number,
-  url: string,
-  proxyVariable: string | undefined,
-): Promise<void> {
-  const { statusCode, headers } = response;
-  if (statusCode === 407 && proxyVariable !== undefined) throw proxyRefusal('listing', url, statusCode, proxyVariable, 'forward');
-  const type = String(headers['content-type'] ?? '(none)');
-  if (statusCode === 200) {
-    // A JSON body under a missing or odd content type is still JSON; an HTML page is not.
-    const start = first.subarray(0, 64).toString('utf8').trimStart();
-    if (/\bjson\b/i.test(type) ? !start.startsWith('<') : start.startsWith('{') || start.startsWith('[')) return;
-    throw new UpstreamError(
-      `listing is ${type}, not JSON (status ${statusCode}): first ${EXCERPT} chars: ${excerpt(await readSome(first, rest))}`,
-      { retryable: false, status: statusCode },
-    );
-  }
-  throw statusError('listing', statusCode, headers, await readSome(first, rest), nowMs);
-}
-
-function statusError(what: string, status: number, headers: Record<string, string | string[] | undefined>, body: string, nowMs: number): UpstreamError {
-  const type = String(headers['content-type'] ?? '(none)');
-  const retryAfterMs = parseRetryAfter(headers['retry-after'], nowMs);
-  return new UpstreamError(`${what} failed with HTTP ${status} (${type}): ${excerpt(body)}`, {
-    retryable: RETRYABLE_STATUS.has(status),
-    status,
-    retryAfterMs,
-  });
-}
-
-async function readSome(first: Buffer, rest: AsyncIterable<Buffer>): Promise<string> {
-  const chunks = [first];
-  let size = first.length;
-  try {
-    for await (const chunk of rest) {
-      if (size >= 4096) break;
-      chunks.push(chunk);
-      size += chunk.length;
-    }
-  } catch {
-    // the excerpt is best effort
-  }
-  return Buffer.concat(chunks).subarray(0, 4096).toString('utf8');
-}
-
-function excerpt(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return JSON.stringify(flat.length > EXCERPT ? `${flat.slice(0, EXCERPT)}…` : flat);
-}
-
-function serverMessage(body: string): string {
-  try {
-    const parsed: unknown = JSON.parse(body);
-    const message = typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown }).message : undefined;
-    return typeof message === 'string' ? ` (server said: ${excerpt(message)})` : '';
-  } catch {
-    return body.trim() === '' ? '' : ` (server said: ${excerpt(body)})`;
   }
 }
