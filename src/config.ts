@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
-import { resolveTarget, SettingsProblem, type DatabaseSettings } from './db/database-url.js';
+import { resolveTarget, SettingsProblem, type DatabaseSettings } from './database-url.js';
 import { ConfigError } from './errors.js';
 import { insecureHttpProblem } from './insecure-http.js';
 import { readProxyEnv, type ProxyConfig } from './proxy-env.js';

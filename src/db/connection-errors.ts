@@ -5,7 +5,7 @@
  */
 import { ConfigError, SyncError } from '../errors.js';
 import type pg from 'pg';
-import { settingName, type Target } from './database-url.js';
+import { settingName, type Target } from '../database-url.js';
 import { EXPIRED_CERT as EXPIRED, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../tls-codes.js';
 
 /** One connection's plan (connection.ts): the pg config, or why there is none; its errors are explained against it. */

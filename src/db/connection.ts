@@ -11,9 +11,9 @@ import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { ConfigError } from '../errors.js';
 import { explainConnectFailure, PreferWithoutTls, type Attempt } from './connection-errors.js';
-import { resolveTarget, SettingsProblem, type DatabaseSettings, type Target } from './database-url.js';
+import { resolveTarget, SettingsProblem, type DatabaseSettings, type Target } from '../database-url.js';
 
-export type { DatabaseSettings } from './database-url.js';
+export type { DatabaseSettings } from '../database-url.js';
 
 type PgClientClass = new (config: pg.ClientConfig) => pg.Client;
 

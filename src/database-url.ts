@@ -2,8 +2,8 @@
  * DATABASE_URL read as libpq reads a connection URI, and the TLS settings it asks for, with
  * libpq's PG* variables where the URL says nothing. Parsed here rather than by pg-connection-string:
  * that one reads `sslmode=require` as verify-full (psql, pgjdbc and dbt encrypt without verifying)
- * and prints a deprecation warning on stderr. No `pg` import: config.ts checks the settings at
- * start with the same code that each new connection uses (connection.ts).
+ * and prints a deprecation warning on stderr. A shared leaf with no `pg` import: config.ts checks the
+ * settings at start with the same code that each new connection uses (db/connection.ts).
  */
 
 export const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
