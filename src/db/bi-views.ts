@@ -16,7 +16,7 @@ import { SQL_DIR } from '../paths.js';
 import { discoveredComment, discoveredFragments, type BiShape, type DiscoveredColumn } from './bi-discovered.js';
 import { renderBiFieldLists } from './field-sql.js';
 import { migrateLock } from './lock.js';
-import { inTransaction, quoteIdent, withIdentifiers, type Pool, type PoolClient } from './pool.js';
+import { quoteIdent, withIdentifiers, type Pool, type PoolClient } from './pool.js';
 import { fillPlaceholders, loadStatements } from './statements.js';
 
 export const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness', 'data_dictionary'] as const;
@@ -89,7 +89,7 @@ async function renderInstalled(client: PoolClient, dataSchema: string, bi: BiSet
  * or run renders them.
  */
 export async function refreshBiViews(pool: Pool, dataSchema: string, bi: BiSettings): Promise<boolean> {
-  return inTransaction(pool, async (client) => {
+  return pool.transaction(async (client) => {
     await migrateLock(client, dataSchema);
     return installBiViews(client, dataSchema, bi);
   });

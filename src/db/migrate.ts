@@ -11,7 +11,7 @@ import { biDecimalType } from '../bi-types.js';
 import { installBiViews } from './bi-views.js';
 import { checkFieldCatalogue } from './catalogue-check.js';
 import { migrateLock } from './lock.js';
-import { inTransaction, withIdentifiers, type Pool } from './pool.js';
+import { withIdentifiers, type Pool } from './pool.js';
 import { explainMissingPrivilege } from './privileges.js';
 import { loadStatements } from './statements.js';
 
@@ -44,7 +44,7 @@ export async function migrate(pool: Pool, schema: string, bi?: BiSettings): Prom
 }
 
 function migrateIn(pool: Pool, schema: string, migrations: Migration[], bi: BiSettings | undefined): Promise<string[]> {
-  return inTransaction(pool, async (client) => {
+  return pool.transaction(async (client) => {
     await migrateLock(client, schema);
     const exists = await client.query(SQL.schema_exists, [schema]);
     if (exists.rowCount === 0) await client.query(withIdentifiers(SQL.create_schema, { schema }));

@@ -178,8 +178,3 @@ export function withIdentifiers(sql: string, names: Record<string, string>): str
     return quoteIdent(name);
   });
 }
-
-/** Runs `work` in a transaction on a client of its own; rolls back on any error. */
-export function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  return pool.transaction(work);
-}
