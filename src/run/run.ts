@@ -19,13 +19,12 @@ import { cancelStatement, type RunLock } from '../db/lock.js';
 import type { PoolClient } from '../db/pool.js';
 import { GuardError } from '../errors.js';
 import { spoolFault } from '../extract/http/spool-fault.js';
-import { readRecords } from '../extract/json/record-locate.js';
 import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, keepRejected, type ChangeCounts } from '../load/apply.js';
-import { deleteRejects, duplicateIdReject, insertRejects, lastSuccess, MAX_DUPLICATE_RAW_BYTES, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
+import { deleteRejects, insertRejects, lastSuccess, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
 import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
-import { removeDuplicates, removeStagedPositions, stageRows } from '../load/staging.js';
+import { stageRows } from '../load/staging.js';
 import type { FieldCounts } from '../fields.js';
 import {
   baselineOf,
@@ -42,7 +41,8 @@ import { UnchangedShortcut } from '../unchanged/shortcut.js';
 import { programTrustKey } from '../unchanged/trust-key.js';
 import { DirectLoad } from './direct-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
-import { openListing, type Listing, type ListingSource } from './listing-source.js';
+import { settleDuplicates } from './duplicates.js';
+import { openListing, type ListingSource } from './listing-source.js';
 import { RunNewFields } from './new-fields.js';
 import { RunArchive } from './run-archive.js';
 import { PhaseTimer } from './phase-timer.js';
@@ -148,7 +148,20 @@ export class Run {
       this.guard(log);
       const started = Date.now();
       const settled = shortcut.settle();
-      await t.time('duplicates', this.settleDuplicates(listing, fast, settled, log));
+      this.duplicates = await t.time(
+        'duplicates',
+        settleDuplicates({
+          client: this.client,
+          pool: this.deps.pool,
+          runId: this.runId,
+          direct: this.direct,
+          maybeDuplicates: this.tally.maybeDuplicates,
+          listingPath: listing.path,
+          fast,
+          settled,
+          log,
+        }),
+      );
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
       this.bi = await t.time('BI count', this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log));
@@ -322,46 +335,6 @@ export class Run {
     if (note) log[biRoundingLevel(bi, last)]({ ...bi, ...how }, note);
     else log.debug({ ...bi, ...how }, 'BI views show every live value exactly');
     return bi;
-  }
-
-  /**
-   * Duplicate ids: the last valid copy wins. Earlier copies of a live id were settled by the
-   * shortcut (staged ones are removed here; skipped ones are read back from the listing), those
-   * of new ids by the SQL pass; all go to sync_rejects. A first load settles only the ids its
-   * bitmap saw twice (or could not hold), and COPYs its fingerprints here (direct-load.ts).
-   */
-  private async settleDuplicates(
-    { path }: Listing,
-    fast: FastPaths,
-    settled: { stagedLosers: number[]; skippedLosers: Array<{ position: number; id: string }> },
-    log: Logger,
-  ): Promise<void> {
-    const { client, deps, runId } = this;
-    const losers = this.direct
-      ? (await this.direct.settle(client, runId, log)).map(({ position, id, offset }) => ({
-          position,
-          id,
-          place: offset === undefined ? fast.checkpoints.place(position) : { offset, skip: 0 },
-        }))
-      : await this.stagedLosers(fast, settled, log);
-    this.duplicates = losers.length;
-    if (losers.length === 0) return;
-    const raw = await readRecords(path, losers.map((l) => l.place), MAX_DUPLICATE_RAW_BYTES);
-    await insertRejects(deps.pool, runId, losers.map((l, k) => duplicateIdReject(l.position, l.id, raw[k]!.bytes.toString('utf8'))));
-  }
-
-  /** The staging path's earlier copies: of live ids, settled by the shortcut; of new ids, by the SQL pass. */
-  private async stagedLosers(
-    fast: FastPaths,
-    settled: { stagedLosers: number[]; skippedLosers: Array<{ position: number; id: string }> },
-    log: Logger,
-  ): Promise<Array<{ position: number; id: string; place: { offset: number; skip: number } }>> {
-    const staged = [...(await removeStagedPositions(this.client, settled.stagedLosers))];
-    if (this.tally.maybeDuplicates) staged.push(...(await removeDuplicates(this.client, log)));
-    return [
-      ...settled.skippedLosers.map(({ position, id }) => ({ position, id, place: fast.checkpoints.place(position) })),
-      ...staged.map((row) => ({ position: Number(row.position), id: row.record_id, place: { offset: Number(row.raw_offset), skip: 0 } })),
-    ];
   }
 
   /** The fields no earlier successful run saw, announced once with where they are. */
