@@ -251,6 +251,9 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     for await (const chunk of options.chunks) {
       tally.bytes += chunk.length;
       for (let at = 0; at < chunk.length; at += PUSH_BYTES) {
+        // A re-sync's parse follows the read of the live rows (unchanged/shortcut.ts).
+        const behind = fast?.shortcut.pace();
+        if (behind !== undefined) await behind;
         for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
       }
       if (direct?.flushDue) await direct.flush();

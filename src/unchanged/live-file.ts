@@ -13,6 +13,11 @@
  * cache (written out whole if the file has no copy yet, else only its marks if they changed).
  * Reads and write-backs are synchronous calls from inside the parser's record hook, on a file the
  * page cache holds, having just been written.
+ *
+ * The rows can be found while they are still being read: a block kept in the cache can be found
+ * as soon as it is full (`covers` says which ids that settles), so that a re-sync's parse follows
+ * the read instead of waiting for its end. The rest (the in-progress block, blocks on their way
+ * to the file) can be found once the read is over (`seal`).
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -60,6 +65,8 @@ const WRITE_AT = 1 << 20;
  * from PostgreSQL is not held up while one is written).
  */
 export class LiveRowWriter {
+  /** The rows as read so far, findable as they come (see LiveRowFile.covers). */
+  readonly file: LiveRowFile;
   private block: Block;
   private readonly kept = new Map<number, Block>();
   private readonly firsts: number[] = [];
@@ -79,6 +86,7 @@ export class LiveRowWriter {
   ) {
     this.block = new Block(geometry.blockRows);
     this.block.no = 0;
+    this.file = new LiveRowFile(this.firsts, geometry, this.kept);
   }
 
   /** The next row; ids must come in ascending order. */
@@ -117,20 +125,27 @@ export class LiveRowWriter {
     return undefined;
   }
 
-  /** Writes the rest and closes the file; the rows are then read through the returned file. */
+  /** Writes the rest and closes the file; every row can then be found through `file`, which is returned. */
   async finish(): Promise<LiveRowFile> {
-    if (this.block.count > 0) this.done(this.block);
-    await this.writing;
-    if (this.failure !== undefined) throw this.failure;
-    await this.write();
-    await this.handle?.close();
+    try {
+      if (this.block.count > 0) this.done(this.block);
+      await this.writing;
+      if (this.failure !== undefined) throw this.failure;
+      await this.write();
+      await this.handle?.close();
+    } catch (error) {
+      this.file.fail(error);
+      throw error;
+    }
     const path = this.handle === undefined ? undefined : this.path;
     this.handle = undefined;
-    return new LiveRowFile(path, this.rows, Float64Array.from(this.firsts), this.geometry, this.kept);
+    this.file.seal(path, this.rows);
+    return this.file;
   }
 
-  /** Closes the file without finishing it: the read failed. */
-  async discard(): Promise<void> {
+  /** Closes the file without finishing it: the read failed with `error`, which whoever waits for rows gets. */
+  async discard(error: unknown = new Error('the live rows were not read to their end')): Promise<void> {
+    this.file.fail(error);
     await this.writing?.catch(() => undefined);
     this.queued = [];
     this.queuedBytes = 0;
@@ -139,8 +154,9 @@ export class LiveRowWriter {
   }
 
   private done(b: Block): void {
-    if (this.kept.size < this.geometry.cacheBlocks) {
+    if (b.no < this.geometry.cacheBlocks) {
       this.kept.set(b.no, b);
+      this.file.grew(b);
       return;
     }
     if (this.queued.length === 0) this.queuedAt = b.no * b.bytes.length;
@@ -165,33 +181,103 @@ export class LiveRowWriter {
  * Marks are the caller's (0 when the run starts, and after `clearMarks`).
  */
 export class LiveRowFile {
+  /** Rows in all, once sealed; until then, the rows that can be found. */
+  rows = 0;
   private readonly cache: Map<number, Block>;
   /** Blocks the file holds (the others are in the cache since the read). */
-  private readonly onDisk: Uint8Array;
+  private onDisk = new Uint8Array(0);
   /** Blocks whose marks in the file may not be 0. */
-  private readonly marksOnDisk: Uint8Array;
+  private marksOnDisk = new Uint8Array(0);
   private fd: number | undefined;
   /** The row `find` last found: its block and its index there. */
   private block: Block | undefined;
   private k = -1;
+  /** While the rows are read: the blocks that can be found (the first ones), and their last id. */
+  private findable = 0;
+  private lastFindable = -Infinity;
+  private sealed = false;
+  private failure: { error: unknown } | undefined;
+  private waiters: Array<{ ready: () => boolean; resolve: () => void; reject: (error: unknown) => void }> = [];
 
   constructor(
-    path: string | undefined,
-    readonly rows: number,
-    /** The first id of every block. */
-    private readonly firsts: Float64Array,
+    /** The first id of every block (of the read so far, until sealed). */
+    private readonly firsts: ArrayLike<number>,
     private readonly geometry: Geometry = DEFAULT_GEOMETRY,
     kept = new Map<number, Block>(),
   ) {
-    this.fd = path === undefined ? undefined : openSync(path, 'r+');
     this.cache = kept;
-    this.onDisk = new Uint8Array(firsts.length).fill(1);
-    for (const no of kept.keys()) this.onDisk[no] = 0;
-    this.marksOnDisk = new Uint8Array(firsts.length);
   }
 
   static empty(): LiveRowFile {
-    return new LiveRowFile(undefined, 0, new Float64Array(0));
+    const file = new LiveRowFile([]);
+    file.seal(undefined, 0);
+    return file;
+  }
+
+  /** Every row is read: true once sealed. */
+  get complete(): boolean {
+    return this.sealed;
+  }
+
+  /**
+   * Whether `find` can answer for `id` now: once every row is read, always; before, when `id` is
+   * at most the last id of the blocks already findable (a live row with that id, if any, is in one of them).
+   */
+  covers(id: number): boolean {
+    return this.sealed || id <= this.lastFindable;
+  }
+
+
+  /** Where the row `find` last found is among all rows (-1 before any). */
+  get position(): number {
+    return this.block === undefined ? -1 : this.block.no * this.geometry.blockRows + this.k;
+  }
+
+  /**
+   * Resolves once `ready()` holds, checked as blocks become findable and when the read ends;
+   * rejects with the read's error if it fails first.
+   */
+  until(ready: () => boolean): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure.error);
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ ready, resolve, reject }));
+  }
+
+  /** The writer's: block `b`, full and kept in the cache, can be found. */
+  grew(b: Block): void {
+    this.findable = b.no + 1;
+    this.lastFindable = b.ids[b.count - 1]!;
+    this.rows += b.count;
+    this.wake();
+  }
+
+  /** The writer's: every row is read (`rows` of them); those not in the cache are in the file at `path`. */
+  seal(path: string | undefined, rows: number): void {
+    this.fd = path === undefined ? undefined : openSync(path, 'r+');
+    this.rows = rows;
+    this.onDisk = new Uint8Array(this.firsts.length).fill(1);
+    for (const no of this.cache.keys()) this.onDisk[no] = 0;
+    this.marksOnDisk = new Uint8Array(this.firsts.length);
+    this.findable = this.firsts.length;
+    this.sealed = true;
+    this.wake();
+  }
+
+  /** The writer's: the read failed; whoever waits for rows gets `error`. */
+  fail(error: unknown): void {
+    this.failure ??= { error };
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(error);
+  }
+
+  private wake(): void {
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const w of waiting) {
+      if (this.sealed || w.ready()) w.resolve();
+      else this.waiters.push(w);
+    }
   }
 
   /** True when a live row has this id; it is then the current row. The next row is tried first. */
@@ -201,12 +287,13 @@ export class LiveRowFile {
       const next = this.k + 1;
       if (next < b.count) {
         if (b.ids[next] === id) return ((this.k = next), true);
-      } else if (b.no + 1 < this.firsts.length && this.firsts[b.no + 1] === id) {
+      } else if (b.no + 1 < this.findable && this.firsts[b.no + 1] === id) {
         this.block = this.load(b.no + 1);
         return ((this.k = 0), true);
       }
     }
-    const no = lastAtMost(this.firsts, id);
+    if (!this.covers(id)) return false;
+    const no = lastAtMost(this.firsts, this.findable, id);
     if (no < 0) return false;
     const found = this.load(no);
     this.block = found;
@@ -326,10 +413,10 @@ export class LiveRowFile {
   }
 }
 
-/** The index of the last value at most `x` in ascending `values`, or -1. */
-function lastAtMost(values: Float64Array, x: number): number {
+/** The index of the last value at most `x` in ascending `values[0, length)`, or -1. */
+function lastAtMost(values: ArrayLike<number>, length: number, x: number): number {
   let lo = 0;
-  let hi = values.length - 1;
+  let hi = length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     if (values[mid]! <= x) lo = mid + 1;

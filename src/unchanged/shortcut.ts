@@ -9,10 +9,16 @@
  * A skipped record still counts: it is present (not deleted), and a later copy of its id still
  * makes it a duplicate.
  *
- * Run calls it once per phase: `prepare` (read the live rows and what vouches for them), `decide`
- * per compact record (skip, or hand on with its fingerprint), `staged` per record handed on,
- * `settle` (duplicates and deletions), `save` (fingerprints of what the run wrote); `reset` when
- * the listing is parsed again from its start (a download retried part way).
+ * Run calls it once per phase: `prepare` (start reading the live rows and what vouches for them),
+ * `decide` per compact record (skip, or hand on with its fingerprint), `staged` per record handed
+ * on, `settle` (duplicates and deletions, once the read is over), `save` (fingerprints of what the
+ * run wrote); `reset` when the listing is parsed again from its start (a download retried part way).
+ *
+ * The parse follows the read rather than waiting for its end (`pace`, between the parser's
+ * pushes): in a listing in id order, each record's live row has been read by the time the record
+ * is parsed. A record whose id the read has not reached yet (a listing in another order, a new
+ * id) is handed on, as if changed, and compared in the database, which is always right; its
+ * mark waits for the read's end.
  *
  * Live rows sit in a file in id order, read through a cache of bounded size (live-file.ts), each
  * with a mark of where the listing had it. Deletions come from this side: a live id the listing
@@ -22,11 +28,16 @@ import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { fingerprint } from './fingerprint.js';
 import { LiveRowFile } from './live-file.js';
-import { readLiveRows, saveFingerprints, type LiveRows, type ReadOptions } from './store.js';
+import { readLiveRows, saveFingerprints, type LiveCounts, type LiveRead, type LiveRows, type ReadOptions } from './store.js';
 import { programTrustKey, type TrustKey } from './trust-key.js';
 
 /** Ids with more digits than this are kept in a Map (exact as text); they are never skipped. */
 const SMALL_ID_DIGITS = 15;
+/**
+ * The parse waits until the read is this many rows past the last row it found: a push of the
+ * parser (8 KiB, about 30 usual records) then finds its rows read.
+ */
+const READ_AHEAD_ROWS = 4096;
 
 export interface Settled {
   /** Positions of staged records that a later copy of their id replaced (to remove from staging). */
@@ -43,39 +54,93 @@ export class UnchangedShortcut {
   /** The fingerprint of the record `decide` last handed on: [high, low] int32. */
   readonly fingerprint = new Int32Array(2);
 
-  /** Live ids too long for `live.rows` (whose marks are: 0 not seen; p+1 skipped at position p; -(p+1) staged at position p): id text -> mark. */
+  /** Live ids too long for `rows` (whose marks are: 0 not seen; p+1 skipped at position p; -(p+1) staged at position p): id text -> mark. */
   private readonly bigSeen = new Map<string, number>();
   private skippedLosers: Array<{ position: number; id: string }> = [];
   private stagedLosers: number[] = [];
+  /** What the read found, once it is over. */
+  private counts: LiveCounts | undefined;
+  /** Staged records whose id the read had not reached: id, position, id, position... (marked at `settle`). */
+  private early: number[] = [];
+  private earlyBig: Array<[id: string, position: number]> = [];
+  /** The highest id `decide` was asked about since the start (or `reset`). */
+  private highest = -Infinity;
+
+  /** Resolves when every row is read; rejects when the read fails. */
+  readonly read: Promise<void>;
 
   private constructor(
-    private readonly live: LiveRows,
+    private readonly rows: LiveRowFile,
+    counts: LiveCounts | Promise<LiveCounts>,
     private readonly key: TrustKey,
+    private readonly stop: () => void = () => undefined,
   ) {
-    for (const id of live.bigIds) this.bigSeen.set(id, 0);
+    if (counts instanceof Promise) {
+      this.read = counts.then((found) => this.heard(found));
+      this.read.catch(() => undefined); // awaited by settle (or the caller); a failure surfaces there
+    } else {
+      this.heard(counts);
+      this.read = Promise.resolve();
+    }
   }
 
   /**
-   * Reads every live row and the fingerprints that still vouch for them, on a connection of its
-   * own, so that the caller can start it while the listing downloads.
+   * Starts reading every live row and the fingerprints that still vouch for them, on a connection
+   * of its own, so that the caller can start it while the listing downloads; resolves once the
+   * read has begun. The rows can be found as they come.
    */
   static async prepare(pool: Pool, signal: AbortSignal, options: ReadOptions, key: TrustKey = programTrustKey()): Promise<UnchangedShortcut> {
-    return new UnchangedShortcut(await readLiveRows(pool, signal, options), key);
+    const stopper = new AbortController();
+    const { rows, done } = await readLiveRows(pool, AbortSignal.any([signal, stopper.signal]), options);
+    return new UnchangedShortcut(rows, done, key, () => stopper.abort());
   }
 
-  /** A shortcut over the given live rows (read elsewhere: a test's). */
-  static over(live: LiveRows, key: TrustKey = programTrustKey()): UnchangedShortcut {
-    return new UnchangedShortcut(live, key);
+  /** A shortcut over the given live rows, read or being read elsewhere (a test's). */
+  static over(live: LiveRows | LiveRead, key: TrustKey = programTrustKey()): UnchangedShortcut {
+    if ('done' in live) return new UnchangedShortcut(live.rows, live.done, key);
+    const { rows, ...counts } = live;
+    return new UnchangedShortcut(rows, counts, key);
   }
 
   /** A shortcut over no rows (nothing is skipped, every record fingerprinted): for a run without a database. */
   static empty(key: TrustKey = programTrustKey()): UnchangedShortcut {
-    return new UnchangedShortcut({ rows: LiveRowFile.empty(), bigIds: [], vouched: 0, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, key);
+    return UnchangedShortcut.over({ rows: LiveRowFile.empty(), bigIds: [], vouched: 0, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, key);
   }
 
-  /** Live rows at the start of the run. */
+  /** The read is over. */
+  private heard(counts: LiveCounts): void {
+    this.counts = counts;
+    for (const id of counts.bigIds) this.bigSeen.set(id, 0);
+  }
+
+  /** Whether there is no live row at all (a first load); answers once the first rows are read or the read is over. */
+  async isEmpty(): Promise<boolean> {
+    await Promise.race([this.rows.until(() => this.rows.rows > 0), this.read]);
+    if (this.rows.rows > 0) return false;
+    await this.read;
+    return this.liveBefore === 0;
+  }
+
+  /**
+   * Undefined when the parse may go on; otherwise a promise that resolves once the read is far
+   * enough ahead of it (READ_AHEAD_ROWS past the last row found, and past the highest id asked
+   * about), or over. Rejects when the read fails.
+   */
+  pace(): Promise<void> | undefined {
+    const rows = this.rows;
+    const ahead = () => rows.complete || (rows.rows >= rows.position + 1 + READ_AHEAD_ROWS && rows.covers(this.highest));
+    return ahead() ? undefined : rows.until(ahead);
+  }
+
+  /** Live rows at the start of the run (once the read is over). */
   get liveBefore(): number {
-    return this.live.rows.rows + this.live.bigIds.length;
+    return this.rows.rows + this.found().bigIds.length;
+  }
+
+  /** What the read found; only once it is over. */
+  private found(): LiveCounts {
+    if (this.counts === undefined) throw new Error('the live rows are still being read');
+    return this.counts;
   }
 
   /**
@@ -83,7 +148,8 @@ export class UnchangedShortcut {
    * live row was vouched for by this build's fingerprints.
    */
   explain(): string | undefined {
-    const { live, key } = this;
+    const { key } = this;
+    const live = this.found();
     const since = live.storedBy ? ` since run ${live.storedBy.runId}` : '';
     if (this.liveBefore === 0) return 'unchanged-record shortcut off: no live rows yet (a first load)';
     if (live.storedBy === undefined && live.vouched === 0) {
@@ -104,7 +170,7 @@ export class UnchangedShortcut {
    * row: the table is exactly as runs left it (what the BI count carry needs).
    */
   get tableAsRunsLeftIt(): boolean {
-    const { live } = this;
+    const live = this.found();
     return live.storedBy?.trustKey === this.key.key && live.stale === 0 && live.unknown === 0 && live.orphans === 0;
   }
 
@@ -116,7 +182,8 @@ export class UnchangedShortcut {
   decide(id: number, bytes: Uint8Array, start: number, end: number, position: number): boolean {
     const h = this.fingerprint;
     fingerprint(bytes, start, end, h, this.key.seed);
-    const rows = this.live.rows;
+    if (id > this.highest) this.highest = id;
+    const rows = this.rows;
     if (rows.find(id) && rows.matches(h[0]!, h[1]!)) {
       this.see(position, true);
       this.skipped++;
@@ -128,12 +195,15 @@ export class UnchangedShortcut {
   /** A valid record handed on to staging, with its canonical id: it is present. */
   staged(id: string, position: number): void {
     if (id.length <= SMALL_ID_DIGITS) this.stagedId(Number(id), position);
+    else if (this.counts === undefined) this.earlyBig.push([id, position]);
     else if (this.bigSeen.has(id)) this.bigSeen.set(id, -(position + 1));
   }
 
   /** The same for an id of at most 15 digits, as a number. */
   stagedId(id: number, position: number): void {
-    if (this.live.rows.find(id)) this.see(position, false);
+    const rows = this.rows;
+    if (!rows.covers(id)) this.early.push(id, position);
+    else if (rows.find(id)) this.see(position, false);
   }
 
   /**
@@ -141,16 +211,28 @@ export class UnchangedShortcut {
    * once: for a listing parsed again from its start after a download attempt failed part way.
    */
   reset(): void {
-    this.live.rows.clearMarks();
+    this.rows.clearMarks();
     for (const id of this.bigSeen.keys()) this.bigSeen.set(id, 0);
     this.skippedLosers = [];
     this.stagedLosers = [];
+    this.early = [];
+    this.earlyBig = [];
+    this.highest = -Infinity;
     this.skipped = 0;
   }
 
-  /** After the whole listing: the duplicate copies it settled, and the live ids the listing lacked. */
-  settle(): Settled {
-    const missing = this.live.rows.unmarked().map(String);
+  /**
+   * After the whole listing, once the read is over: the duplicate copies it settled, and the
+   * live ids the listing lacked.
+   */
+  async settle(): Promise<Settled> {
+    await this.read;
+    const { early, earlyBig } = this;
+    for (let k = 0; k < early.length; k += 2) this.stagedId(early[k]!, early[k + 1]!);
+    for (const [id, position] of earlyBig) this.staged(id, position);
+    this.early = [];
+    this.earlyBig = [];
+    const missing = this.rows.unmarked().map(String);
     for (const [id, mark] of this.bigSeen) if (mark === 0) missing.push(id);
     return { stagedLosers: this.stagedLosers, skippedLosers: this.skippedLosers, missing };
   }
@@ -160,12 +242,14 @@ export class UnchangedShortcut {
    * (`copied`: a first load COPYed them already, see initial-fingerprints.ts; only the build is recorded).
    */
   async save(client: PoolClient, run: { runId: string; initialLoad: boolean; copied?: boolean }, log?: Logger): Promise<void> {
-    await saveFingerprints(client, { ...run, trustKey: this.key.key, orphans: this.live.orphans }, log);
+    await saveFingerprints(client, { ...run, trustKey: this.key.key, orphans: this.found().orphans }, log);
   }
 
-  /** Closes the live-row file (before the run's temp directory goes). */
-  close(): void {
-    this.live.rows.close();
+  /** Stops the read if it is still going, and closes the live-row file once it is over (before the run's temp directory goes). */
+  async close(): Promise<void> {
+    if (this.counts === undefined) this.stop();
+    await this.read.catch(() => undefined);
+    this.rows.close();
   }
 
   /**
@@ -175,7 +259,7 @@ export class UnchangedShortcut {
    * duplicate pass never sees a partial set of copies of it.
    */
   private see(position: number, skipped: boolean): void {
-    const rows = this.live.rows;
+    const rows = this.rows;
     const mark = skipped ? position + 1 : -(position + 1);
     const prev = rows.mark;
     if (prev === 0) {

@@ -27,10 +27,9 @@ const SQL = loadStatements('unchanged/fingerprints.sql', [
   'save_state',
 ]);
 
-/** Every live row at the start of the run, by id ascending; ids of 16 digits or more separately, as text. */
-export interface LiveRows {
-  /** Each row with the fingerprint that vouches for it, or 0/0 (never a fingerprint) when none does. */
-  rows: LiveRowFile;
+/** What the read of the live rows found once it is over, beside the rows themselves. */
+export interface LiveCounts {
+  /** Ids of 16 digits or more, as text, by id ascending (not in the row file). */
   bigIds: string[];
   /** Rows whose stored version is still the row (fingerprinted or not). */
   vouched: number;
@@ -44,10 +43,17 @@ export interface LiveRows {
   storedBy: { trustKey: string; runId: string } | undefined;
 }
 
-/**
- * Every live row and what vouches for it, read on a connection of its own (so that it can run
- * while the listing downloads), in one snapshot. `signal` cancels the read.
- */
+/** Every live row at the start of the run, by id ascending: each with the fingerprint that vouches for it, or 0/0 (never a fingerprint) when none does. */
+export interface LiveRows extends LiveCounts {
+  rows: LiveRowFile;
+}
+
+/** The live rows as they are read: `rows` fills as they come, `done` when all are in. */
+export interface LiveRead {
+  rows: LiveRowFile;
+  done: Promise<LiveCounts>;
+}
+
 export interface ReadOptions {
   /** The run's temp directory, where the rows are written. */
   dir: string;
@@ -56,40 +62,61 @@ export interface ReadOptions {
   onConnection?: (pid: number) => void;
 }
 
-export async function readLiveRows(pool: Pool, signal: AbortSignal, options: ReadOptions): Promise<LiveRows> {
+/**
+ * Every live row and what vouches for it, read on a connection of its own (so that it can run
+ * while the listing downloads and is parsed), in one snapshot. Returns once the read has begun;
+ * `signal` cancels it.
+ */
+export async function readLiveRows(pool: Pool, signal: AbortSignal, options: ReadOptions): Promise<LiveRead> {
   const { log } = options;
   const client = await pool.connect();
   const cancel = () => void cancelStatement(pool, client);
   signal.addEventListener('abort', cancel, { once: true });
   const writer = new LiveRowWriter(join(options.dir, 'live-rows'));
+  const failed = async (error: unknown) => {
+    await client.query('ROLLBACK').catch(() => undefined);
+    await writer.discard(error).catch(() => undefined);
+  };
+  const release = () => {
+    signal.removeEventListener('abort', cancel);
+    client.release();
+  };
+  let state: { trust_key: string; run_id: string } | undefined;
   try {
     // One snapshot: a row written after it gets another xmin, which the next run sees.
     options.onConnection?.(await pool.begin(client, { mode: 'ISOLATION LEVEL REPEATABLE READ READ ONLY' }));
     await client.query(SQL.read_plan);
-    const state = (await client.query<{ trust_key: string; run_id: string }>(SQL.state)).rows[0];
-    const started = Date.now();
-    const reader = new LiveRowReader(writer);
-    await pipeline(client.query(copyTo(SQL.copy_live_out)), reader);
-    const stored = Number((await client.query<{ stored: string }>(SQL.count_stored)).rows[0]!.stored);
-    await client.query('COMMIT');
-    const rows = await writer.finish();
-    const counts = reader.counts();
-    log?.debug({ statement: 'copy_live_out', rows: rows.rows + reader.bigIds.length, ms: Date.now() - started }, 'statement done');
-    return {
-      rows,
-      bigIds: reader.bigIds,
-      ...counts,
-      orphans: stored - counts.vouched - counts.stale,
-      storedBy: state && { trustKey: state.trust_key, runId: state.run_id },
-    };
+    state = (await client.query<{ trust_key: string; run_id: string }>(SQL.state)).rows[0];
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    await writer.discard().catch(() => undefined);
+    await failed(error);
+    release();
     throw error;
-  } finally {
-    signal.removeEventListener('abort', cancel);
-    client.release();
   }
+  const done = (async (): Promise<LiveCounts> => {
+    try {
+      const started = Date.now();
+      const reader = new LiveRowReader(writer);
+      await pipeline(client.query(copyTo(SQL.copy_live_out)), reader);
+      const stored = Number((await client.query<{ stored: string }>(SQL.count_stored)).rows[0]!.stored);
+      await client.query('COMMIT');
+      const rows = await writer.finish();
+      const counts = reader.counts();
+      log?.debug({ statement: 'copy_live_out', rows: rows.rows + reader.bigIds.length, ms: Date.now() - started }, 'statement done');
+      return {
+        bigIds: reader.bigIds,
+        ...counts,
+        orphans: stored - counts.vouched - counts.stale,
+        storedBy: state && { trustKey: state.trust_key, runId: state.run_id },
+      };
+    } catch (error) {
+      await failed(error);
+      throw error;
+    } finally {
+      release();
+    }
+  })();
+  done.catch(() => undefined); // awaited by the shortcut; a failure surfaces there
+  return { rows: writer.file, done };
 }
 
 /**
@@ -177,7 +204,7 @@ class LiveRowReader extends Writable {
     this.carry = i < b.length ? Buffer.from(b.subarray(i)) : Buffer.alloc(0);
   }
 
-  counts(): Pick<LiveRows, 'vouched' | 'stale' | 'unknown'> {
+  counts(): Pick<LiveCounts, 'vouched' | 'stale' | 'unknown'> {
     const [unknown, vouched, stale] = this.trust as [number, number, number];
     return { vouched, stale, unknown };
   }

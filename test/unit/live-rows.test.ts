@@ -137,18 +137,22 @@ function fingerprintOf(r: Rec): [number, number] {
   return [out[0]!, out[1]!];
 }
 
-/** Drives a shortcut as the parser's record hook does: decide, else stage; `resetAt` starts the listing over once. */
-function drive(shortcut: UnchangedShortcut, listing: Rec[], resetAt?: number): { skipped: number; settled: Settled } {
+/**
+ * Drives a shortcut as the parser's record hook does: decide, else stage; `resetAt` starts the
+ * listing over once; `between` runs before each record (a read still under way goes on there).
+ */
+async function drive(shortcut: UnchangedShortcut, listing: Rec[], resetAt?: number, between?: () => void): Promise<{ skipped: number; settled: Settled }> {
   for (let pass = 0; pass < 2; pass++) {
     const end = pass === 0 && resetAt !== undefined ? resetAt : listing.length;
     for (let position = 0; position < end; position++) {
+      between?.();
       const r = listing[position]!;
       if (!shortcut.decide(r.id, r.bytes, 0, r.bytes.length, position)) shortcut.stagedId(r.id, position);
     }
     if (end === listing.length) break;
     shortcut.reset();
   }
-  return { skipped: shortcut.skipped, settled: shortcut.settle() };
+  return { skipped: shortcut.skipped, settled: await shortcut.settle() };
 }
 
 describe('unchanged-record shortcut over the live-row file', () => {
@@ -175,7 +179,7 @@ describe('unchanged-record shortcut over the live-row file', () => {
       for (const geometry of [TINY, ROOMY]) {
         const file = await write(rows, geometry);
         const shortcut = UnchangedShortcut.over({ rows: file, bigIds: [], vouched: 60, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, KEY);
-        results.push(drive(shortcut, listing, resetAt));
+        results.push(await drive(shortcut, listing, resetAt));
       }
       expect(results[0], `seed ${seed}`).toEqual(results[1]);
       // And what they agree on is right: every unchanged id skipped once, the rest deleted.
@@ -184,5 +188,69 @@ describe('unchanged-record shortcut over the live-row file', () => {
       const losers = results[0]!.settled.stagedLosers.length + results[0]!.settled.skippedLosers.length;
       expect(losers, `seed ${seed}`).toBe(listing.filter((r) => r.id < 180).length - listed.size + 8);
     }
+  });
+
+  it('settles alike while the rows are still being read: a record the read has not reached is handed on, never skipped, and its mark waits', async () => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const random = rng(2000 + seed);
+      const live = Array.from({ length: 60 }, (_, k) => rec(3 * k + 1, `${k}.5`));
+      const listing: Rec[] = [];
+      for (const r of live) {
+        const roll = random();
+        if (roll < 0.1) continue;
+        listing.push(roll < 0.25 ? rec(r.id, `${r.id}.75`) : r);
+        if (random() < 0.1) listing.push(random() < 0.5 ? r : rec(r.id, '9.99'));
+      }
+      for (let k = 0; k < 8; k++) listing.push(rec(3 * 60 + 2 * k, '1'));
+      if (seed % 3 === 1) listing.reverse();
+      if (seed % 3 === 2) shuffle(listing, random);
+      const rows: Array<[number, number, number]> = live.map((r) => [r.id, ...fingerprintOf(r)]);
+      const resetAt = seed % 4 === 0 ? Math.floor(listing.length / 2) : undefined;
+      const counts = { bigIds: [], vouched: 60, stale: 0, unknown: 0, orphans: 0, storedBy: undefined };
+      const whole = await drive(UnchangedShortcut.over({ rows: await write(rows, TINY), ...counts }, KEY), listing, resetAt);
+      // The same listing while the rows come in a few at a time: blocks of 4, the first 8 findable
+      // as they fill, the rest only once the read is over.
+      const writer = new LiveRowWriter(join(mkdtempSync(join(tmpdir(), 'live-rows-')), 'live-rows'), { blockRows: 4, cacheBlocks: 8 });
+      let finish!: (value: typeof counts) => void;
+      const shortcut = UnchangedShortcut.over({ rows: writer.file, done: new Promise((resolve) => (finish = resolve)) }, KEY);
+      let next = 0;
+      const following = drive(shortcut, listing, resetAt, () => {
+        for (let n = Math.floor(random() * 4); n > 0 && next < rows.length; n--) writer.add(...rows[next++]!);
+      });
+      while (next < rows.length) writer.add(...rows[next++]!);
+      open.push(await writer.finish());
+      finish(counts);
+      const streamed = await following;
+      expect(streamed.settled.missing, `seed ${seed}`).toEqual(whole.settled.missing);
+      const losers = (r: typeof whole) => [...r.settled.stagedLosers, ...r.settled.skippedLosers.map((l) => l.position)].sort((a, b) => a - b);
+      expect(losers(streamed), `seed ${seed}`).toEqual(losers(whole));
+      expect(streamed.skipped).toBeLessThanOrEqual(whole.skipped);
+    }
+  });
+
+  it('paces the parse behind the read, and passes on the read\'s failure', async () => {
+    const writer = new LiveRowWriter(join(mkdtempSync(join(tmpdir(), 'live-rows-')), 'live-rows'), { blockRows: 1024, cacheBlocks: 16 });
+    const shortcut = UnchangedShortcut.over({ rows: writer.file, done: new Promise(() => undefined) }, KEY);
+    const r = rec(1, '1.5');
+    // Nothing read yet: the parse waits, and goes on once 4096 rows past the last one found (none) are in.
+    const waiting = shortcut.pace();
+    expect(waiting).toBeInstanceOf(Promise);
+    let woke = false;
+    void waiting!.then(() => (woke = true));
+    for (let id = 1; id <= 4095; id++) writer.add(id, 1, 1);
+    await Promise.resolve();
+    expect(woke).toBe(false); // three full blocks findable, the fourth still filling
+    for (let id = 4096; id <= 5120; id++) writer.add(id, 1, 1);
+    await waiting;
+    expect(shortcut.decide(r.id, r.bytes, 0, r.bytes.length, 0)).toBe(false); // its fingerprint is not 1/1
+    expect(shortcut.pace()).toBeUndefined();
+    // A record far ahead of the read makes the parse wait until the read has passed it.
+    const far = rec(9000, '1');
+    expect(shortcut.decide(far.id, far.bytes, 0, far.bytes.length, 1)).toBe(false);
+    const behind = shortcut.pace();
+    expect(behind).toBeInstanceOf(Promise);
+    const failure = new Error('connection lost');
+    await writer.discard(failure);
+    await expect(behind).rejects.toBe(failure);
   });
 });
