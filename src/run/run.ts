@@ -129,15 +129,16 @@ export class Run {
     const last = await lastSuccess(this.deps.pool);
     this.baseline = baselineOf(last);
     // Written beside the run, on a connection of its own (run-archive.ts), watched for lock waits
-    // like the run's. A listing to compress starts once it is whole, beside the rest of the parse;
-    // the upstream's own gzip, with nothing to compress, once the parse is over, beside the apply:
-    // beside a first load's parse and COPY, which keep both cores busy, its writing slowed them
-    // (1M records: 3.88-4.07 s against 3.60-3.74 s).
-    let parsed!: () => void;
-    const parseOver = new Promise<void>((resolve) => (parsed = resolve));
+    // like the run's; started once the listing is whole, beside the rest of the parse. Except the
+    // upstream's own gzip (nothing to compress) in a first load: beside its parse and COPY, which
+    // keep both cores busy, writing it slowed them (1M records: 3.88-4.07 s against 3.60-3.74 s),
+    // so it waits for the parse to end. A re-sync's parse leaves the server idle: there it
+    // goes beside it (after it, beside the apply, the 1% re-sync took 0.1-0.2 s longer).
+    let mayArchive!: () => void;
+    const archiveGate = new Promise<void>((resolve) => (mayArchive = resolve));
     const archiving = source.ready.then(async (listing) => {
       if (!this.archives()) return undefined;
-      if (listing.gzip) await parseOver;
+      if (listing.gzip) await archiveGate;
       return RunArchive.start(this.deps.pool, { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs }, log, (pid) => lockWait.watch(pid));
     });
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
@@ -148,7 +149,7 @@ export class Run {
       await this.begin();
       const shortcut = await reading;
       void t.time('read live rows', shortcut.read).catch(() => undefined);
-      const fast = await t.time('parse and stage', this.stage(source, shortcut, log).finally(parsed));
+      const fast = await t.time('parse and stage', this.stage(source, shortcut, log, mayArchive).finally(mayArchive));
       const listing = await source.ready;
       const archive = await archiving;
       this.guard(log);
@@ -208,7 +209,7 @@ export class Run {
    * when an attempt fails part way, what was made of it is forgotten and the parse starts over
    * with the next attempt.
    */
-  private async stage(source: ListingSource, shortcut: UnchangedShortcut, log: Logger): Promise<FastPaths> {
+  private async stage(source: ListingSource, shortcut: UnchangedShortcut, log: Logger, reSync: () => void): Promise<FastPaths> {
     const { deps, runId } = this;
     const { watch } = source;
     const started = Date.now();
@@ -224,7 +225,7 @@ export class Run {
         const extras = this.config.extraFields === 'keep';
         if (await shortcut.isEmpty()) {
           this.direct = await DirectLoad.open(this.client, { runId, ids: this.tally.ids, dir: this.tmp!, biScale: this.config.bi.scale, extras }, log);
-        }
+        } else reSync();
         const fast = recordFastPaths(this.tally, shortcut, { direct: this.direct, extras });
         const lines = listingCopyLines({
           chunks,
