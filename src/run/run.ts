@@ -129,18 +129,15 @@ export class Run {
     const last = await lastSuccess(this.deps.pool);
     this.baseline = baselineOf(last);
     // Written beside the run, on a connection of its own (run-archive.ts), watched for lock waits
-    // like the run's; started once the listing is whole, beside the rest of the parse. Except the
-    // upstream's own gzip (nothing to compress) in a first load: beside its parse and COPY, which
-    // keep both cores busy, writing it slowed them (1M records: 3.88-4.07 s against 3.60-3.74 s),
-    // so it waits for the parse to end. A re-sync's parse leaves the server idle: there it
-    // goes beside it (after it, beside the apply, the 1% re-sync took 0.1-0.2 s longer).
+    // like the run's; the upstream's own gzip once `mayArchive` says this is a re-sync, or the parse is over.
     let mayArchive!: () => void;
-    const archiveGate = new Promise<void>((resolve) => (mayArchive = resolve));
-    const archiving = source.ready.then(async (listing) => {
-      if (!this.archives()) return undefined;
-      if (listing.gzip) await archiveGate;
-      return RunArchive.start(this.deps.pool, { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs }, log, (pid) => lockWait.watch(pid));
-    });
+    const gate = new Promise<void>((resolve) => (mayArchive = resolve));
+    const { pool } = this.deps;
+    const archiving = source.ready.then((listing) =>
+      this.archives()
+        ? RunArchive.start(pool, { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs, gate }, log, (pid) => lockWait.watch(pid))
+        : undefined,
+    );
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       const t = this.phases;
@@ -155,7 +152,7 @@ export class Run {
       this.guard(log);
       const started = Date.now();
       const settled = await shortcut.settle();
-      this.explainShortcut(shortcut, log);
+      shortcut.report(log);
       this.duplicates = await t.time(
         'duplicates',
         settleDuplicates({
@@ -195,12 +192,6 @@ export class Run {
   /** The run's transaction, with SYNC_LOCK_TIMEOUT_MS; its server process watched for lock waits. */
   private async begin(): Promise<void> {
     this.lockWait.watch(await this.deps.pool.begin(this.client, { lockTimeoutMs: this.config.lockTimeoutMs, idleTimeoutMs: idleTimeoutMs(this.config) }));
-  }
-
-  /** Says why the shortcut could not trust every live row, when it could not (once they are all read). */
-  private explainShortcut(shortcut: UnchangedShortcut, log: Logger): void {
-    const why = shortcut.explain();
-    if (why) log.info({ liveRows: shortcut.liveBefore }, why);
   }
 
   /**

@@ -12,7 +12,8 @@ import { cancelStatement } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
-import { LiveRowFile, LiveRowWriter } from './live-file.js';
+import type { LiveRowFile } from './live-file.js';
+import { LiveRowWriter } from './live-writer.js';
 
 const SQL = loadStatements('unchanged/fingerprints.sql', [
   'read_plan',

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
-import { LiveRowWriter, type Geometry, type LiveRowFile } from '../../src/unchanged/live-file.js';
+import type { Geometry, LiveRowFile } from '../../src/unchanged/live-file.js';
+import { LiveRowWriter } from '../../src/unchanged/live-writer.js';
 import { UnchangedShortcut, type Settled } from '../../src/unchanged/shortcut.js';
 
 const TINY: Geometry = { blockRows: 4, cacheBlocks: 2 };
@@ -252,5 +253,22 @@ describe('unchanged-record shortcut over the live-row file', () => {
     const failure = new Error('connection lost');
     await writer.discard(failure);
     await expect(behind).rejects.toBe(failure);
+  });
+
+  it('waits for the whole read once a push gave it no record to decide (every record took the full path)', async () => {
+    const writer = new LiveRowWriter(join(mkdtempSync(join(tmpdir(), 'live-rows-')), 'live-rows'), { blockRows: 1024, cacheBlocks: 16 });
+    const shortcut = UnchangedShortcut.over({ rows: writer.file, done: new Promise(() => undefined) }, KEY);
+    for (let id = 1; id <= 8192; id++) writer.add(id, 1, 1);
+    expect(shortcut.pace()).toBeUndefined(); // the first push goes
+    const waiting = shortcut.pace(); // it decided nothing: the next waits for the end
+    expect(waiting).toBeInstanceOf(Promise);
+    let woke = false;
+    void waiting!.then(() => (woke = true));
+    for (let id = 8193; id <= 16_384; id++) writer.add(id, 1, 1);
+    await Promise.resolve();
+    expect(woke).toBe(false);
+    open.push(await writer.finish());
+    await waiting;
+    expect(shortcut.pace()).toBeUndefined();
   });
 });
