@@ -63,9 +63,8 @@ export class UnchangedShortcut {
   /** Staged records whose id the read had not reached: id, position, id, position... (marked at `settle`). */
   private early: number[] = [];
   private earlyBig: Array<[id: string, position: number]> = [];
-  /** The highest id `decide` was asked about since the start (or `reset`), and the parser's pushes `pace` let go. */
+  /** The highest id `decide` was asked about since the start (or `reset`). */
   private highest = -Infinity;
-  private pushes = 0;
 
   /** Resolves when every row is read; rejects when the read fails. */
   readonly read: Promise<void>;
@@ -129,17 +128,8 @@ export class UnchangedShortcut {
    */
   pace(): Promise<void> | undefined {
     const rows = this.rows;
-    // After a first push that gave `decide` no record (every record took the full path: a listing
-    // all rejected, say), the parse waits for the whole read as it did before it followed it: the
-    // two side by side peaked 30-60 MB higher (the benchmark's all-rejected listing: 202-236 MB
-    // against 168-179 MB), for a parse that skips nothing.
-    const ahead = () =>
-      rows.complete || (rows.rows >= rows.position + 1 + READ_AHEAD_ROWS && rows.covers(this.highest) && (this.pushes === 0 || this.highest > -Infinity));
-    if (ahead()) {
-      this.pushes++;
-      return undefined;
-    }
-    return rows.until(ahead).then(() => void this.pushes++);
+    const ahead = () => rows.complete || (rows.rows >= rows.position + 1 + READ_AHEAD_ROWS && rows.covers(this.highest));
+    return ahead() ? undefined : rows.until(ahead);
   }
 
   /** Live rows at the start of the run (once the read is over). */
@@ -234,7 +224,6 @@ export class UnchangedShortcut {
     this.early = [];
     this.earlyBig = [];
     this.highest = -Infinity;
-    this.pushes = 0;
     this.skipped = 0;
   }
 

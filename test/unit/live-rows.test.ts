@@ -254,21 +254,4 @@ describe('unchanged-record shortcut over the live-row file', () => {
     await writer.discard(failure);
     await expect(behind).rejects.toBe(failure);
   });
-
-  it('waits for the whole read once a push gave it no record to decide (every record took the full path)', async () => {
-    const writer = new LiveRowWriter(join(mkdtempSync(join(tmpdir(), 'live-rows-')), 'live-rows'), { blockRows: 1024, cacheBlocks: 16 });
-    const shortcut = UnchangedShortcut.over({ rows: writer.file, done: new Promise(() => undefined) }, KEY);
-    for (let id = 1; id <= 8192; id++) writer.add(id, 1, 1);
-    expect(shortcut.pace()).toBeUndefined(); // the first push goes
-    const waiting = shortcut.pace(); // it decided nothing: the next waits for the end
-    expect(waiting).toBeInstanceOf(Promise);
-    let woke = false;
-    void waiting!.then(() => (woke = true));
-    for (let id = 8193; id <= 16_384; id++) writer.add(id, 1, 1);
-    await Promise.resolve();
-    expect(woke).toBe(false);
-    open.push(await writer.finish());
-    await waiting;
-    expect(shortcut.pace()).toBeUndefined();
-  });
 });
