@@ -147,38 +147,52 @@ describe('unchanged-record shortcut', () => {
     expect(runs[6]).toMatchObject({ updated: 1 });
   });
 
+  /**
+   * `n` rows, then the same with every `changed`th changed, every `gone`th gone, every `twice`th
+   * sent again (`again` makes the second copy) and 30 new ids at the end.
+   */
+  function spread(n: number, { changed, gone, twice, again }: { changed: number; gone: number; twice: number; again: (k: number) => string }) {
+    const first = Array.from({ length: n }, (_, k) => rec(k + 1, `${k}.25`));
+    const second: string[] = [];
+    for (let k = 0; k < n; k++) {
+      if ((k + 1) % gone === 0) continue;
+      second.push((k + 1) % changed === 0 ? rec(k + 1, `${k}.5`) : first[k]!);
+      if ((k + 1) % twice === 0) second.push(again(k));
+    }
+    for (let k = 0; k < 30; k++) second.push(rec(n + 1 + k, '1'));
+    return { first, second };
+  }
+
+  /** Two new schemas, one with every record compared, loaded with each listing in turn and alike after each; the runs and what the shortcut skipped, per listing. */
+  async function alike(name: string, listings: Array<[string, string[]]>) {
+    const fastDb = await fx.createDb(`skip_fast_${name}`);
+    const fullDb = await fx.createDb(`skip_full_${name}`);
+    compareAll.add(fullDb);
+    const skipped: number[] = [];
+    for (const [step, records] of listings) {
+      for (const db of [fastDb, fullDb]) {
+        const loaded = await load(db, `${db.schema}-${step}`, records);
+        if (db === fastDb) skipped.push(loaded.skipped);
+      }
+      expect(await state(fastDb), step).toEqual(await state(fullDb));
+    }
+    return { runs: (await state(fastDb)).runs, skipped };
+  }
+
   it('gives the same on a table of several thousand rows, with the listing in another order than the ids', async () => {
     // The live rows are read back by id from a file of 1,024-row blocks (src/unchanged/live-file.ts):
     // a shuffled listing jumps between blocks, and copies of an id sit far apart.
-    const bigFast = await fx.createDb('skip_fast_big');
-    const bigFull = await fx.createDb('skip_full_big');
-    compareAll.add(bigFull);
     const n = 5000;
-    const first = Array.from({ length: n }, (_, k) => rec(k + 1, `${k}.25`));
     // Every 50th row changed, every 97th gone, every 101st sent twice (the second copy changed
     // when odd), 30 new ids; then shuffled with a fixed permutation.
-    const second: string[] = [];
-    for (let k = 0; k < n; k++) {
-      if ((k + 1) % 97 === 0) continue;
-      second.push((k + 1) % 50 === 0 ? rec(k + 1, `${k}.5`) : first[k]!);
-      if ((k + 1) % 101 === 0) second.push(k % 2 === 1 ? rec(k + 1, '7') : first[k]!);
-    }
-    for (let k = 0; k < 30; k++) second.push(rec(n + 1 + k, '1'));
+    const { first, second } = spread(n, { changed: 50, gone: 97, twice: 101, again: (k) => (k % 2 === 1 ? rec(k + 1, '7') : rec(k + 1, `${k}.25`)) });
     let lcg = 7;
     for (let i = second.length - 1; i > 0; i--) {
       lcg = (lcg * 1103515245 + 12345) % 2147483648;
       const j = lcg % (i + 1);
       [second[i], second[j]] = [second[j]!, second[i]!];
     }
-    const skipped: number[] = [];
-    for (const [name, records] of [['first', first], ['shuffled', second], ['again', second]] as const) {
-      for (const db of [bigFast, bigFull]) {
-        const loaded = await load(db, `${db.schema}-${name}`, records);
-        if (db === bigFast) skipped.push(loaded.skipped);
-      }
-      expect(await state(bigFast), name).toEqual(await state(bigFull));
-    }
-    const runs = (await state(bigFast)).runs;
+    const { runs, skipped } = await alike('big', [['first', first], ['shuffled', second], ['again', second]]);
     // The last copy of an id wins: updated are the old ids whose last copy differs from the first load.
     const last = new Map(second.map((r) => [Number(/"id":(\d+)/.exec(r)![1]), r]));
     const updated = [...last].filter(([id, r]) => id <= n && r !== first[id - 1]).length;
@@ -192,27 +206,8 @@ describe('unchanged-record shortcut', () => {
     // Past 4,096 rows the parse no longer waits for the whole read (unchanged/shortcut.ts pace):
     // it decides each record once the read has passed its id, and hands on (to be compared) any
     // whose row it has not reached yet, such as the new ids at the end.
-    const orderFast = await fx.createDb('skip_fast_order');
-    const orderFull = await fx.createDb('skip_full_order');
-    compareAll.add(orderFull);
-    const n = 20_000;
-    const first = Array.from({ length: n }, (_, k) => rec(k + 1, `${k}.25`));
-    const second: string[] = [];
-    for (let k = 0; k < n; k++) {
-      if ((k + 1) % 997 === 0) continue;
-      second.push((k + 1) % 100 === 0 ? rec(k + 1, `${k}.5`) : first[k]!);
-      if ((k + 1) % 1001 === 0) second.push(rec(k + 1, '7'));
-    }
-    for (let k = 0; k < 30; k++) second.push(rec(n + 1 + k, '1'));
-    const skipped: number[] = [];
-    for (const [name, records] of [['first', first], ['changed', second], ['again', second]] as const) {
-      for (const db of [orderFast, orderFull]) {
-        const loaded = await load(db, `${db.schema}-${name}`, records);
-        if (db === orderFast) skipped.push(loaded.skipped);
-      }
-      expect(await state(orderFast), name).toEqual(await state(orderFull));
-    }
-    const runs = (await state(orderFast)).runs;
+    const { first, second } = spread(20_000, { changed: 100, gone: 997, twice: 1001, again: (k) => rec(k + 1, '7') });
+    const { runs, skipped } = await alike('order', [['first', first], ['changed', second], ['again', second]]);
     expect(runs[1]).toMatchObject({ inserted: 30, updated: 219, deleted: 20, duplicates: 19 });
     expect(runs[2]).toMatchObject({ inserted: 0, updated: 0, deleted: 0, duplicates: 19 });
     expect(skipped[2]).toBeGreaterThan(19_000);

@@ -156,25 +156,31 @@ async function drive(shortcut: UnchangedShortcut, listing: Rec[], resetAt?: numb
   return { skipped: shortcut.skipped, settled: await shortcut.settle() };
 }
 
+/**
+ * 60 live rows and a listing that keeps most unchanged, changes some, drops some, adds new ids,
+ * and repeats some ids (unchanged or changed copies), far apart once shuffled; in id order,
+ * reversed or shuffled by `seed`.
+ */
+function randomCase(seed: number, random: () => number): { live: Rec[]; listing: Rec[]; rows: Array<[number, number, number]> } {
+  const live = Array.from({ length: 60 }, (_, k) => rec(3 * k + 1, `${k}.5`));
+  const listing: Rec[] = [];
+  for (const r of live) {
+    const roll = random();
+    if (roll < 0.1) continue; // deleted
+    listing.push(roll < 0.25 ? rec(r.id, `${r.id}.75`) : r);
+    if (random() < 0.1) listing.push(random() < 0.5 ? r : rec(r.id, '9.99'));
+  }
+  for (let k = 0; k < 8; k++) listing.push(rec(3 * 60 + 2 * k, '1'));
+  if (seed % 3 === 1) listing.reverse();
+  if (seed % 3 === 2) shuffle(listing, random);
+  return { live, listing, rows: live.map((r) => [r.id, ...fingerprintOf(r)]) };
+}
+
 describe('unchanged-record shortcut over the live-row file', () => {
   it('skips, settles duplicates and finds deletions alike with a tiny cache and a roomy one, in any listing order', async () => {
     for (let seed = 1; seed <= 30; seed++) {
       const random = rng(1000 + seed);
-      // 60 live rows; the listing keeps most unchanged, changes some, drops some, adds new ids,
-      // and repeats some ids (unchanged or changed copies), far apart once shuffled.
-      const live = Array.from({ length: 60 }, (_, k) => rec(3 * k + 1, `${k}.5`));
-      const listing: Rec[] = [];
-      for (const r of live) {
-        const roll = random();
-        if (roll < 0.1) continue; // deleted
-        listing.push(roll < 0.25 ? rec(r.id, `${r.id}.75`) : r);
-        if (random() < 0.1) listing.push(random() < 0.5 ? r : rec(r.id, '9.99'));
-      }
-      for (let k = 0; k < 8; k++) listing.push(rec(3 * 60 + 2 * k, '1'));
-      const order = seed % 3;
-      if (order === 1) listing.reverse();
-      if (order === 2) shuffle(listing, random);
-      const rows: Array<[number, number, number]> = live.map((r) => [r.id, ...fingerprintOf(r)]);
+      const { live, listing, rows } = randomCase(seed, random);
       const resetAt = seed % 4 === 0 ? Math.floor(listing.length / 2) : undefined;
       const results = [];
       for (const geometry of [TINY, ROOMY]) {
@@ -194,18 +200,7 @@ describe('unchanged-record shortcut over the live-row file', () => {
   it('settles alike while the rows are still being read: a record the read has not reached is handed on, never skipped, and its mark waits', async () => {
     for (let seed = 1; seed <= 30; seed++) {
       const random = rng(2000 + seed);
-      const live = Array.from({ length: 60 }, (_, k) => rec(3 * k + 1, `${k}.5`));
-      const listing: Rec[] = [];
-      for (const r of live) {
-        const roll = random();
-        if (roll < 0.1) continue;
-        listing.push(roll < 0.25 ? rec(r.id, `${r.id}.75`) : r);
-        if (random() < 0.1) listing.push(random() < 0.5 ? r : rec(r.id, '9.99'));
-      }
-      for (let k = 0; k < 8; k++) listing.push(rec(3 * 60 + 2 * k, '1'));
-      if (seed % 3 === 1) listing.reverse();
-      if (seed % 3 === 2) shuffle(listing, random);
-      const rows: Array<[number, number, number]> = live.map((r) => [r.id, ...fingerprintOf(r)]);
+      const { listing, rows } = randomCase(seed, random);
       const resetAt = seed % 4 === 0 ? Math.floor(listing.length / 2) : undefined;
       const counts = { bigIds: [], vouched: 60, stale: 0, unknown: 0, orphans: 0, storedBy: undefined };
       const whole = await drive(UnchangedShortcut.over({ rows: await write(rows, TINY), ...counts }, KEY), listing, resetAt);
