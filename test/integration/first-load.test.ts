@@ -78,13 +78,18 @@ describe('a first load writes each row once', () => {
     return { run: outcome.run as unknown as Record<string, unknown>, statements };
   }
 
-  /** Everything a run leaves, but the staging schema's seed row, with run ids as their ordinal. */
+  /**
+   * Everything a run leaves, but the staging schema's seed row, with run ids as their ordinal.
+   * Not `skipped_unchanged`: in a listing out of id order, a re-sync's parse may meet a record
+   * before the read of the live rows reaches its row, and then compares it rather than skip it
+   * (unchanged/shortcut.ts): how many depends on timing, the result does not.
+   */
   async function state(db: TestDb) {
     const ordinal = `(SELECT count(*) FROM sync_runs r WHERE r.id <= x.run_id AND r.source IS DISTINCT FROM 'seed')`;
     return {
       runs: await db.rows(
         `SELECT dry_run, status, received::int, rejected::int, duplicates::int, inserted::int, updated::int, unchanged::int,
-                deleted::int, restored::int, skipped_unchanged::int, unknown_fields, field_counts
+                deleted::int, restored::int, unknown_fields, field_counts
          FROM sync_runs WHERE source IS DISTINCT FROM 'seed' ORDER BY id`,
       ),
       rejects: await db.rows(`SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`),
@@ -169,7 +174,10 @@ describe('a first load writes each row once', () => {
     expect(Number(next.run.skipped_unchanged)).toBeGreaterThan(0);
     const third = await load(direct, 'compact-again', compact);
     expect(third.run).toMatchObject({ inserted: 0, updated: 0, deleted: 0 });
-    expect(third.run.skipped_unchanged).toBe(third.run.unchanged);
+    // All but the records of the parser's first 8 KiB push that the read of the live rows had not
+    // reached yet (this listing is out of id order): those are compared instead.
+    expect(Number(third.run.skipped_unchanged)).toBeGreaterThan(Number(third.run.unchanged) - 200);
+    expect(Number(third.run.skipped_unchanged)).toBeLessThanOrEqual(Number(third.run.unchanged));
     expect(third.run.unchanged).toBe(Number(next.run.inserted) + Number(next.run.unchanged) + Number(next.run.updated));
   });
 
