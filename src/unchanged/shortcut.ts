@@ -127,9 +127,13 @@ export class UnchangedShortcut {
    * about), or over. Rejects when the read fails.
    */
   pace(): Promise<void> | undefined {
+    // Called before every push: the promise (and its check as a closure) only when the parse must wait.
+    return this.readAhead() ? undefined : this.rows.until(() => this.readAhead());
+  }
+
+  private readAhead(): boolean {
     const rows = this.rows;
-    const ahead = () => rows.complete || (rows.rows >= rows.position + 1 + READ_AHEAD_ROWS && rows.covers(this.highest));
-    return ahead() ? undefined : rows.until(ahead);
+    return rows.complete || (rows.rows >= rows.position + 1 + READ_AHEAD_ROWS && rows.covers(this.highest));
   }
 
   /** Live rows at the start of the run (once the read is over). */
