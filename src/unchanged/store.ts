@@ -5,9 +5,7 @@
  * Fingerprints are two int32 halves in the file, one bigint in the table.
  */
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
-import { to as copyTo } from 'pg-copy-streams';
+import { CopyOut, type CopyOutSink } from '../db/copy-out.js';
 import { cancelStatement } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
@@ -97,7 +95,8 @@ export async function readLiveRows(pool: Pool, signal: AbortSignal, options: Rea
     try {
       const started = Date.now();
       const reader = new LiveRowReader(writer);
-      await pipeline(client.query(copyTo(SQL.copy_live_out)), reader);
+      await client.query(new CopyOut(SQL.copy_live_out, reader)).done;
+      reader.end();
       const stored = Number((await client.query<{ stored: string }>(SQL.count_stored)).rows[0]!.stored);
       await client.query('COMMIT');
       const rows = await writer.finish();
@@ -148,51 +147,58 @@ export async function saveFingerprints(
 /**
  * Parses `COPY (SELECT id, hash, trust ...) TO STDOUT (FORMAT binary)` into the live-row file
  * (which holds the COPY back only while a MiB waits behind a write in flight), and counts the rows
- * by trust.
+ * by trust. Rows are read where they lie in the socket's chunks (a CopyData message is a row);
+ * only one split across chunks, or the header, is copied.
  */
-class LiveRowReader extends Writable {
+class LiveRowReader implements CopyOutSink {
   readonly bigIds: string[] = [];
   private readonly trust = [0, 0, 0];
   private carry: Buffer = Buffer.alloc(0);
   private headerDone = false;
+  private ended = false;
 
-  constructor(private readonly rows: LiveRowWriter) {
-    super();
-  }
+  constructor(private readonly rows: LiveRowWriter) {}
 
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    try {
-      this.take(this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk);
-    } catch (error) {
-      callback(error as Error);
+  data(b: Buffer, start: number, end: number): void {
+    if (this.carry.length === 0) {
+      const i = this.take(b, start, end);
+      if (i < end) this.carry = Buffer.from(b.subarray(i, end));
       return;
     }
-    const writing = this.rows.drain();
-    if (writing === undefined) callback();
-    else writing.then(() => callback(), callback);
+    const joined = Buffer.concat([this.carry, b.subarray(start, end)]);
+    const i = this.take(joined, 0, joined.length);
+    this.carry = i < joined.length ? joined.subarray(i) : Buffer.alloc(0);
   }
 
-  private take(b: Buffer): void {
-    let i = 0;
+  drain(): Promise<void> | undefined {
+    return this.rows.drain();
+  }
+
+  /** After the COPY: it ended with its trailer, nothing after. */
+  end(): void {
+    if (!this.ended || this.carry.length > 0) throw new Error('the live rows\' COPY ended before its trailer');
+  }
+
+  /** Takes the whole rows of b[i, end); returns where the first incomplete one starts. */
+  private take(b: Buffer, i: number, end: number): number {
     if (!this.headerDone) {
       // Signature (11 bytes), flags (4), header extension length (4) and the extension.
-      if (b.length < 19) return void (this.carry = b);
-      i = 19 + b.readInt32BE(15);
+      if (end - i < 19 || end - i < 19 + b.readInt32BE(i + 15)) return i;
+      i += 19 + b.readInt32BE(i + 15);
       this.headerDone = true;
     }
-    for (;;) {
-      if (b.length - i < 2) break;
+    while (end - i >= 2) {
       const fields = b.readInt16BE(i);
       if (fields === -1) {
-        i = b.length;
-        break;
+        this.ended = true;
+        return end;
       }
       // id: length 8 + int64; hash: length 8 + int64, or length -1 (null); trust: length 2 + int16.
-      if (b.length - i < 2 + 12 + 4) break;
+      if (end - i < 2 + 12 + 4) break;
       const hashLength = b.readInt32BE(i + 14);
       const trustAt = i + 18 + (hashLength < 0 ? 0 : 8);
       const size = trustAt - i + 4 + 2;
-      if (b.length - i < size) break;
+      if (end - i < size) break;
       const idHi = b.readInt32BE(i + 6);
       const idLo = b.readUInt32BE(i + 10);
       const id = idHi * 4294967296 + idLo;
@@ -202,7 +208,7 @@ class LiveRowReader extends Writable {
       else this.bigIds.push(b.readBigInt64BE(i + 6).toString());
       i += size;
     }
-    this.carry = i < b.length ? Buffer.from(b.subarray(i)) : Buffer.alloc(0);
+    return i;
   }
 
   counts(): Pick<LiveCounts, 'vouched' | 'stale' | 'unknown'> {
