@@ -140,6 +140,7 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
     }
   };
   const hook: RecordBytesHook = {
+    keys: members,
     record(bytes, start, end, ends, memberCount, position, byteOffset, plain) {
       checkpoints.record(position, byteOffset);
       if (bytes === undefined || !members.read(bytes, start, end, ends, memberCount, plain)) return false;

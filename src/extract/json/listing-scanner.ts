@@ -224,7 +224,7 @@ export abstract class ListingScanner extends ScannerState {
           } else if (c === 0x7b || c === 0x5b) {
             if (depth === 0 && c === 0x7b && this.mode === M_RECORD) {
               // A whole compact flat record at once, no output (flat-record.ts); else byte by byte.
-              const count = scanFlatRecord(b, i, end, this.memberEnds);
+              const count = scanFlatRecord(b, i, end, this.memberEnds, this.keyGuide);
               if (count > 0) {
                 this.memberCount = count;
                 this.laned = true;

@@ -8,6 +8,7 @@
  */
 
 import { viewOf } from '../../byte-view.js';
+import type { KeyGuide } from './listing-types.js';
 
 /** Unknown keys remembered per record; a record with more takes the full path. */
 const MAX_UNKNOWN = 8;
@@ -20,7 +21,7 @@ const MAX_GUESSES = 256;
  */
 const MAX_REMEMBERED_KEY = 256;
 
-export class MemberReader {
+export class MemberReader implements KeyGuide {
   /** Bit k set: known field k is present / present and not null. */
   present = 0;
   nonNull = 0;
@@ -43,11 +44,13 @@ export class MemberReader {
   /** Each known key's bytes, in the order of `knownKeys` (bit k of the presence mask is keys[k]). */
   private readonly keys: Uint8Array[];
   /** Per known key: its text followed by '":' (`keyColon`), and that text's whole 4-byte little-endian words. */
-  private readonly keyColon: Buffer[];
-  private readonly keyWords: Int32Array[];
+  readonly keyColon: Buffer[];
+  readonly keyWords: Int32Array[];
   private readonly idIndex: number;
   /** Per member position: the known key found there in the last record read (-1: none). */
-  private readonly guess = new Int32Array(MAX_GUESSES).fill(-1);
+  readonly guess = new Int32Array(MAX_GUESSES).fill(-1);
+  /** Per member position of a record the scanner's fast lane took: the known key it found there by `guess` (flat-record.ts KeyGuide), else -1. */
+  readonly found = new Int32Array(MAX_GUESSES).fill(-1);
   /**
    * Per member position: the unknown key found there last: its bytes followed by '":' (and their
    * whole 4-byte words, as for the known keys), and its text. New upstream fields repeat like the
@@ -86,8 +89,10 @@ export class MemberReader {
       // Records repeat their keys in the same order: the known key member m had last time is
       // tried first, and when its bytes and a '"' follow, that is this key (a known key has no
       // '"' or '\\'), found in one pass instead of a scan for the quote and a search.
-      let k = m < MAX_GUESSES ? this.guess[m]! : -1;
-      let j = k >= 0 ? this.match(k, b, ks, memberEnd) : k === -1 && m < MAX_GUESSES ? this.matchUnknown(m, b, ks, memberEnd) : -1;
+      // A key the fast lane found by its guess (`plain`: the lane took this record) is not compared again.
+      const lane = plain && m < MAX_GUESSES ? this.found[m]! : -1;
+      let k = lane >= 0 ? lane : m < MAX_GUESSES ? this.guess[m]! : -1;
+      let j = lane >= 0 ? ks + this.keys[k]!.length : k >= 0 ? this.match(k, b, ks, memberEnd) : k === -1 && m < MAX_GUESSES ? this.matchUnknown(m, b, ks, memberEnd) : -1;
       let name: string | undefined;
       if (j >= 0 && k === -1) name = this.lastUnknownName[m];
       else if (j < 0) {

@@ -5,7 +5,7 @@
  * Container nesting is a bit stack (1 bit per level), so the scanner never recurses.
  * The base of the parser's class chain; why it is a chain: listing-parser.ts.
  */
-import { ListingSyntaxError, MAX_NESTING, describeByte, makeExcerpt } from './listing-types.js';
+import { ListingSyntaxError, MAX_NESTING, describeByte, makeExcerpt, type KeyGuide } from './listing-types.js';
 
 // Scanner states. S_* are inside a value (record, top-level key or top-level scalar); T_* are the
 // envelope object; A_* are the records array between its elements.
@@ -118,6 +118,8 @@ export abstract class ScannerState {
   protected memberCount = 0;
   /** The current record was taken whole by the fast lane (flat-record.ts): nothing of it is in `out` yet. */
   protected laned = false;
+  /** The keys the record hook's reader expects, for the fast lane to try first. */
+  protected keyGuide: KeyGuide | undefined;
   /** Records started so far (the current one's position while it is scanned). */
   protected recordCount = 0;
 
