@@ -170,23 +170,32 @@ function numberEnd(b: Uint8Array, view: DataView, i: number, end: number): numbe
     d = b[i]!;
   }
   if (d === 0x65 || d === 0x45) {
-    if (++i >= end) return -1;
-    d = b[i]!;
-    const negative = d === 0x2d;
-    if (d === 0x2b || d === 0x2d) {
-      if (++i >= end) return -1;
-      d = b[i]!;
-    }
-    const digits = i;
-    if (d < 0x30 || d > 0x39 || (i = digitsEnd(b, view, i + 1, end)) < 0 || i - digits > MAX_EXPONENT_DIGITS) return -1;
-    let exponent = 0;
-    for (let k = digits; k < i; k++) exponent = exponent * 10 + (b[k]! - 0x30);
-    // Never fewer than the digits it prints as (extra-fields.ts printedDigits): leading zeros count here.
-    const printed = negative ? intDigits + fracDigits + exponent : intDigits + exponent + Math.max(0, fracDigits - exponent);
-    if (printed > MAX_PRINTED_DIGITS) return -1;
+    if ((i = exponentEnd(b, view, i + 1, end, intDigits, fracDigits)) < 0) return -1;
     d = b[i]!;
   }
   return (d === 0x2c || d === 0x7d) && i - start <= MAX_NUMBER_LENGTH ? i : -1;
+}
+
+/**
+ * Where the exponent whose sign or first digit is at `i` ends, when it has 1 to 4 digits and its
+ * number prints as at most MAX_PRINTED_DIGITS digits; else -1. Apart from numberEnd, which V8
+ * then inlines into scanFlatRecord: exponents are rare in real data.
+ */
+function exponentEnd(b: Uint8Array, view: DataView, i: number, end: number, intDigits: number, fracDigits: number): number {
+  if (i >= end) return -1;
+  let d = b[i]!;
+  const negative = d === 0x2d;
+  if (d === 0x2b || d === 0x2d) {
+    if (++i >= end) return -1;
+    d = b[i]!;
+  }
+  const digits = i;
+  if (d < 0x30 || d > 0x39 || (i = digitsEnd(b, view, i + 1, end)) < 0 || i - digits > MAX_EXPONENT_DIGITS) return -1;
+  let exponent = 0;
+  for (let k = digits; k < i; k++) exponent = exponent * 10 + (b[k]! - 0x30);
+  // Never fewer than the digits it prints as (extra-fields.ts printedDigits): leading zeros count here.
+  const printed = negative ? intDigits + fracDigits + exponent : intDigits + exponent + Math.max(0, fracDigits - exponent);
+  return printed > MAX_PRINTED_DIGITS ? -1 : i;
 }
 
 /**
