@@ -117,6 +117,36 @@ export async function countAfterRun(
 }
 
 /**
+ * What the BI views round after a run's changes, in the log. A first load counted its rows as it
+ * wrote them (`written`). When the last successful run's count still described the table as
+ * this run found it (biCountPlan), it is carried forward (no row changed) or updated from the
+ * changed rows only; otherwise every live row is counted. The log line says which (`biCount`) and
+ * which run's count it rests on (`countedBy`).
+ */
+export async function countRunBiRounding(
+  client: PoolClient,
+  run: {
+    runId: string;
+    scale: number;
+    last: (LastCount & { id: string; live_after: string | null }) | undefined;
+    changes: RunChanges;
+    asRunsLeftIt: boolean;
+    written: BiRounding | undefined;
+  },
+  log: Logger,
+): Promise<BiRounding> {
+  const { last } = run;
+  const plan = biCountPlan(last, run.scale, run.changes, run.asRunsLeftIt, run.written);
+  const { bi, method } = await countAfterRun(client, plan, run.changes, log);
+  const how = { biCount: method, countedBy: Number(method === 'carried' ? last!.id : run.runId), ...(method === 'incremental' ? { countedFrom: Number(last!.id) } : {}) };
+  // A warning only when the count grew or the scale changed: a state logged every night is noise.
+  const note = describeBiRounding(bi);
+  if (note) log[biRoundingLevel(bi, last)]({ ...bi, ...how }, note);
+  else log.debug({ ...bi, ...how }, 'BI views show every live value exactly');
+  return bi;
+}
+
+/**
  * The last successful run's count at this scale, as it stored it; undefined without one. Whether it
  * still describes the live rows is biCountPlan's question.
  */

@@ -21,8 +21,8 @@ import { GuardError } from '../errors.js';
 import { spoolFault } from '../extract/http/spool-fault.js';
 import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, keepRejected, type ChangeCounts } from '../load/apply.js';
-import { deleteRejects, insertRejects, lastSuccess, type LastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
-import { biCountPlan, biRoundingLevel, countAfterRun, describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
+import { deleteRejects, insertRejects, lastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
+import { countRunBiRounding, type BiRounding } from '../load/bi-rounding.js';
 import { LockWaitWatch } from '../load/lock-wait.js';
 import { stageRows } from '../load/staging.js';
 import type { FieldCounts } from '../fields.js';
@@ -169,7 +169,10 @@ export class Run {
       );
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
       log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
-      this.bi = await t.time('BI count', this.countBiRounding(last, counts, shortcut.tableAsRunsLeftIt, log));
+      this.bi = await t.time(
+        'BI count',
+        countRunBiRounding(this.client, { runId: this.runId, scale: this.config.bi.scale, last, changes: counts, asRunsLeftIt: shortcut.tableAsRunsLeftIt, written: this.direct?.biRounding }, log),
+      );
       const keptFields = await t.time('new fields', this.extraFields.record(this.client, this.runId, this.tally.fields));
       this.warnNewFields(log);
       if (archive) await t.time('archive', archive.store(this.client, this.config.archiveKeep, log));
@@ -314,24 +317,6 @@ export class Run {
   private async commit(): Promise<void> {
     if (!this.request.dryRun) await this.lock.check();
     await this.client.query(this.request.dryRun ? 'ROLLBACK' : 'COMMIT');
-  }
-
-  /**
-   * What the BI views round, after the changes, in the log. A first load counted its rows as it
-   * wrote them (`written`). When the last successful run's count still described the table as
-   * this run found it (bi-rounding.ts biCountPlan), it is carried forward (no row changed) or
-   * updated from the changed rows only; otherwise every live row is counted. The log line says
-   * which (`biCount`) and which run's count it rests on (`countedBy`).
-   */
-  private async countBiRounding(last: LastSuccess | undefined, counts: ChangeCounts, asRunsLeftIt: boolean, log: Logger): Promise<BiRounding> {
-    const plan = biCountPlan(last, this.config.bi.scale, counts, asRunsLeftIt, this.direct?.biRounding);
-    const { bi, method } = await countAfterRun(this.client, plan, counts, log);
-    const how = { biCount: method, countedBy: Number(method === 'carried' ? last!.id : this.runId), ...(method === 'incremental' ? { countedFrom: Number(last!.id) } : {}) };
-    // A warning only when the count grew or the scale changed: a state logged every night is noise.
-    const note = describeBiRounding(bi);
-    if (note) log[biRoundingLevel(bi, last)]({ ...bi, ...how }, note);
-    else log.debug({ ...bi, ...how }, 'BI views show every live value exactly');
-    return bi;
   }
 
   /** The fields no earlier successful run saw, announced once with where they are. */

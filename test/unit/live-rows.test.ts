@@ -3,10 +3,10 @@
  * order, whatever the cache holds: blocks of 4 rows and a cache of 2 blocks push rows out and read
  * them back all the time, and must give what one block holding everything gives.
  */
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fingerprint } from '../../src/unchanged/fingerprint.js';
 import type { Geometry, LiveRowFile } from '../../src/unchanged/live-file.js';
 import { LiveRowWriter } from '../../src/unchanged/live-writer.js';
@@ -15,6 +15,9 @@ import { UnchangedShortcut, type Settled } from '../../src/unchanged/shortcut.js
 const TINY: Geometry = { blockRows: 4, cacheBlocks: 2 };
 const ROOMY: Geometry = { blockRows: 4096, cacheBlocks: 4 };
 const KEY = { key: 'test', seed: 0x1234567 };
+/** Every case's files, under one directory removed at the end. */
+const scratch = mkdtempSync(join(tmpdir(), 'live-rows-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** mulberry32: the same seed, the same case. */
 function rng(seed: number): () => number {
@@ -41,7 +44,7 @@ afterEach(() => {
 });
 
 async function write(rows: Array<[id: number, hi: number, lo: number]>, geometry: Geometry): Promise<LiveRowFile> {
-  const writer = new LiveRowWriter(join(mkdtempSync(join(tmpdir(), 'live-rows-')), 'live-rows'), geometry);
+  const writer = new LiveRowWriter(join(mkdtempSync(join(scratch, 'case-')), 'live-rows'), geometry);
   for (const [id, hi, lo] of rows) writer.add(id, hi, lo);
   const file = await writer.finish();
   open.push(file);
@@ -85,7 +88,7 @@ describe('live-row file', () => {
   });
 
   it('writes nothing when the table fits in the cache', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'live-rows-'));
+    const dir = mkdtempSync(join(scratch, 'case-'));
     const writer = new LiveRowWriter(join(dir, 'live-rows'), { blockRows: 4, cacheBlocks: 3 });
     for (let id = 1; id <= 12; id++) writer.add(id, id, -id);
     const file = await writer.finish();
@@ -206,7 +209,7 @@ describe('unchanged-record shortcut over the live-row file', () => {
       const whole = await drive(UnchangedShortcut.over({ rows: await write(rows, TINY), ...counts }, KEY), listing, resetAt);
       // The same listing while the rows come in a few at a time: blocks of 4, the first 8 findable
       // as they fill, the rest only once the read is over.
-      const writer = new LiveRowWriter(join(mkdtempSync(join(tmpdir(), 'live-rows-')), 'live-rows'), { blockRows: 4, cacheBlocks: 8 });
+      const writer = new LiveRowWriter(join(mkdtempSync(join(scratch, 'case-')), 'live-rows'), { blockRows: 4, cacheBlocks: 8 });
       let finish!: (value: typeof counts) => void;
       const shortcut = UnchangedShortcut.over({ rows: writer.file, done: new Promise((resolve) => (finish = resolve)) }, KEY);
       let next = 0;
@@ -225,7 +228,7 @@ describe('unchanged-record shortcut over the live-row file', () => {
   });
 
   it('paces the parse behind the read, and passes on the read\'s failure', async () => {
-    const writer = new LiveRowWriter(join(mkdtempSync(join(tmpdir(), 'live-rows-')), 'live-rows'), { blockRows: 1024, cacheBlocks: 16 });
+    const writer = new LiveRowWriter(join(mkdtempSync(join(scratch, 'case-')), 'live-rows'), { blockRows: 1024, cacheBlocks: 16 });
     const shortcut = UnchangedShortcut.over({ rows: writer.file, done: new Promise(() => undefined) }, KEY);
     const r = rec(1, '1.5');
     // Nothing read yet: the parse waits, and goes on once 4096 rows past the last one found (none) are in.

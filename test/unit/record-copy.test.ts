@@ -4,10 +4,10 @@
  * path, and must give the same COPY rows, the same rejects with the same reasons, the same counts
  * and unknown fields. The records cover every rule of README "What a record must look like"; fuzzed.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ListingParser } from '../../src/extract/json/listing-parser.js';
 import { MemberReader } from '../../src/extract/json/record-members.js';
 import type { Reject } from '../../src/load/audit.js';
@@ -161,8 +161,12 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
   };
 }
 
+/** The listing files written, under one directory removed at the end. */
+const scratch = mkdtempSync(join(tmpdir(), 'record-copy-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
 function listingFile(records: string[]): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'record-copy-')), 'listing.json');
+  const path = join(mkdtempSync(join(scratch, 'listing-')), 'listing.json');
   writeFileSync(path, `{"count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`);
   return path;
 }
