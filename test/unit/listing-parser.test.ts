@@ -7,6 +7,7 @@ import {
   type ListingParserOptions,
   type ParsedRecord,
 } from '../../src/extract/json/listing-parser.js';
+import { pickWith, xorshift } from '../support/random.js';
 
 interface Parsed {
   records: ParsedRecord[];
@@ -576,16 +577,6 @@ describe('ListingParser: problem records', () => {
 });
 
 describe('ListingParser: randomized', () => {
-  // A small deterministic PRNG, so failures reproduce.
-  function rng(seed: number): () => number {
-    let s = seed >>> 0 || 1;
-    return () => {
-      s ^= s << 13;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      return (s >>> 0) / 4294967296;
-    };
-  }
   const NUMBERS = ['0', '-0', '7', '-12', '3.25', '0.000000000000000000000000000001', '1e9', '-2.5E-3', '1E+400', '123456789012345678901234567890.5'];
   const STRINGS = ['', 'a', 'é', '日本', '🍷', 'q"uote', 'back\\slash', 'line\nbreak', '\u0001', 'tab\there'];
 
@@ -664,7 +655,7 @@ describe('ListingParser: randomized', () => {
   }
 
   it('parses random valid documents exactly, whatever the chunking', () => {
-    const rand = rng(20240611);
+    const rand = xorshift(20240611);
     for (let iter = 0; iter < 300; iter++) {
       const { doc, values } = genDoc(rand);
       const buf = Buffer.from(doc, 'utf8');
@@ -679,7 +670,7 @@ describe('ListingParser: randomized', () => {
   });
 
   it('decodes arbitrary bytes in strings exactly like Buffer#toString', () => {
-    const rand = rng(99);
+    const rand = xorshift(99);
     for (let iter = 0; iter < 500; iter++) {
       const bytes: number[] = [];
       const n = 1 + Math.floor(rand() * 12);
@@ -698,7 +689,7 @@ describe('ListingParser: randomized', () => {
   });
 
   it('accepts exactly what JSON.parse accepts for random one-byte mutations, with the same error wherever the chunks end', () => {
-    const rand = rng(7);
+    const rand = xorshift(7);
     const alphabet = '{}[],:"\\ 0123456789.eE+-tfnulrs\t\n\u0001';
     let rejected = 0;
     for (let iter = 0; iter < 1500; iter++) {
@@ -926,14 +917,8 @@ describe('ListingParser: flat-object fast path', () => {
   });
 
   it('matches a reference for random flat records with repeating shapes, whatever the chunking', () => {
-    let s = 12345;
-    const rand = () => {
-      s ^= s << 13;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      return (s >>> 0) / 4294967296;
-    };
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const rand = xorshift(12345);
+    const pick = pickWith(rand);
     const KEYS = ['id', 'wpi', 'a', 'ab', 'abc', '__proto__', 'k"q', 'back\\slash', 'é', '日本', '2', '1', '', 'inventory_bulk_wine'];
     const NUMS = ['0', '-0', '7', '-12', '3.25', '1e9', '-2.5E-3', '1E+400', '123456789012345678901234567890.5', 'NaN', '-Infinity'];
     const STRS = ['', 'a', 'é', '日本', '🍷', 'q"uote', 'back\\slash', 'line\nbreak', '\u0001', 'a,b}c'];

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ListingParser, type RecordBytesHook } from '../../src/extract/json/listing-parser.js';
 import { MemberReader } from '../../src/extract/json/record-members.js';
 import { KNOWN_FIELDS } from '../../src/fields.js';
+import { pickWith, xorshift } from '../support/random.js';
 
 /** What one read found, as plain data. */
 function readOf(reader: MemberReader, catalogue: readonly string[], ok: boolean, plain: boolean): unknown {
@@ -41,14 +42,8 @@ describe('MemberReader guided by the fast lane', () => {
     ['keys ending in a partial word', ['id', 'abcde', 'abcdf', 'wxyz1', 'k'], ['abcdX', 'abcd', 'abcdef', 'abcdE', 'wxyz2', 'wxyz', 'kk', 'x']],
   ];
   it.each(CATALOGUES)('reads exactly what it reads unguided, on random records with repeating shapes and near-miss keys: %s', (_name, catalogue, nearMisses) => {
-    let s = 0x9e3779b9;
-    const rand = () => {
-      s ^= s << 13;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      return (s >>> 0) / 4294967296;
-    };
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const rand = xorshift(0x9e3779b9);
+    const pick = pickWith(rand);
     // Known keys, keys one byte off them (longer, shorter, another last byte), unknown ones, and keys the lane cannot take.
     const KEYS = [...catalogue, ...nearMisses];
     const ODD_KEYS = ['é', 'k\\"q'];
