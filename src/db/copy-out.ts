@@ -65,10 +65,11 @@ export class CopyOut {
     this.done.catch(() => undefined); // the caller awaits it
   }
 
-  submit(connection: Connection): void {
+  /** pg: the statement's turn. An error returned (not thrown) is handed to handleError by pg, which goes on with its queue. */
+  submit(connection: Connection): Error | undefined {
     const socket = (connection as unknown as { stream: Socket }).stream;
     const listeners = socket.listeners('data');
-    if (listeners.length !== 1) throw new Error(`COPY TO: expected the connection's one data listener, found ${listeners.length}`);
+    if (listeners.length !== 1) return new Error(`COPY TO: expected the connection's one data listener, found ${listeners.length}`);
     this.socket = socket;
     this.parserListener = listeners[0] as (chunk: Buffer) => void;
     socket.removeListener('data', this.parserListener!);
@@ -76,6 +77,7 @@ export class CopyOut {
     socket.on('readable', this.readable);
     connection.query(this.text);
     this.forward();
+    return undefined;
   }
 
   /** pg: the statement failed (an ErrorResponse, given back to its parser) or the connection did. */

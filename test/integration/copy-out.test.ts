@@ -74,14 +74,7 @@ describe('COPY TO, read off the connection', () => {
   it('skips notices sent in its course', async () => {
     await client.query(`CREATE FUNCTION pg_temp.noisy(i int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN IF i % 1000 = 0 THEN RAISE NOTICE 'row %', i; END IF; RETURN i; END $$`);
     const sink = new Collector();
-    const notices: string[] = [];
-    const onNotice = (n: { message?: string }) => notices.push(n.message ?? '');
-    client.on('notice', onNotice);
-    try {
-      expect(await client.query(new CopyOut(`COPY (SELECT pg_temp.noisy(i) FROM generate_series(1, 5000) AS i) TO STDOUT`, sink)).done).toBe(5000);
-    } finally {
-      client.off('notice', onNotice);
-    }
+    expect(await client.query(new CopyOut(`COPY (SELECT pg_temp.noisy(i) FROM generate_series(1, 5000) AS i) TO STDOUT`, sink)).done).toBe(5000);
     const text = Array.from({ length: 5000 }, (_, k) => `${k + 1}\n`).join('');
     expect(sink.hash.digest('hex')).toBe(createHash('sha256').update(text).digest('hex'));
     await stillUsable();
