@@ -12,6 +12,7 @@ import { shownName } from '../../src/transform/field-name.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { ROOT, runCli } from '../support/harness.js';
 import { startReceiver } from '../support/receiver.js';
+import { pickWith, xorshift } from '../support/random.js';
 
 const PEAK_RSS_CLI = join(ROOT, 'test', 'support', 'peak-rss-cli.mjs');
 /** Generous: a run of these listings peaks near 100 MB; a name or number kept whole per record would not fit. */
@@ -50,14 +51,11 @@ async function readViews(): Promise<number> {
 /** A deterministic random name of at least `bytes` bytes of UTF-8: letters, digits, punctuation, quotes, accents, CJK, emoji. */
 function randomName(bytes: number, seed: number): string {
   const alphabet = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.:;,!?()[]{}<>|&%$#@~^*+=/\'"\\', 'é', 'ß', '葡', '萄', '🍷', '\t'];
-  let s = seed >>> 0 || 1;
+  const pick = pickWith(xorshift(seed));
   let name = '';
   let size = 0;
   while (size < bytes) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    const ch = alphabet[(s >>> 0) % alphabet.length]!;
+    const ch = pick(alphabet);
     name += ch;
     size += Buffer.byteLength(ch);
   }
