@@ -183,8 +183,10 @@ class LiveRowReader implements CopyOutSink {
   private take(b: Buffer, i: number, end: number): number {
     if (!this.headerDone) {
       // Signature (11 bytes), flags (4), header extension length (4) and the extension.
-      if (end - i < 19 || end - i < 19 + b.readInt32BE(i + 15)) return i;
-      i += 19 + b.readInt32BE(i + 15);
+      if (end - i < 19) return i;
+      const header = 19 + b.readInt32BE(i + 15);
+      if (end - i < header) return i;
+      i += header;
       this.headerDone = true;
     }
     while (end - i >= 2) {
