@@ -6,10 +6,12 @@
  * flush that has something to write: most runs never set anything aside.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { writeAll } from './write-all.js';
 
 export class AppendFile {
   /** Bytes appended so far (queued or written). */
   bytes = 0;
+  private written = 0;
   private queued: Buffer[] = [];
   private queuedBytes = 0;
   private handle: FileHandle | undefined;
@@ -31,11 +33,12 @@ export class AppendFile {
   /** Writes out what was queued. */
   async flush(): Promise<void> {
     if (this.queuedBytes === 0) return;
-    const chunks = this.queued;
+    const [chunks, size] = [this.queued, this.queuedBytes];
     this.queued = [];
     this.queuedBytes = 0;
     this.handle ??= await open(this.path, 'w');
-    await this.handle.writev(chunks);
+    await writeAll(this.handle, chunks, this.written, size);
+    this.written += size;
   }
 
   /** Closes the file without writing what is queued: the run failed, and its temp directory goes. */

@@ -18,7 +18,7 @@ import type { Config } from '../config.js';
 import { cancelStatement, type RunLock } from '../db/lock.js';
 import type { PoolClient } from '../db/pool.js';
 import { GuardError } from '../errors.js';
-import { spoolFault } from '../extract/http/spool-fault.js';
+import { runDirFault, spoolFault } from '../extract/http/spool-fault.js';
 import type { Logger } from '../log.js';
 import { applyChanges, classifyChanges, keepRejected, type ChangeCounts } from '../load/apply.js';
 import { deleteRejects, insertRejects, lastSuccess, type RunCounts, type RunStatus } from '../load/audit.js';
@@ -105,6 +105,8 @@ export class Run {
       // The upstream's gzip body is kept only when the run may archive: otherwise it is written for nothing.
       source = openListing(this.request.source, this.deps, this.tmp, { keepGzip: this.archives() });
       await this.load(source, shortcut);
+    } catch (error) {
+      throw runDirFault(error, this.tmp) ?? error;
     } finally {
       lockWait.stop();
       this.deps.signal.removeEventListener('abort', cancel);

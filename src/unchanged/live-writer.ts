@@ -3,6 +3,7 @@
  * ones kept in memory as the cache, findable as each fills; the later ones written to the file.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { writeAll } from '../write-all.js';
 import { Block, DEFAULT_GEOMETRY, type Geometry } from './live-block.js';
 import { LiveRowFile } from './live-file.js';
 
@@ -117,12 +118,10 @@ export class LiveRowWriter {
 
   private async write(): Promise<void> {
     if (this.queued.length === 0) return;
-    const [chunks, at] = [this.queued, this.queuedAt];
+    const [chunks, at, size] = [this.queued, this.queuedAt, this.queuedBytes];
     this.queued = [];
     this.queuedBytes = 0;
     this.handle ??= await open(this.path, 'w');
-    // Written whole: a short write (a disk filling up) is retried, so that it fails with ENOSPC.
-    const bytes = Buffer.concat(chunks);
-    for (let done = 0; done < bytes.length; ) done += (await this.handle.write(bytes, done, bytes.length - done, at + done)).bytesWritten;
+    await writeAll(this.handle, chunks, at, size);
   }
 }

@@ -1,7 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { recordText } from '../../src/simulator/dataset.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { ROOT, runCli, type CliResult } from '../support/harness.js';
 import { describeWith } from '../support/programs.js';
@@ -17,9 +19,10 @@ function canMountTmpfs(): boolean {
   return probe.status === 0;
 }
 
-function runInFullTmpfs(env: Record<string, string>): Promise<CliResult> {
-  const script = 'mount -t tmpfs -o size=1m tmpfs "$SPOOL_DIR" && TMPDIR="$SPOOL_DIR" exec "$NODE" "$BIN" run --json';
-  const child = spawn('unshare', ['-m', 'sh', '-c', script], {
+/** The CLI's `run --json` (with `args`) with TMPDIR on a tmpfs of `size` over fx.dir. */
+function runInFullTmpfs(env: Record<string, string>, { size = '1m', args = [] as string[] } = {}): Promise<CliResult> {
+  const script = `mount -t tmpfs -o size=${size} tmpfs "$SPOOL_DIR" && TMPDIR="$SPOOL_DIR" exec "$NODE" "$BIN" run --json "$@"`;
+  const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', ...args], {
     env: { PATH: process.env.PATH ?? '', ...env, SPOOL_DIR: fx.dir, NODE: process.execPath, BIN: join(ROOT, 'bin', 'wine-recon-sync') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -49,6 +52,37 @@ describeWith('mount in a private namespace (unshare -m, as root)', canMountTmpfs
     expect(r.stderr).not.toContain('retrying');
     expect(fx.sim.stats).toMatchObject({ logins: 1, listings: 1 });
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
+  });
+
+  it("a full disk met by the run's other files (a first load's fingerprints) names the directory too", async () => {
+    // Given with --from-file, the listing is not spooled: only the run's own files go to TMPDIR.
+    const listing = join(tmpdir(), `wrs-local-disk-${process.pid}.json`);
+    fx.onTeardown(() => rm(listing, { force: true }));
+    await writeFile(listing, `{"count":20000,"bulk_wine_reconciliation":[${Array.from({ length: 20_000 }, (_, i) => recordText(3, i + 1, 1)).join(',')}],"recordCount":20000}`);
+    const r = await runInFullTmpfs(fx.env, { size: '64k', args: ['--from-file', listing] });
+    expect(r.code, r.stderr).toBe(1);
+    const run = JSON.parse(r.stdout);
+    expect(run.status).toBe('failed');
+    expect(run.error).toBe(`no space left in ${fx.dir} for the run's temporary files; set TMPDIR to a writable directory with room for them (ENOSPC)`);
+    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
+  });
+});
+
+describeWith('mount in a private namespace (unshare -m, as root)', canMountTmpfs(), 'a write the disk takes only part of', () => {
+  it('fails with ENOSPC instead of leaving a file short of bytes (AppendFile, as a first load sets fingerprints aside)', async () => {
+    // One flush of 200 KB into a 64 KB filesystem: the first write takes what fits, and only the
+    // retry of the rest is refused. Taking the first write's count as the end lost bytes silently.
+    const script = `mount -t tmpfs -o size=64k tmpfs "$DIR" && exec "$NODE" --input-type=module -e '
+      const { AppendFile } = await import(process.env.MODULE);
+      const file = new AppendFile(process.env.DIR + "/set-aside");
+      file.append(Buffer.alloc(200 * 1024, 120));
+      try { await file.close(); console.log("closed"); } catch (error) { console.log(error.code); }'`;
+    const r = spawnSync('unshare', ['-m', 'sh', '-c', script], {
+      env: { PATH: process.env.PATH ?? '', DIR: fx.dir, NODE: process.execPath, MODULE: join(ROOT, 'dist', 'src', 'append-file.js') },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.stdout.trim(), r.stderr).toBe('ENOSPC');
   });
 });
 

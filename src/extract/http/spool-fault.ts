@@ -26,6 +26,18 @@ export function spoolFault(error: unknown, file: string, bytesSoFar: number): Lo
   return new LocalDiskError(`${sentence}; set TMPDIR to a writable directory with room for the listing (${code})`, { cause: error });
 }
 
+/**
+ * A full disk met by another file of the run's own directory `dir` (a first load's fingerprints
+ * and the rows it sets aside, the live rows past their cache), with or without a spooled listing.
+ * Other codes pass: an unreadable --from-file listing is no fault of TMPDIR.
+ */
+export function runDirFault(error: unknown, dir: string): LocalDiskError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return undefined;
+  const what = code === 'ENOSPC' ? 'no space left' : 'disk quota exceeded';
+  return new LocalDiskError(`${what} in ${dirname(dir)} for the run's temporary files; set TMPDIR to a writable directory with room for them (${code})`, { cause: error });
+}
+
 function megabytes(bytes: number): string {
   const mb = bytes / 2 ** 20;
   return mb >= 10 ? `${Math.round(mb)} MB` : `${mb.toFixed(1)} MB`;

@@ -6,6 +6,7 @@
  * Batches of 1 MiB make that 240 round trips, and the download goes on while one is written.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { writeAll } from '../../write-all.js';
 import { spoolFault } from './spool-fault.js';
 
 const BATCH_BYTES = 1024 * 1024;
@@ -61,32 +62,14 @@ export class SpoolWriter {
   }
 
   private async writeBatch(): Promise<void> {
-    // Written as the chunks are (writev): copying them into one buffer first was a copy of the
-    // whole listing, about 40 ms of the JavaScript thread for 256 MB.
-    let batch = this.pending;
+    const batch = this.pending;
     const size = this.pendingBytes;
     const start = this.handed;
     this.handed += size;
     this.pending = [];
     this.pendingBytes = 0;
-    // A write may take only part of the batch (a disk nearly full): the rest is written again,
-    // and the write that cannot take any fails with ENOSPC.
-    for (let at = 0; at < size; ) {
-      const { bytesWritten } = await this.file.writev(batch, start + at).catch((error: unknown) => {
-        throw spoolFault(error, this.path, start + at) ?? error;
-      });
-      at += bytesWritten;
-      if (at < size) batch = unwritten(batch, bytesWritten);
-    }
+    await writeAll(this.file, batch, start, size, (error, at) => spoolFault(error, this.path, at));
     this.written = this.handed;
     this.onWritten?.(this.written);
   }
-}
-
-/** What is left of `chunks` after their first `written` bytes. */
-function unwritten(chunks: Buffer[], written: number): Buffer[] {
-  let skip = written;
-  let first = 0;
-  while (skip >= chunks[first]!.length) skip -= chunks[first++]!.length;
-  return [chunks[first]!.subarray(skip), ...chunks.slice(first + 1)];
 }
