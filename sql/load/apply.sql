@@ -22,7 +22,9 @@ CREATE TEMP TABLE staging_records (
   raw_offset               bigint  NOT NULL,
   raw_length               integer NOT NULL,
   hash_hi                  integer,
-  hash_lo                  integer
+  hash_lo                  integer,
+  -- The record's shape (src/unchanged/shapes.ts), stored with its fingerprint; null: none.
+  shape                    integer
 ) ON COMMIT DROP;
 
 -- name: analyze_staging
@@ -56,6 +58,7 @@ CREATE TEMP TABLE staging_changes (
   -- Nullable: a deletion carries no values.
   {{data_columns_ddl_nullable}},
   hash                     bigint,
+  shape                    integer,
   action                   text   NOT NULL
 ) ON COMMIT DROP;
 
@@ -72,6 +75,7 @@ CREATE TEMP TABLE staging_changes (
 WITH compared AS MATERIALIZED (
   SELECT s.id, {{s.data_columns}},
          CASE WHEN s.hash_hi IS NULL THEN NULL ELSE (s.hash_hi::bigint << 32) | (s.hash_lo::bigint & 4294967295) END AS hash,
+         s.shape,
          t.xmin AS row_xmin,
          CASE WHEN t.id IS NULL THEN 'insert'
               WHEN t.deleted_at IS NOT NULL THEN 'restore'
@@ -85,17 +89,17 @@ WITH compared AS MATERIALIZED (
   LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id
 ),
 vouched AS (
-  INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
-  SELECT id, hash, row_xmin FROM compared WHERE action IS NULL
-  ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin
-  WHERE (bulk_wine_reconciliation_source_hash.hash, bulk_wine_reconciliation_source_hash.row_xmin::text)
-        IS DISTINCT FROM (EXCLUDED.hash, EXCLUDED.row_xmin::text)
+  INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin, shape)
+  SELECT id, hash, row_xmin, shape FROM compared WHERE action IS NULL
+  ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin, shape = EXCLUDED.shape
+  WHERE (bulk_wine_reconciliation_source_hash.hash, bulk_wine_reconciliation_source_hash.row_xmin::text, bulk_wine_reconciliation_source_hash.shape)
+        IS DISTINCT FROM (EXCLUDED.hash, EXCLUDED.row_xmin::text, EXCLUDED.shape)
 )
-INSERT INTO staging_changes (id, {{data_columns}}, hash, action)
-SELECT id, {{data_columns}}, hash, action
+INSERT INTO staging_changes (id, {{data_columns}}, hash, shape, action)
+SELECT id, {{data_columns}}, hash, shape, action
 FROM compared WHERE action IS NOT NULL
 UNION ALL
-SELECT t.id, {{data_nulls}}, NULL, 'delete'
+SELECT t.id, {{data_nulls}}, NULL, NULL, 'delete'
 FROM bulk_wine_reconciliation t
 WHERE t.id = ANY ($1::bigint[]) AND t.deleted_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM staging_records s WHERE s.id = t.id);

@@ -20,13 +20,30 @@ SELECT set_config('jit', 'off', true),
 -- name: state
 SELECT trust_key, run_id::text FROM bulk_wine_reconciliation_source_hash_state;
 
+-- name: read_shapes
+-- The record shapes the fingerprints were stored with (src/unchanged/shapes.ts), in the read's snapshot.
+SELECT shape, description FROM bulk_wine_reconciliation_source_shape;
+
+-- name: save_shapes
+-- The shapes a run found that were not stored yet ($1 numbers, $2 descriptions): a number is
+-- never given to another description, so one stored already stays as it is.
+INSERT INTO bulk_wine_reconciliation_source_shape (shape, description)
+SELECT * FROM unnest($1::integer[], $2::text[])
+ON CONFLICT (shape) DO NOTHING;
+
+-- name: prune_shapes
+-- Shapes no fingerprint refers to any more; run when they grow many (src/unchanged/shapes.ts).
+DELETE FROM bulk_wine_reconciliation_source_shape p
+WHERE NOT EXISTS (SELECT 1 FROM bulk_wine_reconciliation_source_hash h WHERE h.shape = p.shape);
+
 -- name: copy_live_out
 -- Every live id, in id order, with its fingerprint when the row is still the version it vouches
 -- for. trust: 0 no fingerprint stored, 1 the row is the stored version, 2 the row was written since.
 COPY (
   SELECT t.id,
          CASE WHEN s.row_xmin = t.xmin THEN s.hash END AS hash,
-         (CASE WHEN s.id IS NULL THEN 0 WHEN s.row_xmin = t.xmin THEN 1 ELSE 2 END)::smallint AS trust
+         (CASE WHEN s.id IS NULL THEN 0 WHEN s.row_xmin = t.xmin THEN 1 ELSE 2 END)::smallint AS trust,
+         CASE WHEN s.row_xmin = t.xmin THEN s.shape END AS shape
   FROM bulk_wine_reconciliation t
   LEFT JOIN bulk_wine_reconciliation_source_hash s ON s.id = t.id
   WHERE t.deleted_at IS NULL
@@ -39,35 +56,35 @@ SELECT count(*)::bigint AS stored FROM bulk_wine_reconciliation_source_hash;
 -- name: save_written
 -- Rows this run inserted, updated, restored or backfilled are its own versions: the run uses no savepoint, so
 -- their xmin is its transaction id, and its row locks keep them so until it commits.
-INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
-SELECT id, hash, pg_current_xact_id()::xid
+INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin, shape)
+SELECT id, hash, pg_current_xact_id()::xid, shape
 FROM staging_changes
 WHERE action IN ('insert', 'update', 'restore', 'backfill')
-ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin;
+ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin, shape = EXCLUDED.shape;
 
 -- name: clear
 -- Before an initial load (an empty table): any stored fingerprint belongs to no row.
 TRUNCATE bulk_wine_reconciliation_source_hash;
 
 -- name: save_initial
-INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
-SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (hash_lo::bigint & 4294967295) END, pg_current_xact_id()::xid
+INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin, shape)
+SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (hash_lo::bigint & 4294967295) END, pg_current_xact_id()::xid, shape
 FROM staging_records;
 
 -- name: copy_initial
 -- A first load's fingerprints, straight from the file the run set them aside in
 -- (src/unchanged/initial-fingerprints.ts); row_xmin is the run's transaction id, which every row
 -- it inserts carries (no savepoint).
-COPY bulk_wine_reconciliation_source_hash (id, hash, row_xmin) FROM STDIN (FORMAT binary)
+COPY bulk_wine_reconciliation_source_hash (id, hash, row_xmin, shape) FROM STDIN (FORMAT binary)
 
 -- name: save_settled
 -- A first load's duplicate ids: staging_records holds the copy that won each (sql/load/first_load.sql
 -- settle_copies), written over the row of an earlier copy or new; its fingerprint replaces the
 -- earlier copy's. An updated row keeps the run's transaction id as xmin.
-INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin)
-SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (hash_lo::bigint & 4294967295) END, pg_current_xact_id()::xid
+INSERT INTO bulk_wine_reconciliation_source_hash (id, hash, row_xmin, shape)
+SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (hash_lo::bigint & 4294967295) END, pg_current_xact_id()::xid, shape
 FROM staging_records
-ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin;
+ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin, shape = EXCLUDED.shape;
 
 -- name: drop_deleted
 DELETE FROM bulk_wine_reconciliation_source_hash s

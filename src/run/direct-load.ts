@@ -82,12 +82,12 @@ export class DirectLoad {
     return marks && new DirectLoad(marks, ids, dir, biScale, extras);
   }
 
-  /** The byte-level path: writes the record `b[start, end)` (an `id` below 2^53) where it goes; false when the writer declines it. */
+  /** The byte-level path: writes the record `b[start, end)` (an `id` below 2^53; `hash`: its fingerprint halves and shape) where it goes; false when the writer declines it. */
   write(b: Buffer, start: number, end: number, fields: RecordFields, id: number, position: number, byteOffset: number, hash: Int32Array): boolean {
     if (this.ids.fresh(id)) {
       if (!this.rows.write(b, start, end, fields, position, byteOffset, hash)) return false;
       this.ids.addNumber(id);
-      this.fingerprints.add(id, hash[0]!, hash[1]!, position);
+      this.fingerprints.add(id, hash[0]!, hash[1]!, hash[2]!, position);
       return true;
     }
     if (!this.setAside.write(b, start, end, fields, position, byteOffset, hash)) return false;
@@ -101,7 +101,8 @@ export class DirectLoad {
     const id = row.id.length <= 9 ? Number(row.id) : Infinity;
     if (this.ids.fresh(id)) {
       this.ids.addNumber(id);
-      this.fingerprints.add(id, fingerprint?.[0] ?? 0, fingerprint?.[1] ?? 0, position);
+      // The zod path's records get no shape: theirs is read each time they are compared.
+      this.fingerprints.add(id, fingerprint?.[0] ?? 0, fingerprint?.[1] ?? 0, 0, position);
       this.bi.addRow(row);
       return rowLine(row, extra, this.marks.rowSuffix);
     }

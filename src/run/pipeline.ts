@@ -126,7 +126,14 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
   // the usual record finds its slots by identity, with no lookup.
   const lastNames: string[] = [];
   const lastSlots: number[] = [];
-  const count = (bytes: Buffer) => {
+  // Per unknown member of the record just read, the kind of its value (0 unless extras): what the
+  // counts and its shape take.
+  let kinds = new Int32Array(16);
+  const readKinds = (bytes: Buffer) => {
+    if (members.unknownCount > kinds.length) kinds = new Int32Array(members.unknownCount * 2);
+    for (let u = 0; u < members.unknownCount; u++) kinds[u] = extras ? valueKind(bytes, spans[4 * u + 2]!, trimValueEnd(bytes, spans[4 * u + 2]!, spans[4 * u + 3]!)) : 0;
+  };
+  const count = () => {
     tally.received++;
     tally.fields.countMembers(members.present, members.nonNull);
     for (let u = 0; u < members.unknownCount; u++) {
@@ -135,28 +142,45 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
         lastNames[u] = name;
         lastSlots[u] = tally.fields.unknownSlot(name);
       }
-      const vs = spans[4 * u + 2]!;
-      tally.fields.countSlot(lastSlots[u]!, extras ? valueKind(bytes, vs, trimValueEnd(bytes, vs, spans[4 * u + 3]!)) : 0);
+      tally.fields.countSlot(lastSlots[u]!, kinds[u]!);
     }
   };
+  const { shapes } = shortcut;
+  // The record `known` recognized, for `record` to take: it comes next.
+  let knownPending = false;
   const hook: RecordBytesHook = {
     keys: members,
+    known(b, start, end) {
+      const length = shortcut.known(b, start, end);
+      if (length > 0) knownPending = true;
+      return length;
+    },
     record(bytes, start, end, ends, memberCount, position, byteOffset, plain) {
       checkpoints.record(position, byteOffset);
+      if (knownPending) {
+        // Unchanged, and not read: counted by its shape.
+        knownPending = false;
+        tally.received++;
+        shapes.count(shortcut.knownShape, tally.fields);
+        shortcut.knownSeen(position);
+        return true;
+      }
       if (bytes === undefined || !members.read(bytes, start, end, ends, memberCount, plain)) return false;
+      if (members.unknownCount > 0) readKinds(bytes);
       if (shortcut.decide(members.id, bytes, start, end, position)) {
-        count(bytes);
+        count();
         return true;
       }
       const fingerprint = shortcut.fingerprint;
+      fingerprint[2] = shapes.numberOf(members, kinds, plain);
       if (direct !== undefined) {
         if (!direct.write(bytes, start, end, members, members.id, position, byteOffset, fingerprint)) return [fingerprint[0]!, fingerprint[1]!];
-        count(bytes);
+        count();
         shortcut.stagedId(members.id, position);
         return true;
       }
       if (writer.write(bytes, start, end, members, position, byteOffset, fingerprint)) {
-        count(bytes);
+        count();
         if (!tally.maybeDuplicates && !tally.ids.addNumber(members.id)) tally.maybeDuplicates = true;
         shortcut.stagedId(members.id, position);
         return true;

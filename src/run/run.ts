@@ -235,7 +235,7 @@ export class Run {
         await (this.direct ? this.direct.copyRows(this.client, lines, deps.signal) : stageRows(this.client, lines, deps.signal));
         if (!this.tally.abandoned) {
           log.info(
-            { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, firstLoad: this.direct !== undefined, ms: Date.now() - started },
+            { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, unread: shortcut.skippedUnread, firstLoad: this.direct !== undefined, ms: Date.now() - started },
             'listing parsed and staged',
           );
           return fast;

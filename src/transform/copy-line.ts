@@ -20,10 +20,10 @@ function fieldsText(row: Row, extra: string | null): string {
   return `${line}\t${extra ?? '\\N'}`;
 }
 
-/** A staging line: position, the fields, extra_fields, raw offset and length, fingerprint. */
+/** A staging line: position, the fields, extra_fields, raw offset and length, fingerprint, and no shape (shapes.ts: the zod path's records are read each time). */
 export function copyLine(position: number, row: Row, extra: string | null, rawOffset: number, rawLength: number, fingerprint: FingerprintHalves | undefined): string {
   const hash = fingerprint === undefined ? '\\N\t\\N' : `${fingerprint[0]}\t${fingerprint[1]}`;
-  return `${position}\t${fieldsText(row, extra)}\t${rawOffset}\t${rawLength}\t${hash}\n`;
+  return `${position}\t${fieldsText(row, extra)}\t${rawOffset}\t${rawLength}\t${hash}\t\\N\n`;
 }
 
 /** A first load's line for the table itself: the fields, extra_fields, then `rowSuffix` (the run's tab-led columns and the newline). */

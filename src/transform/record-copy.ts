@@ -75,7 +75,7 @@ export class CopyWriter {
   /**
    * Appends the COPY line of the record `b[start, end)` (member positions in `fields`) and
    * answers true, or writes nothing and answers false when the record is not one it is sure of.
-   * `hash` is its two fingerprint fields (already COPY text).
+   * `hash` is its two fingerprint halves and its shape (0: none, null in the table).
    */
   write(b: Buffer, start: number, end: number, fields: RecordFields, position: number, byteOffset: number, hash: Int32Array): boolean {
     if ((fields.present & REQUIRED) !== REQUIRED) return false;
@@ -128,6 +128,8 @@ export class CopyWriter {
     o = writeInt(out, o, hash[0]!);
     out[o++] = 0x09;
     o = writeInt(out, o, hash[1]!);
+    out[o++] = 0x09;
+    o = hash[2] === 0 ? writeNull(out, o) : writeInt(out, o, hash[2]!);
     out[o++] = 0x0a;
     this.o = o;
     return true;

@@ -4,7 +4,7 @@
  *
  * The rows themselves stream through the connection's one COPY while the listing is parsed, so
  * the fingerprints cannot go beside them. They are set aside in a file of the run's temp directory
- * instead, 16 bytes a row (id, fingerprint halves, listing position: int32 each; a first load's
+ * instead, 20 bytes a row (id, fingerprint halves, record shape, listing position: int32 each; a first load's
  * main rows all have ids below the id bitmap's 2^27), and COPYed in binary after the rows. Memory
  * stays flat (what was queued since the last flush), where an in-memory array would hold 16 MB
  * per million rows (160 MB at 10M). Measured per million rows (PostgreSQL 15, shared 2-core
@@ -26,13 +26,14 @@ import type { Logger } from '../log.js';
 
 const SQL = loadStatements('unchanged/fingerprints.sql', ['clear', 'copy_initial', 'save_settled']);
 
-const RECORD_BYTES = 16;
+const RECORD_BYTES = 20;
+const INTS = RECORD_BYTES / 4;
 const BATCH = 16 * 1024;
 /** Binary COPY: signature, flags, header extension length. */
 const HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
 const TRAILER = Buffer.from([0xff, 0xff]);
-/** A tuple: field count, id (int8), fingerprint (int8, or null), row_xmin (xid). */
-const TUPLE_BYTES = 2 + 12 + 12 + 8;
+/** A tuple: field count, id (int8), fingerprint (int8, or null), row_xmin (xid), shape (int4, or null). */
+const TUPLE_BYTES = 2 + 12 + 12 + 8 + 8;
 
 /** A copy of an id in the file whose id `replaced` named: to be settled against its later copies. */
 export interface FileCopy {
@@ -59,15 +60,16 @@ export class InitialFingerprints {
     return this.file.pending + this.n * RECORD_BYTES;
   }
 
-  /** A row's fingerprint (0/0: none, stored as null) and listing position; `id` below 2^31. */
-  add(id: number, hi: number, lo: number, position: number): void {
+  /** A row's fingerprint (0/0: none, stored as null), its record's shape (0: none) and listing position; `id` below 2^31. */
+  add(id: number, hi: number, lo: number, shape: number, position: number): void {
     if (this.n === BATCH) this.rotate();
-    const at = this.n++ * 4;
+    const at = this.n++ * INTS;
     const b = this.batch;
     b[at] = id;
     b[at + 1] = hi;
     b[at + 2] = lo;
-    b[at + 3] = position;
+    b[at + 3] = shape;
+    b[at + 4] = position;
   }
 
   async flush(): Promise<void> {
@@ -115,10 +117,10 @@ export async function saveSettledFingerprints(client: PoolClient, log?: Logger):
 }
 
 function newBatch(): Int32Array {
-  return new Int32Array(BATCH * 4);
+  return new Int32Array(BATCH * INTS);
 }
 
-/** The file's records as binary COPY tuples for (id, hash, row_xmin), read in 1 MiB chunks. */
+/** The file's records as binary COPY tuples for (id, hash, row_xmin, shape), read in 1 MiB chunks. */
 async function* encode(path: string, xmin: number, replaced: ((id: number) => boolean) | undefined, found: FileCopy[]): AsyncGenerator<Buffer> {
   yield HEADER;
   let carry = Buffer.alloc(0);
@@ -130,11 +132,12 @@ async function* encode(path: string, xmin: number, replaced: ((id: number) => bo
     const out = Buffer.allocUnsafe(records * TUPLE_BYTES);
     let o = 0;
     for (let k = 0; k < records; k++) {
-      const id = ints[4 * k]!;
-      const hi = ints[4 * k + 1]!;
-      const lo = ints[4 * k + 2]!;
-      if (replaced !== undefined && replaced(id)) found.push({ id: String(id), position: ints[4 * k + 3]! });
-      o = out.writeInt16BE(3, o);
+      const id = ints[INTS * k]!;
+      const hi = ints[INTS * k + 1]!;
+      const lo = ints[INTS * k + 2]!;
+      const shape = ints[INTS * k + 3]!;
+      if (replaced !== undefined && replaced(id)) found.push({ id: String(id), position: ints[INTS * k + 4]! });
+      o = out.writeInt16BE(4, o);
       o = out.writeInt32BE(8, o);
       o = out.writeInt32BE(0, o);
       o = out.writeInt32BE(id, o);
@@ -146,6 +149,11 @@ async function* encode(path: string, xmin: number, replaced: ((id: number) => bo
       }
       o = out.writeInt32BE(4, o);
       o = out.writeUInt32BE(xmin, o);
+      if (shape === 0) o = out.writeInt32BE(-1, o);
+      else {
+        o = out.writeInt32BE(4, o);
+        o = out.writeInt32BE(shape, o);
+      }
     }
     carry = Buffer.from(b.subarray(records * RECORD_BYTES));
     yield out.subarray(0, o);

@@ -1,5 +1,5 @@
 /**
- * The unit the live rows are held in (live-file.ts says why): a block of rows as four columns
+ * The unit the live rows are held in (live-file.ts says why): a block of rows as five columns
  * over one buffer, so that a block is read from or written to the file in one call.
  */
 
@@ -11,7 +11,7 @@ export interface Geometry {
 
 export const DEFAULT_GEOMETRY: Geometry = { blockRows: 1024, cacheBlocks: 800 };
 
-/** One block's memory: 20 bytes a row, in four column views. */
+/** One block's memory: 24 bytes a row, in five column views. */
 export class Block {
   no = -1;
   count = 0;
@@ -21,17 +21,20 @@ export class Block {
   readonly ids: Float64Array;
   readonly hi: Int32Array;
   readonly lo: Int32Array;
+  /** The shape of the record the fingerprint was made of (shapes.ts), 0 for none. */
+  readonly shapes: Int32Array;
   readonly marks: Int32Array;
   /** Where the marks column starts in the block, in bytes. */
   readonly marksAt: number;
 
   constructor(rows: number) {
-    const buffer = new ArrayBuffer(rows * 20);
+    const buffer = new ArrayBuffer(rows * 24);
     this.bytes = new Uint8Array(buffer);
     this.ids = new Float64Array(buffer, 0, rows);
     this.hi = new Int32Array(buffer, rows * 8, rows);
     this.lo = new Int32Array(buffer, rows * 12, rows);
-    this.marksAt = rows * 16;
+    this.shapes = new Int32Array(buffer, rows * 16, rows);
+    this.marksAt = rows * 20;
     this.marks = new Int32Array(buffer, this.marksAt, rows);
   }
 }

@@ -1,12 +1,12 @@
 /**
  * The live rows a re-sync compares the listing with, held in a cache of bounded size with the rest
  * on disk, so that a re-sync's memory does not grow with the table: as typed arrays in the heap
- * they took 20 bytes a row, 200 MB at 10M rows.
+ * they took 24 bytes a row, 240 MB at 10M rows.
  *
- * Rows come in blocks of `blockRows`. A block is four columns (the id as a float64, the
- * fingerprint's two int32 halves, the row's seen mark), so that reading one from the file is a
- * single read into typed-array views, with nothing to decode. The first `cacheBlocks` blocks of
- * the read stay in memory as the cache (16 MiB by default: a table of up to about 800,000 rows is
+ * Rows come in blocks of `blockRows`. A block is five columns (the id as a float64, the
+ * fingerprint's two int32 halves, its record's shape, the row's seen mark), so that reading one
+ * from the file is a single read into typed-array views, with nothing to decode. The first
+ * `cacheBlocks` blocks of the read stay in memory as the cache (19 MiB by default: a table of up to about 800,000 rows is
  * never written); the later ones go to a file in the run's temp directory, each at its place.
  * Listings usually come in id order: then each block on disk is read once, one after the other. A
  * listing in another order reads blocks as it needs them; the least recently used one leaves the
@@ -166,6 +166,11 @@ export class LiveRowFile {
   matches(hi: number, lo: number): boolean {
     const b = this.block!;
     return b.hi[this.k] === hi && b.lo[this.k] === lo;
+  }
+
+  /** The shape of the record the current row's fingerprint was made of (shapes.ts); 0 for none. */
+  get shape(): number {
+    return this.block!.shapes[this.k]!;
   }
 
   get mark(): number {

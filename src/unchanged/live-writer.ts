@@ -41,14 +41,15 @@ export class LiveRowWriter {
     this.file = new LiveRowFile(this.firsts, geometry, this.kept);
   }
 
-  /** The next row; ids must come in ascending order. */
-  add(id: number, hi: number, lo: number): void {
+  /** The next row (its fingerprint, and the shape it was made of: 0 for none); ids must come in ascending order. */
+  add(id: number, hi: number, lo: number, shape = 0): void {
     const b = this.block;
     const k = b.count++;
     if (k === 0) this.firsts.push(id);
     b.ids[k] = id;
     b.hi[k] = hi;
     b.lo[k] = lo;
+    b.shapes[k] = shape;
     this.rows++;
     if (b.count === this.geometry.blockRows) {
       this.done(b);

@@ -28,6 +28,7 @@ import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { fingerprint } from './fingerprint.js';
 import { LiveRowFile } from './live-file.js';
+import { ShapeBook } from './shapes.js';
 import { readLiveRows, saveFingerprints, type LiveCounts, type LiveRead, type LiveRows, type ReadOptions } from './store.js';
 import { programTrustKey, type TrustKey } from './trust-key.js';
 
@@ -51,8 +52,17 @@ export interface Settled {
 export class UnchangedShortcut {
   /** Records skipped as unchanged. */
   skipped = 0;
-  /** The fingerprint of the record `decide` last handed on: [high, low] int32. */
-  readonly fingerprint = new Int32Array(2);
+  /** Of those, the ones skipped before they were read (`known`). */
+  skippedUnread = 0;
+  /**
+   * The fingerprint of the record `decide` last handed on, [high, low] int32, and the number of
+   * its shape once the caller sets it (shapes.ts; 0: none): what its staging line carries.
+   */
+  readonly fingerprint = new Int32Array(3);
+  /** The shapes of the records fingerprints are stored for (shapes.ts). */
+  readonly shapes: ShapeBook;
+  /** The shape of the record `known` last recognized. */
+  knownShape = 0;
 
   /** Live ids too long for `rows` (whose marks are: 0 not seen; p+1 skipped at position p; -(p+1) staged at position p): id text -> mark. */
   private readonly bigSeen = new Map<string, number>();
@@ -73,8 +83,10 @@ export class UnchangedShortcut {
     private readonly rows: LiveRowFile,
     counts: LiveCounts | Promise<LiveCounts>,
     private readonly key: TrustKey,
+    shapes: ShapeBook,
     private readonly stop: () => void = () => undefined,
   ) {
+    this.shapes = shapes;
     if (counts instanceof Promise) {
       this.read = counts.then((found) => this.heard(found));
       this.read.catch(() => undefined); // awaited by settle (or the caller); a failure surfaces there
@@ -91,15 +103,15 @@ export class UnchangedShortcut {
    */
   static async prepare(pool: Pool, signal: AbortSignal, options: ReadOptions, key: TrustKey = programTrustKey()): Promise<UnchangedShortcut> {
     const stopper = new AbortController();
-    const { rows, done } = await readLiveRows(pool, AbortSignal.any([signal, stopper.signal]), options);
-    return new UnchangedShortcut(rows, done, key, () => stopper.abort());
+    const { rows, shapes, done } = await readLiveRows(pool, AbortSignal.any([signal, stopper.signal]), options);
+    return new UnchangedShortcut(rows, done, key, new ShapeBook(shapes), () => stopper.abort());
   }
 
-  /** A shortcut over the given live rows, read or being read elsewhere (a test's). */
-  static over(live: LiveRows | LiveRead, key: TrustKey = programTrustKey()): UnchangedShortcut {
-    if ('done' in live) return new UnchangedShortcut(live.rows, live.done, key);
+  /** A shortcut over the given live rows, read or being read elsewhere (a test's), and the shapes their fingerprints were stored with. */
+  static over(live: LiveRows | LiveRead, key: TrustKey = programTrustKey(), shapes = new ShapeBook()): UnchangedShortcut {
+    if ('done' in live) return new UnchangedShortcut(live.rows, live.done, key, shapes);
     const { rows, ...counts } = live;
-    return new UnchangedShortcut(rows, counts, key);
+    return new UnchangedShortcut(rows, counts, key, shapes);
   }
 
   /** A shortcut over no rows (nothing is skipped, every record fingerprinted): for a run without a database. */
@@ -202,6 +214,44 @@ export class UnchangedShortcut {
     return false;
   }
 
+  /**
+   * The record starting at `b[start]` (a '{' at depth 1 of the listing), before it is read: when
+   * it starts with its id, the live row of that id has a shape, and the bytes up to the record's
+   * first '}' (before `end`) give the row's fingerprint, they are the very bytes that fingerprint
+   * was made of, so the record is unchanged and whole there. Answers its length, and leaves its
+   * shape in `knownShape` for the caller to count it by (then `knownSeen`); 0 otherwise, and the
+   * record is read as usual. A '}' inside a string ends the bytes too early: the fingerprint
+   * does not match, and the record is read.
+   */
+  known(b: Uint8Array, start: number, end: number): number {
+    // `{"id":` then 1-15 digits and a ','.
+    if (b[start + 1] !== 0x22 || b[start + 2] !== 0x69 || b[start + 3] !== 0x64 || b[start + 4] !== 0x22 || b[start + 5] !== 0x3a) return 0;
+    let id = 0;
+    let i = start + 6;
+    const last = start + 6 + SMALL_ID_DIGITS;
+    for (let c = b[i]!; c >= 0x30 && c <= 0x39 && i < last; c = b[++i]!) id = id * 10 + c - 0x30;
+    if (i === start + 6 || b[i] !== 0x2c || (b[start + 6] === 0x30 && i > start + 7)) return 0;
+    const rows = this.rows;
+    if (!rows.covers(id) || !rows.find(id)) return 0;
+    const shape = rows.shape;
+    if (!this.shapes.has(shape)) return 0;
+    const e = (b as Buffer).indexOf(0x7d, i);
+    if (e < 0 || e >= end) return 0;
+    const h = this.fingerprint;
+    fingerprint(b, start, e + 1, h, this.key.seed);
+    if (!rows.matches(h[0]!, h[1]!)) return 0;
+    if (id > this.highest) this.highest = id;
+    this.knownShape = shape;
+    return e + 1 - start;
+  }
+
+  /** The record `known` recognized is at `position`: skipped, and seen. */
+  knownSeen(position: number): void {
+    this.see(position, true);
+    this.skipped++;
+    this.skippedUnread++;
+  }
+
   /** A valid record handed on to staging, with its canonical id: it is present. */
   staged(id: string, position: number): void {
     if (id.length <= SMALL_ID_DIGITS) this.stagedId(Number(id), position);
@@ -229,6 +279,7 @@ export class UnchangedShortcut {
     this.earlyBig = [];
     this.highest = -Infinity;
     this.skipped = 0;
+    this.skippedUnread = 0;
   }
 
   /**
@@ -252,7 +303,7 @@ export class UnchangedShortcut {
    * (`copied`: a first load COPYed them already, see initial-fingerprints.ts; only the build is recorded).
    */
   async save(client: PoolClient, run: { runId: string; initialLoad: boolean; copied?: boolean }, log?: Logger): Promise<void> {
-    await saveFingerprints(client, { ...run, trustKey: this.key.key, orphans: this.found().orphans }, log);
+    await saveFingerprints(client, { ...run, trustKey: this.key.key, orphans: this.found().orphans, shapes: { stored: this.shapes.stored, added: this.shapes.newShapes } }, log);
   }
 
   /** Stops the read if it is still going, and closes the live-row file once it is over (before the run's temp directory goes). */

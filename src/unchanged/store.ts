@@ -12,10 +12,14 @@ import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
 import type { LiveRowFile } from './live-file.js';
 import { LiveRowWriter } from './live-writer.js';
+import { MAX_SHAPES, type StoredShape } from './shapes.js';
 
 const SQL = loadStatements('unchanged/fingerprints.sql', [
   'read_plan',
   'state',
+  'read_shapes',
+  'save_shapes',
+  'prune_shapes',
   'copy_live_out',
   'count_stored',
   'save_written',
@@ -42,6 +46,9 @@ export interface LiveCounts {
   storedBy: { trustKey: string; runId: string } | undefined;
 }
 
+/** The record shapes the fingerprints were stored with (shapes.ts), read before the rows. */
+export type LiveShapes = readonly StoredShape[];
+
 /** Every live row at the start of the run, by id ascending: each with the fingerprint that vouches for it, or 0/0 (never a fingerprint) when none does. */
 export interface LiveRows extends LiveCounts {
   rows: LiveRowFile;
@@ -50,6 +57,7 @@ export interface LiveRows extends LiveCounts {
 /** The live rows as they are read: `rows` fills as they come, `done` when all are in. */
 export interface LiveRead {
   rows: LiveRowFile;
+  shapes: LiveShapes;
   done: Promise<LiveCounts>;
 }
 
@@ -81,11 +89,13 @@ export async function readLiveRows(pool: Pool, signal: AbortSignal, options: Rea
     client.release();
   };
   let state: { trust_key: string; run_id: string } | undefined;
+  let shapes: StoredShape[];
   try {
     // One snapshot: a row written after it gets another xmin, which the next run sees.
     options.onConnection?.(await pool.begin(client, { mode: 'ISOLATION LEVEL REPEATABLE READ READ ONLY' }));
     await client.query(SQL.read_plan);
     state = (await client.query<{ trust_key: string; run_id: string }>(SQL.state)).rows[0];
+    shapes = (await client.query<StoredShape>(SQL.read_shapes)).rows;
   } catch (error) {
     await failed(error);
     release();
@@ -116,7 +126,7 @@ export async function readLiveRows(pool: Pool, signal: AbortSignal, options: Rea
     }
   })();
   done.catch(() => undefined); // awaited by the shortcut; a failure surfaces there
-  return { rows: writer.file, done };
+  return { rows: writer.file, shapes, done };
 }
 
 /**
@@ -126,7 +136,7 @@ export async function readLiveRows(pool: Pool, signal: AbortSignal, options: Rea
  */
 export async function saveFingerprints(
   client: PoolClient,
-  run: { runId: string; trustKey: string; initialLoad: boolean; orphans: number; copied?: boolean },
+  run: { runId: string; trustKey: string; initialLoad: boolean; orphans: number; copied?: boolean; shapes: { stored: number; added: readonly StoredShape[] } },
   log?: Logger,
 ): Promise<void> {
   const timed = (name: keyof typeof SQL, params?: unknown[]) => timedQuery(client, name, SQL[name], params, log);
@@ -141,11 +151,15 @@ export async function saveFingerprints(
     await timed('drop_deleted');
     if (run.orphans > 0) await timed('drop_orphans');
   }
+  const { added, stored } = run.shapes;
+  // Shapes no fingerprint refers to are dropped once they are many (a listing's shapes change slowly).
+  if (stored + added.length > MAX_SHAPES / 2) await timed('prune_shapes');
+  if (added.length > 0) await timed('save_shapes', [added.map((s) => s.shape), added.map((s) => s.description)]);
   await timed('save_state', [run.trustKey, run.runId]);
 }
 
 /**
- * Parses `COPY (SELECT id, hash, trust ...) TO STDOUT (FORMAT binary)` into the live-row file
+ * Parses `COPY (SELECT id, hash, trust, shape ...) TO STDOUT (FORMAT binary)` into the live-row file
  * (which holds the COPY back only while a MiB waits behind a write in flight), and counts the rows
  * by trust. Rows are read where they lie in the socket's chunks (a CopyData message is a row);
  * only one split across chunks, or the header, is copied.
@@ -195,18 +209,24 @@ class LiveRowReader implements CopyOutSink {
         this.ended = true;
         return end;
       }
-      // id: length 8 + int64; hash: length 8 + int64, or length -1 (null); trust: length 2 + int16.
+      // id: length 8 + int64; hash: length 8 + int64, or length -1 (null); trust: length 2 + int16;
+      // shape: length 4 + int32, or length -1 (null).
       if (end - i < 2 + 12 + 4) break;
       const hashLength = b.readInt32BE(i + 14);
       const trustAt = i + 18 + (hashLength < 0 ? 0 : 8);
-      const size = trustAt - i + 4 + 2;
+      const shapeAt = trustAt + 6;
+      if (end - i < shapeAt + 4 - i) break;
+      const shapeLength = b.readInt32BE(shapeAt);
+      const size = shapeAt - i + 4 + (shapeLength < 0 ? 0 : 4);
       if (end - i < size) break;
       const idHi = b.readInt32BE(i + 6);
       const idLo = b.readUInt32BE(i + 10);
       const id = idHi * 4294967296 + idLo;
       this.trust[b.readInt16BE(trustAt + 4)]!++;
       // 0/0 never matches: the fingerprint function never gives it (see fingerprint.ts).
-      if (idHi >= 0 && id < 1e15) this.rows.add(id, hashLength < 0 ? 0 : b.readInt32BE(i + 18), hashLength < 0 ? 0 : b.readInt32BE(i + 22));
+      if (idHi >= 0 && id < 1e15) {
+        this.rows.add(id, hashLength < 0 ? 0 : b.readInt32BE(i + 18), hashLength < 0 ? 0 : b.readInt32BE(i + 22), shapeLength < 0 ? 0 : b.readInt32BE(shapeAt + 4));
+      }
       else this.bigIds.push(b.readBigInt64BE(i + 6).toString());
       i += size;
     }

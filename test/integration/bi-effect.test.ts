@@ -180,7 +180,7 @@ describe('what the BI views do to a value, counted in Node', () => {
       const members = new MemberReader(KNOWN_FIELDS);
       const effects = new Map<number, number>();
       const declined: number[] = [];
-      const hash = new Int32Array(2);
+      const hash = new Int32Array(3);
       const parser = new ListingParser({
         recordHook: {
           record(bytes, start, end, ends, count, position, byteOffset) {
@@ -242,7 +242,7 @@ describe('what the BI views do to a value, counted in Node', () => {
       recordHook: {
         record(bytes, start, end, ends, count, position, byteOffset) {
           expect(members.read(bytes!, start, end, ends, count)).toBe(true);
-          expect(writer.write(bytes!, start, end, members, position, byteOffset, new Int32Array(2))).toBe(false);
+          expect(writer.write(bytes!, start, end, members, position, byteOffset, new Int32Array(3))).toBe(false);
           return true;
         },
       },

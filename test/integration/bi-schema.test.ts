@@ -43,6 +43,7 @@ describe('a schema analysts can use', () => {
       'bulk_wine_reconciliation_history',
       'bulk_wine_reconciliation_source_hash',
       'bulk_wine_reconciliation_source_hash_state',
+      'bulk_wine_reconciliation_source_shape',
       'sync_bi_views',
       'sync_fields',
       'sync_last_load',

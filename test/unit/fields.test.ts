@@ -19,7 +19,7 @@ describe('the field catalogue', () => {
 
   it('gives the zod schema, the staging columns and the drift guard their fields', () => {
     expect(Object.keys(recordSchema.shape)).toEqual(KNOWN_FIELDS);
-    expect(STAGING_COLUMNS).toEqual(['position', ...KNOWN_FIELDS, 'extra_fields', 'raw_offset', 'raw_length', 'hash_hi', 'hash_lo']);
+    expect(STAGING_COLUMNS).toEqual(['position', ...KNOWN_FIELDS, 'extra_fields', 'raw_offset', 'raw_length', 'hash_hi', 'hash_lo', 'shape']);
     expect(GUARDED_FIELDS).toEqual(FIELDS.filter((f) => !f.required).map((f) => f.name));
   });
 

@@ -110,6 +110,7 @@ export class ListingParser extends ListingEnvelopeScanner {
     this.rawByteCap = Math.min(this.maxRawChars * 4, 1 << 30);
     this.recordHook = options.recordHook;
     this.keyGuide = options.recordHook?.keys;
+    this.knownRecords = options.recordHook?.known ? options.recordHook : undefined;
   }
 
   /** Scans `chunk`; returns the records it completed, in order. Throws ListingSyntaxError on invalid JSON. */

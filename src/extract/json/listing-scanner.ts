@@ -223,6 +223,15 @@ export abstract class ListingScanner extends ScannerState {
             state = S_NUM;
           } else if (c === 0x7b || c === 0x5b) {
             if (depth === 0 && c === 0x7b && this.mode === M_RECORD) {
+              // A record the hook knows by its bytes is skipped unread (an unchanged one in a re-sync).
+              const known = this.knownRecords === undefined ? 0 : this.knownRecords.known!(b, i, end);
+              if (known > 0) {
+                this.memberCount = 0;
+                this.laned = true;
+                i += known;
+                state = S_AFTER;
+                continue main;
+              }
               // A whole compact flat record at once, no output (flat-record.ts); else byte by byte.
               const count = scanFlatRecord(b, i, end, this.memberEnds, this.keyGuide);
               if (count > 0) {

@@ -108,6 +108,13 @@ export interface RecordBytesHook {
   ): boolean | RecordTag;
   /** The keys the hook's reader expects, for the fast lane to try first (flat-record.ts). */
   readonly keys?: KeyGuide;
+  /**
+   * Asked at each record's '{' (`b[start]`, with the buffer's bytes up to `end`) before it is
+   * scanned: the record's length when the hook knows these bytes as a whole record already (a
+   * re-sync's unchanged record, by its fingerprint: unchanged/shortcut.ts `known`), and then the
+   * scanner skips them unread; 0 otherwise. The `record` call that follows is that record's.
+   */
+  known?(b: Uint8Array, start: number, end: number): number;
 }
 
 export class ListingSyntaxError extends Error {

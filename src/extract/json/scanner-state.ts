@@ -5,7 +5,7 @@
  * Container nesting is a bit stack (1 bit per level), so the scanner never recurses.
  * The base of the parser's class chain; why it is a chain: listing-parser.ts.
  */
-import { ListingSyntaxError, MAX_NESTING, describeByte, makeExcerpt, type KeyGuide } from './listing-types.js';
+import { ListingSyntaxError, MAX_NESTING, describeByte, makeExcerpt, type KeyGuide, type RecordBytesHook } from './listing-types.js';
 
 // Scanner states. S_* are inside a value (record, top-level key or top-level scalar); T_* are the
 // envelope object; A_* are the records array between its elements.
@@ -120,6 +120,8 @@ export abstract class ScannerState {
   protected laned = false;
   /** The keys the record hook's reader expects, for the fast lane to try first. */
   protected keyGuide: KeyGuide | undefined;
+  /** The record hook, when it can recognize whole records before they are scanned. */
+  protected knownRecords: RecordBytesHook | undefined;
   /** Records started so far (the current one's position while it is scanned). */
   protected recordCount = 0;
 

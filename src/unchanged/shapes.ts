@@ -1,0 +1,171 @@
+/**
+ * Record shapes: what of a record the run's field counts (sync_runs.field_counts) take from it,
+ * which catalogue fields it has and which of them are not null (bit masks), and its unknown
+ * members (name, and the kind of the value when SYNC_EXTRA_FIELDS=keep). A fingerprint is stored
+ * with the number of its record's shape, so that a re-sync can count a record whose bytes equal
+ * the fingerprinted ones without reading it (shortcut.ts `known`).
+ *
+ * A shape's number is a 31-bit digest of its description (JSON text), never 0 (no shape). The
+ * descriptions are stored in bulk_wine_reconciliation_source_shape and read with the live rows, in
+ * their snapshot; one that does not digest to its number is ignored. A number is never given to
+ * two descriptions: a new description whose number another one holds gets none, and so does one
+ * past MAX_SHAPES, or with unknown names that are not plain short ASCII. Their records are read as
+ * before.
+ */
+import type { FieldCounter } from '../transform/field-counts.js';
+import { fingerprint } from './fingerprint.js';
+
+/** Descriptions a run holds; past this, new shapes get no number (a listing whose every record differs). */
+export const MAX_SHAPES = 4096;
+/** A record with more unknown members than this, or a longer unknown name, gets no shape. */
+const MAX_UNKNOWN = 32;
+const MAX_NAME_CHARS = 128;
+const DIGEST_SEED = 0x5a4e5e;
+
+/** A shape as stored: its number and description. */
+export interface StoredShape {
+  shape: number;
+  description: string;
+}
+
+interface Shape {
+  present: number;
+  nonNull: number;
+  names: string[];
+  kinds: number[];
+  /** The counter `slots` were found in, and per unknown member its slot there. */
+  slotsOf: FieldCounter | undefined;
+  slots: number[];
+}
+
+/** What a record read from its bytes has: MemberReader's masks and unknown names. */
+export interface RecordShape {
+  present: number;
+  nonNull: number;
+  unknownCount: number;
+  unknownNames: readonly string[];
+}
+
+export class ShapeBook {
+  private readonly shapes = new Map<number, Shape>();
+  private readonly added: StoredShape[] = [];
+  private readonly digest = new Int32Array(2);
+  // The last record's shape and number: records of a listing mostly repeat it.
+  private lastPresent = -1;
+  private lastNonNull = -1;
+  private lastCount = -1;
+  private readonly lastNames: string[] = [];
+  private readonly lastKinds = new Int32Array(MAX_UNKNOWN);
+  private lastNumber = 0;
+  private counted: Shape | undefined;
+  private countedNumber = 0;
+
+  /** How many shapes were stored before the run (whether this book took them or not). */
+  readonly stored: number;
+
+  /** The stored shapes; one whose description does not digest to its number is left out. */
+  constructor(stored: readonly StoredShape[] = []) {
+    this.stored = stored.length;
+    for (const { shape, description } of stored) {
+      if (this.shapes.size >= MAX_SHAPES) break;
+      const parsed = parse(description);
+      if (parsed !== undefined && this.numberFor(description) === shape) this.shapes.set(shape, parsed);
+    }
+  }
+
+  /** Whether `shape` is a number this book can count. */
+  has(shape: number): boolean {
+    return shape !== 0 && this.shapes.has(shape);
+  }
+
+  /**
+   * The number of the shape of `record` (`kinds`: per unknown member, the kind of its value, 0
+   * when not looked at); new shapes are added, to be stored with the run. 0 when it gets none.
+   * `plain`: the record's keys are printable ASCII without escapes (flat-record.ts).
+   */
+  numberOf(record: RecordShape, kinds: Int32Array, plain: boolean): number {
+    const count = record.unknownCount;
+    if (record.present === this.lastPresent && record.nonNull === this.lastNonNull && count === this.lastCount && this.sameUnknown(record, kinds)) return this.lastNumber;
+    this.lastPresent = record.present;
+    this.lastNonNull = record.nonNull;
+    this.lastCount = count;
+    for (let u = 0; u < count && u < MAX_UNKNOWN; u++) {
+      this.lastNames[u] = record.unknownNames[u]!;
+      this.lastKinds[u] = kinds[u]!;
+    }
+    this.lastNumber = this.number(record, kinds, plain);
+    return this.lastNumber;
+  }
+
+  /** Counts a record of shape `shape` (one `has` answered true for) into `fields`. */
+  count(shape: number, fields: FieldCounter): void {
+    let s = this.counted;
+    if (s === undefined || this.countedNumber !== shape) {
+      s = this.shapes.get(shape)!;
+      this.counted = s;
+      this.countedNumber = shape;
+    }
+    fields.countMembers(s.present, s.nonNull);
+    if (s.names.length === 0) return;
+    if (s.slotsOf !== fields) {
+      s.slots = s.names.map((name) => fields.unknownSlot(name));
+      s.slotsOf = fields;
+    }
+    for (let u = 0; u < s.names.length; u++) fields.countSlot(s.slots[u]!, s.kinds[u]!);
+  }
+
+  /** The shapes this run added, to store with its fingerprints. */
+  get newShapes(): readonly StoredShape[] {
+    return this.added;
+  }
+
+  private sameUnknown(record: RecordShape, kinds: Int32Array): boolean {
+    for (let u = 0; u < record.unknownCount; u++) {
+      if (u >= MAX_UNKNOWN || record.unknownNames[u] !== this.lastNames[u] || kinds[u] !== this.lastKinds[u]) return false;
+    }
+    return true;
+  }
+
+  private number(record: RecordShape, valueKinds: Int32Array, plain: boolean): number {
+    const count = record.unknownCount;
+    if (count > MAX_UNKNOWN || (count > 0 && !plain)) return 0;
+    const names = record.unknownNames.slice(0, count);
+    const kinds = Array.from(valueKinds.subarray(0, count));
+    if (names.some((name) => name.length > MAX_NAME_CHARS || !/^[\x20-\x7e]*$/.test(name))) return 0;
+    const description = JSON.stringify([record.present, record.nonNull, names.map((name, u) => [name, kinds[u]])]);
+    const shape = this.numberFor(description);
+    const held = this.shapes.get(shape);
+    if (held !== undefined) return sameShape(held, record.present, record.nonNull, names, kinds) ? shape : 0;
+    if (this.shapes.size >= MAX_SHAPES) return 0;
+    this.shapes.set(shape, { present: record.present, nonNull: record.nonNull, names, kinds, slotsOf: undefined, slots: [] });
+    this.added.push({ shape, description });
+    return shape;
+  }
+
+  private numberFor(description: string): number {
+    const bytes = Buffer.from(description, 'utf8');
+    fingerprint(bytes, 0, bytes.length, this.digest, DIGEST_SEED);
+    return this.digest[0]! & 0x7fffffff || 1;
+  }
+}
+
+function parse(description: string): Shape | undefined {
+  try {
+    const [present, nonNull, unknown] = JSON.parse(description) as [unknown, unknown, unknown];
+    if (!Number.isInteger(present) || !Number.isInteger(nonNull) || !Array.isArray(unknown)) return undefined;
+    const names: string[] = [];
+    const kinds: number[] = [];
+    for (const member of unknown as unknown[]) {
+      if (!Array.isArray(member) || typeof member[0] !== 'string' || !Number.isInteger(member[1])) return undefined;
+      names.push(member[0]);
+      kinds.push(member[1] as number);
+    }
+    return { present: present as number, nonNull: nonNull as number, names, kinds, slotsOf: undefined, slots: [] };
+  } catch {
+    return undefined;
+  }
+}
+
+function sameShape(s: Shape, present: number, nonNull: number, names: readonly string[], kinds: readonly number[]): boolean {
+  return s.present === present && s.nonNull === nonNull && s.names.length === names.length && s.names.every((name, u) => name === names[u] && s.kinds[u] === kinds[u]);
+}
