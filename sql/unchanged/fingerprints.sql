@@ -25,11 +25,12 @@ SELECT trust_key, run_id::text FROM bulk_wine_reconciliation_source_hash_state;
 SELECT shape, description FROM bulk_wine_reconciliation_source_shape;
 
 -- name: save_shapes
--- The shapes a run found that were not stored yet ($1 numbers, $2 descriptions): a number is
--- never given to another description, so one stored already stays as it is.
+-- The shapes a run found that were not stored yet ($1 numbers, $2 descriptions). A number the run
+-- gives out is one no valid stored description holds: a stored one under it was not what its
+-- number digests (edited by hand), and is replaced.
 INSERT INTO bulk_wine_reconciliation_source_shape (shape, description)
 SELECT * FROM unnest($1::integer[], $2::text[])
-ON CONFLICT (shape) DO NOTHING;
+ON CONFLICT (shape) DO UPDATE SET description = EXCLUDED.description;
 
 -- name: prune_shapes
 -- Shapes no fingerprint refers to any more; run when they grow many (src/unchanged/shapes.ts).

@@ -150,11 +150,6 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
   let knownPending = false;
   const hook: RecordBytesHook = {
     keys: members,
-    known(b, start, end) {
-      const length = shortcut.known(b, start, end);
-      if (length > 0) knownPending = true;
-      return length;
-    },
     record(bytes, start, end, ends, memberCount, position, byteOffset, plain) {
       checkpoints.record(position, byteOffset);
       if (knownPending) {
@@ -188,6 +183,14 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
       return [fingerprint[0]!, fingerprint[1]!];
     },
   };
+  // A first load has no row to know a record by.
+  if (direct === undefined) {
+    hook.known = (b, start, end) => {
+      const length = shortcut.known(b, start, end);
+      if (length > 0) knownPending = true;
+      return length;
+    };
+  }
   return { hook, shortcut, writer, direct, checkpoints };
 }
 

@@ -7,10 +7,10 @@
  *
  * A shape's number is a 31-bit digest of its description (JSON text), never 0 (no shape). The
  * descriptions are stored in bulk_wine_reconciliation_source_shape and read with the live rows, in
- * their snapshot; one that does not digest to its number is ignored. A number is never given to
- * two descriptions: a new description whose number another one holds gets none, and so does one
- * past MAX_SHAPES, or with unknown names that are not plain short ASCII. Their records are read as
- * before.
+ * their snapshot; one that does not digest to its number is ignored, and replaced when the run
+ * finds the shape of that number. A number is never given to two descriptions: a new description
+ * whose number another one holds gets none, and so does one past MAX_SHAPES, or with unknown names
+ * that are not plain short ASCII. Their records are read as before.
  */
 import type { FieldCounter } from '../transform/field-counts.js';
 import { fingerprint } from './fingerprint.js';
@@ -29,6 +29,7 @@ export interface StoredShape {
 }
 
 interface Shape {
+  number: number;
   present: number;
   nonNull: number;
   names: string[];
@@ -48,6 +49,8 @@ export interface RecordShape {
 
 export class ShapeBook {
   private readonly shapes = new Map<number, Shape>();
+  /** The same shapes by their masks (present * 2^31 + nonNull, rounded: a bucket, checked whole). */
+  private readonly byMasks = new Map<number, Shape[]>();
   private readonly added: StoredShape[] = [];
   private readonly digest = new Int32Array(2);
   // The last record's shape and number: records of a listing mostly repeat it.
@@ -63,13 +66,16 @@ export class ShapeBook {
   /** How many shapes were stored before the run (whether this book took them or not). */
   readonly stored: number;
 
-  /** The stored shapes; one whose description does not digest to its number is left out. */
+  /**
+   * The stored shapes; one whose description does not digest to its number is left out (and a
+   * shape of that number the run finds replaces it). Every valid one is taken, so that a number
+   * the run gives out is never one a stored description holds.
+   */
   constructor(stored: readonly StoredShape[] = []) {
     this.stored = stored.length;
     for (const { shape, description } of stored) {
-      if (this.shapes.size >= MAX_SHAPES) break;
-      const parsed = parse(description);
-      if (parsed !== undefined && this.numberFor(description) === shape) this.shapes.set(shape, parsed);
+      const parsed = parse(shape, description);
+      if (parsed !== undefined && this.numberFor(description) === shape) this.add(parsed);
     }
   }
 
@@ -129,17 +135,29 @@ export class ShapeBook {
   private number(record: RecordShape, valueKinds: Int32Array, plain: boolean): number {
     const count = record.unknownCount;
     if (count > MAX_UNKNOWN || (count > 0 && !plain)) return 0;
+    // A shape held already: found by its masks, without describing the record.
+    const bucket = this.byMasks.get(record.present * 2147483648 + record.nonNull);
+    if (bucket !== undefined) {
+      for (const s of bucket) if (sameShape(s, record.present, record.nonNull, record.unknownNames, valueKinds, count)) return s.number;
+    }
     const names = record.unknownNames.slice(0, count);
     const kinds = Array.from(valueKinds.subarray(0, count));
     if (names.some((name) => name.length > MAX_NAME_CHARS || !/^[\x20-\x7e]*$/.test(name))) return 0;
     const description = JSON.stringify([record.present, record.nonNull, names.map((name, u) => [name, kinds[u]])]);
     const shape = this.numberFor(description);
-    const held = this.shapes.get(shape);
-    if (held !== undefined) return sameShape(held, record.present, record.nonNull, names, kinds) ? shape : 0;
-    if (this.shapes.size >= MAX_SHAPES) return 0;
-    this.shapes.set(shape, { present: record.present, nonNull: record.nonNull, names, kinds, slotsOf: undefined, slots: [] });
+    // Its number held by another description (not found by its masks above): it gets none.
+    if (this.shapes.has(shape) || this.shapes.size >= MAX_SHAPES) return 0;
+    this.add({ number: shape, present: record.present, nonNull: record.nonNull, names, kinds, slotsOf: undefined, slots: [] });
     this.added.push({ shape, description });
     return shape;
+  }
+
+  private add(s: Shape): void {
+    this.shapes.set(s.number, s);
+    const key = s.present * 2147483648 + s.nonNull;
+    const bucket = this.byMasks.get(key);
+    if (bucket === undefined) this.byMasks.set(key, [s]);
+    else bucket.push(s);
   }
 
   private numberFor(description: string): number {
@@ -149,7 +167,7 @@ export class ShapeBook {
   }
 }
 
-function parse(description: string): Shape | undefined {
+function parse(number: number, description: string): Shape | undefined {
   try {
     const [present, nonNull, unknown] = JSON.parse(description) as [unknown, unknown, unknown];
     if (!Number.isInteger(present) || !Number.isInteger(nonNull) || !Array.isArray(unknown)) return undefined;
@@ -160,12 +178,14 @@ function parse(description: string): Shape | undefined {
       names.push(member[0]);
       kinds.push(member[1] as number);
     }
-    return { present: present as number, nonNull: nonNull as number, names, kinds, slotsOf: undefined, slots: [] };
+    return { number, present: present as number, nonNull: nonNull as number, names, kinds, slotsOf: undefined, slots: [] };
   } catch {
     return undefined;
   }
 }
 
-function sameShape(s: Shape, present: number, nonNull: number, names: readonly string[], kinds: readonly number[]): boolean {
-  return s.present === present && s.nonNull === nonNull && s.names.length === names.length && s.names.every((name, u) => name === names[u] && s.kinds[u] === kinds[u]);
+function sameShape(s: Shape, present: number, nonNull: number, names: readonly string[], kinds: ArrayLike<number>, count: number): boolean {
+  if (s.present !== present || s.nonNull !== nonNull || s.names.length !== count) return false;
+  for (let u = 0; u < count; u++) if (s.names[u] !== names[u] || s.kinds[u] !== kinds[u]) return false;
+  return true;
 }
