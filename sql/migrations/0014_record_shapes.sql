@@ -2,9 +2,10 @@
 -- ones its row's fingerprint was made of; since this migration, before it reads the record at all:
 -- its fields are then counted (sync_runs.field_counts) from the shape stored with the fingerprint,
 -- which fields the record had, which were null, and which unknown members it carried.
--- A shape's number is a 31-bit digest of its description. A run stores a description once, never
--- changes it, and never gives its number to another: a row whose number has no description, or one
--- whose description does not digest to it, has no shape, and its record is read as before.
+-- A shape's number is a 31-bit digest of its description. A run never gives a number to a second
+-- description: a row whose number has no description, or one whose description does not digest to
+-- it (edited by hand, replaced by the next run that finds that shape), has no shape, and its record
+-- is read as before.
 -- UNLOGGED like the fingerprints: a crash empties both, and a row that keeps its fingerprint but
 -- loses its shape is read as before.
 
