@@ -87,6 +87,20 @@ SELECT id, CASE WHEN hash_hi IS NULL THEN NULL ELSE (hash_hi::bigint << 32) | (h
 FROM staging_records
 ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, row_xmin = EXCLUDED.row_xmin, shape = EXCLUDED.shape;
 
+-- name: fingerprint_order
+-- How far the table's rows lie from id order, as ANALYZE (autovacuum's) last saw it: 1 in order.
+-- Each run's writes put new row versions where there is room, and a deploy rewrites every row: the
+-- live-row read (copy_live_out, by the primary key) then visits a heap page per row, 0.73 s
+-- against 0.48 s for 1M rows on stock PostgreSQL 15.
+SELECT correlation FROM pg_stats
+WHERE schemaname = current_schema() AND tablename = 'bulk_wine_reconciliation_source_hash' AND attname = 'id';
+
+-- name: cluster_fingerprints
+-- The rows rewritten in id order (0.6 s for 1M), and counted again so that the next run sees it.
+-- Only sync runs use the table: its exclusive lock, held to commit, waits for nobody.
+CLUSTER bulk_wine_reconciliation_source_hash USING bulk_wine_reconciliation_source_hash_pkey;
+ANALYZE bulk_wine_reconciliation_source_hash;
+
 -- name: drop_deleted
 DELETE FROM bulk_wine_reconciliation_source_hash s
 USING staging_changes c

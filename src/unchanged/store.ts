@@ -27,8 +27,12 @@ const SQL = loadStatements('unchanged/fingerprints.sql', [
   'save_initial',
   'drop_deleted',
   'drop_orphans',
+  'fingerprint_order',
+  'cluster_fingerprints',
   'save_state',
 ]);
+/** Below this correlation of heap order with id order (pg_stats), the fingerprints are rewritten in order. */
+const MIN_ORDER = 0.9;
 
 /** What the read of the live rows found once it is over, beside the rows themselves. */
 export interface LiveCounts {
@@ -150,6 +154,12 @@ export async function saveFingerprints(
     await timed('save_written');
     await timed('drop_deleted');
     if (run.orphans > 0) await timed('drop_orphans');
+    // A first load writes them in listing order, usually id order; re-syncs scatter them.
+    const order = (await timed('fingerprint_order')).rows[0] as { correlation: number | null } | undefined;
+    if (order?.correlation != null && order.correlation < MIN_ORDER) {
+      await timed('cluster_fingerprints');
+      log?.info({ correlation: Number(order.correlation.toFixed(3)) }, 'fingerprints rewritten in id order, for the next runs\' read of the live rows');
+    }
   }
   const { added, stored } = run.shapes;
   // Shapes no fingerprint refers to are dropped once they are many (a listing's shapes change slowly).
