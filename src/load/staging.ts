@@ -14,7 +14,8 @@ const SQL = loadStatements('load/apply.sql', ['create_staging', 'analyze_staging
 /**
  * The staging table's COPY columns, in order: the one definition that both COPY writers follow
  * (copyLine in transform/copy-line.ts, and the byte-level CopyWriter in transform/record-copy.ts,
- * which write KNOWN_FIELDS and extra_fields in this order too). The fingerprint is two int32 halves.
+ * which write KNOWN_FIELDS and extra_fields in this order too). The fingerprint is two int32 halves,
+ * then the number of the record's shape (unchanged/shapes.ts; null: none).
  */
 export const STAGING_COLUMNS = ['position', ...KNOWN_FIELDS, EXTRA_COLUMN, 'raw_offset', 'raw_length', 'hash_hi', 'hash_lo', 'shape'] as const;
 const COPY_STAGING = `COPY staging_records (${STAGING_COLUMNS.join(', ')}) FROM STDIN`;
