@@ -94,7 +94,7 @@ export class LockWaitWatch {
       const { rows } = await this.pool.query<BlockedByRow>(SQL.blocked_by, [this.pids]);
       const first = rows[0];
       if (first) {
-        this.latest = {
+        const wait: LockWait = {
           relation: first.relation,
           mode: first.mode,
           locktype: first.locktype,
@@ -108,6 +108,12 @@ export class LockWaitWatch {
           })),
           sampledAt: Date.now(),
         };
+        // A wait sampled as it ends (its statement cancelled by the timeout between pg_locks and
+        // pg_blocking_pids) names nobody: the sample before it, of the same wait, still does.
+        // Seen in CI with two of the run's connections waiting on one table.
+        const previous = this.latest;
+        const sameWait = previous !== undefined && previous.relation === wait.relation && previous.mode === wait.mode && wait.sampledAt - previous.sampledAt <= this.lockTimeoutMs;
+        if (wait.blockers.length > 0 || !sameWait || previous.blockers.length === 0) this.latest = wait;
       }
     } catch {
       // A failed sample only makes the eventual message less specific.
