@@ -53,13 +53,8 @@ export class ShapeBook {
   private readonly byMasks = new Map<number, Shape[]>();
   private readonly added: StoredShape[] = [];
   private readonly digest = new Int32Array(2);
-  // The last record's shape and number: records of a listing mostly repeat it.
-  private lastPresent = -1;
-  private lastNonNull = -1;
-  private lastCount = -1;
-  private readonly lastNames: string[] = [];
-  private readonly lastKinds = new Int32Array(MAX_UNKNOWN);
-  private lastNumber = 0;
+  /** The last record's shape: records of a listing mostly repeat it. */
+  private last: Shape | undefined;
   private counted: Shape | undefined;
   private countedNumber = 0;
 
@@ -90,17 +85,11 @@ export class ShapeBook {
    * `plain`: the record's keys are printable ASCII without escapes (flat-record.ts).
    */
   numberOf(record: RecordShape, kinds: Int32Array, plain: boolean): number {
-    const count = record.unknownCount;
-    if (record.present === this.lastPresent && record.nonNull === this.lastNonNull && count === this.lastCount && this.sameUnknown(record, kinds)) return this.lastNumber;
-    this.lastPresent = record.present;
-    this.lastNonNull = record.nonNull;
-    this.lastCount = count;
-    for (let u = 0; u < count && u < MAX_UNKNOWN; u++) {
-      this.lastNames[u] = record.unknownNames[u]!;
-      this.lastKinds[u] = kinds[u]!;
-    }
-    this.lastNumber = this.number(record, kinds, plain);
-    return this.lastNumber;
+    const last = this.last;
+    if (last !== undefined && sameShape(last, record.present, record.nonNull, record.unknownNames, kinds, record.unknownCount)) return last.number;
+    const number = this.number(record, kinds, plain);
+    if (number !== 0) this.last = this.shapes.get(number);
+    return number;
   }
 
   /** Counts a record of shape `shape` (one `has` answered true for) into `fields`. */
@@ -123,13 +112,6 @@ export class ShapeBook {
   /** The shapes this run added, to store with its fingerprints. */
   get newShapes(): readonly StoredShape[] {
     return this.added;
-  }
-
-  private sameUnknown(record: RecordShape, kinds: Int32Array): boolean {
-    for (let u = 0; u < record.unknownCount; u++) {
-      if (u >= MAX_UNKNOWN || record.unknownNames[u] !== this.lastNames[u] || kinds[u] !== this.lastKinds[u]) return false;
-    }
-    return true;
   }
 
   private number(record: RecordShape, valueKinds: Int32Array, plain: boolean): number {
