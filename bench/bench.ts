@@ -4,7 +4,7 @@
  * (curl --compressed + psql \copy into a table with a primary key), before and after the syncs.
  * Each of `--runs` runs (default 3) measures a first load, an unchanged re-sync (and its WAL), a
  * 1%-changed re-sync, two all-rejected listings and, right after the first load, a first load into
- * a schema of its own of the same listing with two new fields in every record (issue 20: unknown
+ * a schema of its own of the same listing with two new fields in every record (unknown
  * members are kept; target ≤ 1.25 × the run's first load), each with its steps and how they overlapped (step-overlap.ts)
  * and the CPU of Node and of its PostgreSQL backends (backend-cpu.ts); the summary gives the
  * minimum and median and the process exits 1 when a target is missed in any run. `--scale N`

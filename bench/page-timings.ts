@@ -1,5 +1,5 @@
 /**
- * The status page at any age (issue 29): 100,000 runs in sync_runs and 10,000 rejects in one run,
+ * The status page at any age: 100,000 runs in sync_runs and 10,000 rejects in one run,
  * each page timed over HTTP on 127.0.0.1 (the server in this process, as `serve` runs it).
  *
  *   BENCH_DATABASE_URL=postgres://… node dist/bench/page-timings.js [--runs 100000] [--rejects 10000] [--times 20]

@@ -4,7 +4,7 @@
  * decimals mostly with 18–28 fractional digits, some of 30+ digits, some short ones and integers, exponents (`1.5e-7`, `2E+3`),
  * trailing zeros, about 30% of one decimal sent as a numeric string, nulls, ISO date-times in
  * `first_sale` besides plain dates and `0000-00-00`, an unknown field on about 1% of records.
- * The 'new-fields' variant adds two unknown members to every record (issue 20).
+ * The 'new-fields' variant adds two unknown members to every record.
  */
 
 export type Variant =

@@ -29,9 +29,9 @@ export const NAMES = {
 
 /**
  * The wall-time target of each measurement: at most `ratio` × the run's floor, or × the run's first
- * load. The performance issue's targets, on 1M realistic records, in three consecutive runs; issue
- * 20's: keeping two unknown members of every record costs at most a quarter of a first load; issue
- * 30's: the unchanged re-sync at 0.9× (it was 1.0×), so that noise does not carry it over 1.0×.
+ * load. On 1M realistic records, in three consecutive runs: keeping two unknown members of every
+ * record costs at most a quarter of a first load; the unchanged re-sync at 0.9×, so that a noisy run
+ * does not carry it over 1.0× (the floor itself).
  */
 export const WALL_TARGETS: Record<string, { ratio: number; of: 'floor' | 'first load' }> = {
   [NAMES.first]: { ratio: 2.0, of: 'floor' },

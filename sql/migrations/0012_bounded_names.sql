@@ -1,4 +1,4 @@
--- What a listing may cost, whatever it sends (issue 32): a field name outside the catalogue is
+-- What a listing may cost, whatever it sends: a field name outside the catalogue is
 -- stored and shown with at most 128 bytes (src/transform/field-name.ts; a 3 kB name broke every
 -- run: a btree row of sync_fields' primary key holds 2704 bytes at most), and sync_rejects keeps
 -- the rejects of the newest SYNC_REJECTS_KEEP runs only (src/run/sync.ts prunes it after each run).

@@ -1,4 +1,4 @@
--- Room on each page of the data table for the next version of a row (issue 30). A re-sync updates
+-- Room on each page of the data table for the next version of a row. A re-sync updates
 -- the rows whose record changed, one in a hundred, spread over the whole table. A page that a
 -- first load's COPY (or INSERT) filled has no room for the new version: it goes to another page,
 -- with a new entry in the primary key (every leaf page of it touched by spread changes), and after

@@ -1,4 +1,4 @@
--- Record shapes (src/unchanged/shapes.ts; issue 30). A re-sync skips a record whose bytes equal the
+-- Record shapes (src/unchanged/shapes.ts). A re-sync skips a record whose bytes equal the
 -- ones its row's fingerprint was made of; since this migration, before it reads the record at all:
 -- its fields are then counted (sync_runs.field_counts) from the shape stored with the fingerprint,
 -- which fields the record had, which were null, and which unknown members it carried.

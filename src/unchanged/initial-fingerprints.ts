@@ -10,8 +10,8 @@
  * per million rows (160 MB at 10M). Measured per million rows (PostgreSQL 15, shared 2-core
  * machine): writing the file 0.06-0.1 s of parse time, the COPY 0.8-1.0 s (0.2 s of it Node
  * encoding; the rest is PostgreSQL filling the keyed table: 0.7 s even from a server-side file),
- * against 1.0-1.1 s for save_initial's INSERT ... SELECT from staging in the same runs (1.5-2.4 s
- * in the issue's), which also needed the staging table the rows no longer go through.
+ * against 1.0-1.1 s for an INSERT ... SELECT from a staging table in the same runs, which would
+ * also need every row to pass through that staging table.
  *
  * The listing position is there for duplicate ids: a later copy of an id found in the file goes
  * elsewhere (the run's side table), and settling it needs the position of the copy in the file.

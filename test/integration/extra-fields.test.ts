@@ -1,5 +1,5 @@
 /**
- * New upstream fields are kept (issue 20), through the CLI against the simulator and a real
+ * New upstream fields are kept, through the CLI against the simulator and a real
  * PostgreSQL: exact in extra_fields, versioned and compared like the other values, recorded in
  * sync_fields, typed in the BI views, hostile names kept out of SQL, and SYNC_EXTRA_FIELDS=drop.
  */

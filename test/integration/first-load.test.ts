@@ -1,5 +1,5 @@
 /**
- * A first load writes each row once (issue 18): into a table with no row at all, rows and their
+ * A first load writes each row once: into a table with no row at all, rows and their
  * fingerprints are COPYed straight into their tables, and only the ids the bitmap saw twice (or
  * could not hold) are settled. The result must be the staging path's, exactly: the same listing
  * is loaded into two schemas, one empty (the first-load path) and one holding a single

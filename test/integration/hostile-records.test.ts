@@ -1,5 +1,5 @@
 /**
- * No record can stop the runs after it (issue 32, item 2), through the CLI against the simulator
+ * No record can stop the runs after it, through the CLI against the simulator
  * serving raw record text and a real PostgreSQL: field names of 3 kB and 60 kB in valid and in
  * rejected records, records full of numbers that explode when printed, 20,000 distinct bad names.
  * Each run and the next one succeed (or fail where a rule says so), the BI views answer a query

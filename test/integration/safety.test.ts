@@ -161,7 +161,7 @@ describe('dry run, archive, replay and backfill from a file', () => {
       fx.sim.setRawBody(body);
       expect((await sync()).code).toBe(0);
     }
-    // The compressed body is stored in chunks (issue 9): it is read back as their concatenation.
+    // The compressed body is stored in chunks: it is read back as their concatenation.
     const payloads = await fx.db.rows<{ run_id: string; sha256: string; bytes: string; algorithm: string; body: Buffer }>(
       `SELECT run_id, sha256, bytes, algorithm, (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks c WHERE c.run_id = p.run_id) AS body
        FROM sync_payloads p ORDER BY run_id`,

@@ -1,5 +1,5 @@
 /**
- * Who may see the status page and start a run from it (issue 29), with real HTTP requests to the
+ * Who may see the status page and start a run from it, with real HTTP requests to the
  * real commands: SYNC_UI_TOKEN as Bearer or Basic password, the refusal to serve the page beyond
  * loopback without it, the security headers, and run-now's CSRF token and Origin check, in the
  * daemon and, with chromium, by pressing the button.

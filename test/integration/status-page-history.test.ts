@@ -1,5 +1,5 @@
 /**
- * The status page's history at some age (issue 29): 130 runs of every status and trigger, paged
+ * The status page's history at some age: 130 runs of every status and trigger, paged
  * by run id through the "older" and "newer" links, filtered by status and trigger, and the
  * freshness verdict as the runs change: fresh, failing, late.
  */

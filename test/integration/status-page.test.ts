@@ -1,5 +1,5 @@
 /**
- * The status page in a real browser (issue 29): `serve` as a child process on a schema that real
+ * The status page in a real browser: `serve` as a child process on a schema that real
  * runs filled, and Debian's chromium. Every page loads without a console error or a CSP
  * violation; the plots' bars are the runs' numbers and lead to their runs; rejects page; hostile
  * text from the upstream and the database shows as text and never runs; the overview's

@@ -1,5 +1,5 @@
 /**
- * `run --from-file` on a terminal (issue 29, "Also"): the progress line is cleared before any log
+ * `run --from-file` on a terminal: the progress line is cleared before any log
  * line, so that none is glued onto it, and with the file's size known it shows a bar, the share
  * done and the time left. The terminal is a real pseudo-terminal made by util-linux's `script`.
  */

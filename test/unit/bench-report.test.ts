@@ -1,5 +1,5 @@
 /**
- * What `npm run bench` judges and reports: the performance issue's targets (each a ratio to the
+ * What `npm run bench` judges and reports: the performance targets (each a ratio to the
  * floor of the same run, the large-listing check's ratios to the reference listing), how the steps
  * of a run overlapped (from its debug log), the CPU of Node and of the PostgreSQL backends (from
  * /proc), and the tables that show them, `n/a` when the server's processes are not on this machine.
