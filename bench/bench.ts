@@ -20,7 +20,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -89,13 +89,14 @@ async function main(): Promise<void> {
     };
     const results: BenchRun[] = [];
     for (let i = 1; i <= runs; i++) {
-      log(`--- run ${i} of ${runs} (load average ${loadavg()[0]!.toFixed(2)})`);
-      results.push(await benchRun(server, listings!, env, admin, databaseUrl));
+      const loadAverage = Number(loadavg()[0]!.toFixed(2));
+      log(`--- run ${i} of ${runs} (load average ${loadAverage})`);
+      results.push({ loadAverage, ...(await benchRun(server, listings!, env, admin, databaseUrl)) });
     }
     const scale =
       scaleRecords === undefined ? undefined : await scaleCheck({ records: scaleRecords, reference: base, dataDir, env: { ...env, SYNC_DB_SCHEMA: 'bench_scale' }, admin, log });
 
-    const report = { date: new Date().toISOString(), records, runs: results, postgres: serverVersion, node: process.version, uptime: uptime(), scale };
+    const report = { date: new Date().toISOString(), commit: commit(), machine: machine(), records, runs: results, postgres: serverVersion, node: process.version, uptime: uptime(), scale };
     const out = values.out ?? join(PACKAGE_ROOT, 'bench', 'results', `bench-${records}.json`);
     await mkdir(join(out, '..'), { recursive: true });
     await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
@@ -223,6 +224,23 @@ function uptime(): string {
   } catch {
     return `load average ${loadavg().join(' ')}`;
   }
+}
+
+/** The commit measured, with `+changes` when tracked files differ from it; undefined outside a git checkout. */
+function commit(): string | undefined {
+  try {
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: PACKAGE_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: PACKAGE_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return changed === '' ? head : `${head}+changes`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The machine, as the results table in docs/performance.md names it. */
+function machine(): string {
+  const cores = cpus();
+  return `${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${release()}`;
 }
 
 function freePort(): Promise<number> {

@@ -4,9 +4,9 @@
  * text, written by hand so that the bench needs no plotting package.
  *
  * `npm run bench` writes it (default docs/bench.svg, or `--svg PATH`). To draw it again from a
- * saved report, or from a fixture with the same shape (bench/fixtures/readme-session.json):
+ * saved report (the README's is bench/fixtures/readme-bench.json):
  *
- *   node dist/bench/plot.js bench/results/bench-1000000.json docs/bench.svg
+ *   node dist/bench/plot.js bench/fixtures/readme-bench.json docs/bench.svg
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -135,6 +135,7 @@ function esc(text: string): string {
 /** A report written by bench.ts, or a fixture of the same shape; `caption` overrides the one built from it. */
 interface SavedReport {
   date?: string;
+  commit?: string;
   records?: number;
   postgres?: string;
   node?: string;
@@ -148,6 +149,7 @@ export function captionOf(report: SavedReport): string {
     report.records === undefined ? undefined : `${report.records.toLocaleString('en-US')} records`,
     `${report.runs.length} runs`,
     report.date,
+    report.commit === undefined ? undefined : `commit ${report.commit.slice(0, 7)}${report.commit.endsWith('+changes') ? '+changes' : ''}`,
     report.postgres === undefined ? undefined : `PostgreSQL ${report.postgres}`,
     report.node === undefined ? undefined : `node ${report.node}`,
   ];

@@ -3,6 +3,8 @@ import type { Floor } from './floor.js';
 import type { SyncMeasure } from './sync-runner.js';
 
 export interface BenchRun {
+  /** The machine's 1-minute load average when the run began; absent in reports older than it. */
+  loadAverage?: number;
   floorBefore: Floor;
   floorAfter: Floor;
   /** The floor of the new-fields listing (its rows with extra_fields); absent in reports older than it. */

@@ -45,6 +45,7 @@ import {
   S_VALUE,
   ScannerState,
   T_START,
+  utf8Char,
   writeCodePoint,
 } from './scanner-state.js';
 
@@ -82,34 +83,15 @@ export abstract class ListingScanner extends ScannerState {
             // Non-ASCII: decode the UTF-8 sequence and write the character in Latin-1 (one byte)
             // when it fits, else as a \u escape, so `out` always decodes with latin1Slice.
             this.recHigh = true;
-            let cp = -1;
-            let n = 0;
-            if (c >= 0xc2 && c <= 0xdf) {
-              if (i + 1 < end) {
-                const c1 = b[i + 1]!;
-                if (c1 >= 0x80 && c1 <= 0xbf) {
-                  cp = ((c & 0x1f) << 6) | (c1 & 0x3f);
-                  n = 2;
-                }
-              }
-            } else if (c >= 0xe0 && c <= 0xef) {
-              if (i + 2 < end) {
-                const c1 = b[i + 1]!;
-                const c2 = b[i + 2]!;
-                if (c1 >= (c === 0xe0 ? 0xa0 : 0x80) && c1 <= (c === 0xed ? 0x9f : 0xbf) && c2 >= 0x80 && c2 <= 0xbf) {
-                  cp = ((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f);
-                  n = 3;
-                }
-              }
-            }
-            if (n === 0) {
+            const char = utf8Char(b, i, end);
+            if (char < 0) {
               // Split across chunks, 4-byte or invalid: the byte-at-a-time decoder.
               this.startUtf8();
               state = S_UTF8;
               continue main;
             }
-            o = writeCodePoint(out, o, cp);
-            i += n;
+            o = writeCodePoint(out, o, char >> 2);
+            i += char & 3;
             if (i === end) break main;
             c = b[i]!;
           }
@@ -397,5 +379,4 @@ export abstract class ListingScanner extends ScannerState {
     this.ns = ns;
     this.strNext = strNext;
   }
-
 }

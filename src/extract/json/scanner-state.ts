@@ -320,6 +320,28 @@ export abstract class ScannerState {
 
 const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
+/**
+ * The character of a 2- or 3-byte UTF-8 sequence that starts at `b[i]`, as its code point times 4
+ * plus the sequence's length; -1 when the sequence is split by `end`, 4 bytes long or invalid (the
+ * byte-at-a-time decoder, S_UTF8, takes those). Small enough for V8 to inline into the scan.
+ */
+export function utf8Char(b: Buffer, i: number, end: number): number {
+  const c = b[i]!;
+  if (c >= 0xc2 && c <= 0xdf) {
+    if (i + 1 < end) {
+      const c1 = b[i + 1]!;
+      if (c1 >= 0x80 && c1 <= 0xbf) return ((((c & 0x1f) << 6) | (c1 & 0x3f)) << 2) | 2;
+    }
+  } else if (c >= 0xe0 && c <= 0xef && i + 2 < end) {
+    const c1 = b[i + 1]!;
+    const c2 = b[i + 2]!;
+    if (c1 >= (c === 0xe0 ? 0xa0 : 0x80) && c1 <= (c === 0xed ? 0x9f : 0xbf) && c2 >= 0x80 && c2 <= 0xbf) {
+      return ((((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f)) << 2) | 3;
+    }
+  }
+  return -1;
+}
+
 /** Writes code point `cp` for JSON.parse: as one Latin-1 byte when <= 0xFF, else as \u escape(s). */
 export function writeCodePoint(out: Buffer, o: number, cp: number): number {
   if (cp <= 0xff) {
