@@ -8,7 +8,8 @@
  *
  * One function, one switch: the scanner's state is in locals for a whole window and goes back to
  * fields only around the rare calls out (slow paths in scanner-state.ts, the envelope, a
- * completed value). The number token's fast path (number-token.ts) is a function V8 inlines.
+ * completed value). The number token's fast path (number-token.ts) and the decoding of a non-ASCII
+ * character (scanner-state.ts utf8Char) are functions V8 inlines.
  * The usual record (a compact flat object) does not come through the states at all: the fast
  * lane (flat-record.ts) takes it whole when it starts, and only what it declines is scanned here.
  */
