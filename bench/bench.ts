@@ -87,6 +87,8 @@ async function main(): Promise<void> {
       WINE_API_EMAIL: BENCH_EMAIL,
       WINE_API_PASSWORD: BENCH_PASSWORD,
     };
+    // Read before the runs: the build measured is the checkout's state when the bench began.
+    const measured = commit();
     const results: BenchRun[] = [];
     for (let i = 1; i <= runs; i++) {
       const loadAverage = Number(loadavg()[0]!.toFixed(2));
@@ -96,7 +98,7 @@ async function main(): Promise<void> {
     const scale =
       scaleRecords === undefined ? undefined : await scaleCheck({ records: scaleRecords, reference: base, dataDir, env: { ...env, SYNC_DB_SCHEMA: 'bench_scale' }, admin, log });
 
-    const report = { date: new Date().toISOString(), commit: commit(), machine: machine(), records, runs: results, postgres: serverVersion, node: process.version, uptime: uptime(), scale };
+    const report = { date: new Date().toISOString(), commit: measured, machine: machine(), records, runs: results, postgres: serverVersion, node: process.version, uptime: uptime(), scale };
     const out = values.out ?? join(PACKAGE_ROOT, 'bench', 'results', `bench-${records}.json`);
     await mkdir(join(out, '..'), { recursive: true });
     await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
