@@ -82,6 +82,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** The `postgres` role's password: new at every start. */
   password: string;
+  /** The file that holds it (only this user can read it), rewritten at every start. */
+  passwordFile: string;
   /** Admin URL (the `postgres` database), e.g. to create more databases. */
   adminUrl: string;
   stop(): Promise<void>;
@@ -156,6 +158,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     url: `${base}/${options.database}`,
     adminUrl: `${base}/postgres`,
     password,
+    passwordFile,
     stop: async () => {
       await server.stop();
       if (options.ephemeral) await rm(passwordFile, { force: true });
