@@ -168,8 +168,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
 /**
  * npm tarballs cannot hold symlinks, so the binaries package lists its shared-library links in
- * pg-symlinks.json and recreates them in a postinstall script. npm may skip install scripts
- * (npm 11 asks for approval); recreate missing links here so the server still starts.
+ * pg-symlinks.json and recreates them in a postinstall script. That script does not run here
+ * (package.json's allowScripts denies it; npm 12 skips unapproved ones): the links are recreated here.
  */
 async function hydrateSymlinks(): Promise<void> {
   const require = createRequire(import.meta.url);
