@@ -47,7 +47,7 @@ const BOTTOM = 38;
 /** A digit's width at the stylesheet's text size, rounded up, and the gap between two ids. */
 const DIGIT_W = 8;
 const LABEL_GAP = 8;
-/** A bar more than this many times every bar kept whole is cut at the top. */
+/** A bar more than this many times the median run's is cut at the top (chartScale). */
 export const CUT_RATIO = 10;
 
 /** 1, 2, 4 or 8 times a power of ten, at least `max`: its quarters are round numbers. */
