@@ -15,7 +15,7 @@ import { newApi, openContext, type Context, type Io } from './context.js';
 import { recentRuns, type RunRow } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { startMetricsServer } from '../observe/metrics-server.js';
-import { statusPage } from './serve.js';
+import { DEFAULT_SERVE_PORT, statusPage } from './serve.js';
 import { formatSummary } from './summary.js';
 import { PACKAGE_ROOT } from '../paths.js';
 import { runSync } from '../run/sync.js';
@@ -140,7 +140,7 @@ async function explore(out: (line?: string) => void, ctx: Context, embedded: Emb
     out('\nexplore the result with psql:');
     out(`  PGPASSWORD="$(cat ${passwordFile})" psql "${url}"`);
     queries(out, ctx.config.schema);
-    out('\nnext, from another terminal in this directory while the demo runs: the runs, and the same page served on its own (http://127.0.0.1:9465/):');
+    out(`\nnext, from another terminal in this directory while the demo runs: the runs, and the same page served on its own (http://127.0.0.1:${DEFAULT_SERVE_PORT}/):`);
     out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${CLI} status`);
     out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${CLI} serve`);
     out('\npress Ctrl-C to stop the status page and the embedded PostgreSQL.');

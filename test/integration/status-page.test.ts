@@ -135,6 +135,11 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     expect(await bars('plot-changed')).toEqual(
       rows.map((r) => ({ run: n(r.id!), values: { inserted: n(r.inserted!), updated: n(r.updated!), deleted: n(r.deleted!), restored: n(r.restored!) } })),
     );
+    // The plots' table twin: the same numbers, run by run.
+    const twin = await page.locator('#plot-data tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(twin.map((t) => [t[0], ...t.slice(3)].map((v) => Number(v!.replaceAll(',', ''))))).toEqual(
+      rows.map((r) => [r.id, r.inserted, r.updated, r.deleted, r.restored, r.received, r.rejected].map(n)),
+    );
     const durations = await bars('plot-duration');
     expect(durations.map((b) => b.run)).toEqual(rows.map((r) => n(r.id!)));
     durations.forEach((b, i) => expect(b.values[rows[i]!.status!]).toBeCloseTo(n(rows[i]!.ms!), 6));
@@ -161,6 +166,19 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     );
     expect(await page.locator('#archive').textContent()).toContain('Load it again with');
     expect(await page.locator('pre', { hasText: 'replay --run' }).textContent()).toBe(`wine-recon-sync replay --run ${runIds[0]}`);
+    // The archive's sizes say what they are: the document as parsed, and as kept compressed.
+    const [archived] = await fx.db.rows<{ bytes: string; stored_bytes: string; algorithm: string }>('SELECT bytes, stored_bytes, algorithm FROM sync_payloads WHERE run_id = $1', [runIds[0]]);
+    expect(await page.locator('#archive-decoded').textContent()).toBe(`${(Number(archived!.bytes) / 1024).toFixed(1)} KiB decoded`);
+    expect(await page.locator('#archive-stored').textContent()).toBe(`kept as ${(Number(archived!.stored_bytes) / 1024).toFixed(1)} KiB of ${archived!.algorithm}`);
+
+    // The run page answers first: status, duration, trigger and the counts, then the error, then the rest.
+    const [run] = await fx.db.rows<Record<string, string | null>>('SELECT received, inserted, updated, deleted, restored, unchanged, rejected, kept_on_reject FROM sync_runs WHERE id = $1', [runIds[1]]);
+    await page.goto(`${base}/runs/${runIds[1]}`);
+    const counts = await page.locator('#counts li').evaluateAll((lis) => lis.map((li) => [li.getAttribute('data-count'), li.querySelector('strong')!.textContent]));
+    expect(counts).toEqual(Object.entries(run!).map(([k, v]) => [k, v === null ? '–' : Number(v).toLocaleString('en-US')]));
+    expect(await page.locator('#summary').textContent()).toMatch(/^manual run, started .*, took \d/);
+    const order = await page.evaluate(() => ['h1', '#summary', '#counts', '#error', '#phases', '#rejects', '#archive'].map((q) => document.querySelector(q)!.getBoundingClientRect().top));
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(problems).toEqual([]);
   });
 
