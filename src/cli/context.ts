@@ -10,6 +10,8 @@ export interface Io {
   env: Record<string, string | undefined>;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
+  /** Where the log goes instead of stderr (the demo's file, so that it never mixes with its summaries). */
+  log?: NodeJS.WritableStream;
 }
 
 export interface Context {
@@ -31,7 +33,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   if (config.database?.passwordFile) secrets.add(readSecret(config.database.passwordFile));
   for (const value of proxySecrets(config.proxy)) secrets.add(value);
   secrets.add(config.ui.token);
-  const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor });
+  const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor, destination: io.log });
   const pool = createPool({
     databaseUrl: config.databaseUrl!,
     connection: config.database,

@@ -1,14 +1,21 @@
 /**
  * `demo`: the whole job on embedded defaults. A simulated upstream, an embedded PostgreSQL under
- * .data/ (unless DATABASE_URL is set), two syncs with upstream changes in between, the summaries,
- * and how to connect with psql.
+ * .data/ (unless DATABASE_URL is set), two syncs with upstream changes in between, the summaries
+ * in words; then, in a terminal, the status page served while the server runs, and the commands
+ * to try next.
  */
-import { join } from 'node:path';
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import type { Config } from '../config.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { migrate } from '../db/migrate.js';
 import { defineCommand, parseCommand } from './command-line.js';
-import { newApi, openContext, type Io } from './context.js';
+import { newApi, openContext, type Context, type Io } from './context.js';
 import { recentRuns, type RunRow } from '../load/audit.js';
+import type { BiRounding } from '../load/bi-rounding.js';
+import { startMetricsServer } from '../observe/metrics-server.js';
+import { DEFAULT_SERVE_PORT, statusPage } from './serve.js';
 import { formatSummary } from './summary.js';
 import { PACKAGE_ROOT } from '../paths.js';
 import { runSync } from '../run/sync.js';
@@ -27,6 +34,7 @@ export const DEMO = defineCommand({
 export async function demoCommand(args: string[], io: Io): Promise<number> {
   parseCommand(DEMO, args);
   const out = (line = '') => io.stdout.write(`${line}\n`);
+  const terminal = (io.stdout as { isTTY?: boolean }).isTTY === true;
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = io.env.DATABASE_URL;
   let dataDir: string | undefined;
@@ -39,6 +47,11 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     embedded = await startEmbeddedPostgres({ dataDir, port, database: 'wine' });
     databaseUrl = embedded.url;
   }
+  // The job's own log goes to a file: on the terminal it would cut into the summaries.
+  const logFile = join(dirname(dataDir ?? join(PACKAGE_ROOT, '.data', 'postgres')), 'demo.log');
+  await mkdir(dirname(logFile), { recursive: true });
+  const logStream = createWriteStream(logFile, { mode: 0o600 });
+  out(`the job's log (JSON lines, LOG_LEVEL): ${logFile}`);
   const simulator = await startSimulator({ records: DEMO_RECORDS, seed: 1 });
   out(`simulated upstream at ${simulator.url} with ${simulator.recordCount()} records`);
   const env = {
@@ -48,49 +61,126 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     WINE_API_EMAIL: simulator.email,
     WINE_API_PASSWORD: simulator.password,
   };
-  const ctx = openContext({ ...io, env }, { api: true, database: true });
+  const ctx = openContext({ ...io, env, log: logStream }, { api: true, database: true });
+  const schema = ctx.config.schema;
   let ok = true;
   try {
-    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
-    const api = await newApi(ctx);
-    const deps = { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api };
-    const [earlier] = await recentRuns(ctx.pool, 1);
-    out(earlier === undefined
-      ? '\n1. first sync, into empty tables:'
-      : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${ctx.config.schema}`}`);
-    const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
-    out(whatHappened(first.run));
+    try {
+      await migrate(ctx.pool, schema, ctx.config.bi);
+      const api = await newApi(ctx);
+      const deps = { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api };
+      const [earlier] = await recentRuns(ctx.pool, 1);
+      out(earlier === undefined
+        ? '\n1. first sync, into empty tables:'
+        : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`);
+      const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
+      out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
+      const explained = explain(out, first, ctx.config);
 
-    simulator.mutate({ change: 60, remove: 25, add: 40 });
-    out('\n2. the upstream changed 60 records, removed 25 and added 40; second sync:');
-    const second = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
-    out(formatSummary(second.run, second.topReasons, second.bi, second.newFields));
-    out(whatHappened(second.run));
-    ok = first.run.status === 'succeeded' && second.run.status === 'succeeded';
+      simulator.mutate({ change: 60, remove: 25, add: 40 });
+      out('\n2. the upstream changed 60 records, removed 25 and added 40; second sync:');
+      const second = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
+      out(formatSummary(second.run, second.topReasons, second.bi, second.newFields));
+      explain(out, second, ctx.config, explained);
+      ok = first.run.status === 'succeeded' && second.run.status === 'succeeded';
+    } finally {
+      await simulator.close();
+    }
+    if (embedded === undefined) {
+      out('\nexplore the result:');
+      out(`  psql "${redactPassword(databaseUrl)}"`);
+      queries(out, schema);
+      out('\nnext, with the same DATABASE_URL (and SYNC_DB_SCHEMA):');
+      out(`  ${CLI} status`);
+      out(`  ${CLI} serve`);
+    } else if (!terminal) {
+      // The server stops with this process: a command to reach it could not work.
+      out(`\nthe embedded PostgreSQL is stopped now; its data stays in ${dataDir}.`);
+      out('Run `npm run demo` in a terminal to keep it running: it then serves the status page too, and prints the commands that reach both.');
+    } else {
+      await explore(out, ctx, embedded, dataDir!);
+    }
   } finally {
+    // The pools close before the server stops: its stop is not logged as a failed connection.
     await ctx.close();
-    await simulator.close();
+    await new Promise<void>((resolve) => logStream.end(resolve));
+    if (embedded) {
+      if (terminal) out('stopping the embedded PostgreSQL...');
+      await embedded.stop();
+      if (terminal) out(`stopped; its data stays in ${dataDir}: \`npm run demo\` starts it again.`);
+    }
   }
+  return ok ? 0 : 1;
+}
 
-  const schema = ctx.config.schema;
-  out('\nexplore the result:');
-  // The embedded server's password is new at every start, and only this demo's: it is shown.
-  out(`  ${embedded ? `PGPASSWORD=${embedded.password} ` : ''}psql "${redactPassword(databaseUrl)}"`);
+/** How the commands here are started: from the checkout, as `npm run demo` is. */
+const CLI = './bin/wine-recon-sync';
+
+/**
+ * In a terminal, with the embedded server up: the status page served from here, the psql line,
+ * and the two commands to try next from another terminal; then a wait for Ctrl-C.
+ *
+ * The printed DATABASE_URL has no password: it names the file that holds it
+ * (DATABASE_PASSWORD_FILE). The password is new at every start, so a printed one would go stale
+ * with the next demo, while the file is rewritten at each start and the same command keeps
+ * working; and it stays out of the terminal's scrollback and the shell's history.
+ */
+async function explore(out: (line?: string) => void, ctx: Context, embedded: EmbeddedDatabase, dataDir: string): Promise<void> {
+  const passwordFile = shellWord(here(embedded.passwordFile));
+  const url = redactPassword(embedded.url);
+  const page = await startMetricsServer({
+    host: '127.0.0.1',
+    port: 0,
+    page: statusPage(ctx),
+    onError: (err) => ctx.log.warn({ err }, 'status page failed'),
+  });
+  try {
+    out(`\nthe embedded PostgreSQL keeps running (data in ${dataDir}), and this demo serves the status page:`);
+    out(`  ${page.url}/   (its JSON twin: ${page.url}/index.json)`);
+    out('\nexplore the result with psql:');
+    out(`  PGPASSWORD="$(cat ${passwordFile})" psql "${url}"`);
+    queries(out, ctx.config.schema);
+    out(`\nnext, from another terminal in this directory while the demo runs: the runs, and the same page served on its own (http://127.0.0.1:${DEFAULT_SERVE_PORT}/):`);
+    out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${CLI} status`);
+    out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${CLI} serve`);
+    out('\npress Ctrl-C to stop the status page and the embedded PostgreSQL.');
+    await stopRequested();
+  } finally {
+    await page.close();
+  }
+}
+
+function queries(out: (line?: string) => void, schema: string): void {
   out(`  SELECT * FROM ${schema}.bulk_wine_reconciliation_current LIMIT 10;`);
   out(`  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL LIMIT 10;`);
   out(`  SELECT id, status, received, inserted, updated, unchanged, deleted FROM ${schema}.sync_runs ORDER BY id DESC;`);
-  if (embedded) {
-    if ((io.stdout as { isTTY?: boolean }).isTTY === true) {
-      out('\nthe embedded PostgreSQL keeps running so you can connect; press Ctrl-C to stop it.');
-      await stopRequested();
-      out('stopping the embedded PostgreSQL...');
-    } else {
-      out('\n(the embedded PostgreSQL is stopped now; its data stays: run `npm run demo` again to start it)');
-    }
-    await embedded.stop();
+}
+
+/**
+ * A run's summary in words, and what its warning means for the people who read the data, the
+ * first time it shows (`explained` says whether it did already).
+ */
+function explain(out: (line?: string) => void, result: { run: RunRow; bi?: BiRounding | undefined }, config: Config, explained = false): boolean {
+  out(whatHappened(result.run));
+  const bi = result.bi;
+  if (bi === undefined || (bi.rounded === 0 && bi.overflow === 0)) return explained;
+  if (explained) {
+    out('  => the warning: the same rounding as above, in the BI views only');
+    return true;
   }
-  return ok ? 0 : 1;
+  out(`  => about that warning: the simulated upstream sends decimals with more than ${bi.scale} places, as real ones do. An analyst's BI tool reads the views in ${config.bi.schema}, which show those values rounded to ${bi.scale} places (SYNC_BI_SCALE); every digit as sent stays in ${config.schema}.bulk_wine_reconciliation_current and _history. Nothing is lost.`);
+  return true;
+}
+
+/** `path` as typed from the current directory: relative when inside it. */
+function here(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/** A word the shell reads back as it is. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

@@ -3,11 +3,11 @@
  * Reads the database only (plain SELECTs); never takes the run lock, so it works while a run holds it.
  */
 import { defineCommand, parseCommand } from './command-line.js';
-import { forceExitLater, openContext, type Io } from './context.js';
+import { forceExitLater, openContext, type Context, type Io } from './context.js';
 import { ConfigError, SyncError, describeError } from '../errors.js';
 import { DEFAULT_STALE_AFTER_MS } from '../config.js';
 import { startMetricsServer } from '../observe/metrics-server.js';
-import { pageHandler } from '../observe/page/routes.js';
+import { pageHandler, type PageHandler } from '../observe/page/routes.js';
 import { PageQueries } from '../observe/page/queries.js';
 import { isLoopback } from '../observe/page/security.js';
 import { roughDuration } from '../observe/page/format.js';
@@ -26,6 +26,14 @@ export const SERVE = defineCommand({
   notes: 'SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE) guards every page: Authorization: Bearer <token>, or Basic auth with the token as the password.',
 });
 
+/** The status page of `serve` (and of the demo), on the context's pool and settings. */
+export function statusPage(ctx: Context): PageHandler {
+  const { config } = ctx;
+  const staleMs = config.ui.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
+  const why = `Late when the last successful load is older than ${roughDuration(staleMs)} (SYNC_STALE_AFTER${config.ui.staleAfterMs === undefined ? ', default' : ''}).`;
+  return pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: () => ({ ms: staleMs, why }), runTimeoutMs: config.runTimeoutMs, secrets: ctx.secrets, log: ctx.log });
+}
+
 export async function serveCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(SERVE, args);
   const ctx = openContext(io, { api: false, database: true });
@@ -37,14 +45,12 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
     if (!(await new PageQueries(ctx.pool, config.schema).schemaReady())) {
       throw new ConfigError(`SYNC_DB_SCHEMA: the schema "${config.schema}" has no sync_runs table; run \`wine-recon-sync migrate\` first (serve only reads)`);
     }
-    const staleMs = config.ui.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
-    const why = `Late when the last successful load is older than ${roughDuration(staleMs)} (SYNC_STALE_AFTER${config.ui.staleAfterMs === undefined ? ', default' : ''}).`;
     let server;
     try {
       server = await startMetricsServer({
         host: flags.host,
         port: Number(flags.port),
-        page: pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: () => ({ ms: staleMs, why }), runTimeoutMs: config.runTimeoutMs, secrets: ctx.secrets, log }),
+        page: statusPage(ctx),
         onError: (err) => log.warn({ err }, 'status page failed'),
       });
     } catch (error) {

@@ -82,6 +82,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** The `postgres` role's password: new at every start. */
   password: string;
+  /** The file that holds it (only this user can read it), rewritten at every start. */
+  passwordFile: string;
   /** Admin URL (the `postgres` database), e.g. to create more databases. */
   adminUrl: string;
   stop(): Promise<void>;
@@ -156,6 +158,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     url: `${base}/${options.database}`,
     adminUrl: `${base}/postgres`,
     password,
+    passwordFile,
     stop: async () => {
       await server.stop();
       if (options.ephemeral) await rm(passwordFile, { force: true });
@@ -165,8 +168,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
 /**
  * npm tarballs cannot hold symlinks, so the binaries package lists its shared-library links in
- * pg-symlinks.json and recreates them in a postinstall script. npm may skip install scripts
- * (npm 11 asks for approval); recreate missing links here so the server still starts.
+ * pg-symlinks.json and recreates them in a postinstall script. That script does not run here
+ * (package.json's allowScripts denies it; npm 12 skips unapproved ones): the links are recreated here.
  */
 async function hydrateSymlinks(): Promise<void> {
   const require = createRequire(import.meta.url);

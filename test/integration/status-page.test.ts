@@ -3,7 +3,8 @@
  * runs filled, and Debian's chromium. Every page loads without a console error or a CSP
  * violation; the plots' bars are the runs' numbers and lead to their runs; rejects page; hostile
  * text from the upstream and the database shows as text and never runs; the overview's
- * screenshot (UPDATE_SCREENSHOT=1 writes it to docs/status-page.png, shown in the README).
+ * screenshots at 1280 and 390 px (UPDATE_SCREENSHOT=1 writes them to docs/, shown in the README);
+ * every page fits a phone.
  */
 import { join } from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
@@ -17,12 +18,16 @@ const SCRIPT = '<script>window.__pwned = "script"</script>';
 const IMG = '<img src=x onerror="window.__pwned = \'img\'">';
 const PRE = '</pre><script>window.__pwned = "pre"</script>';
 const HOSTILE_FIELD = `<img src=x onerror=window.__pwned=1>`;
+/** Long text without a space, which a page must wrap rather than widen itself for. */
+const LONG_WPI = 'W'.repeat(300);
+const LONG_FIELD = `f_${'ä'.repeat(99)}`; // 200 bytes
+const LONG_ERROR = 'Ë'.repeat(1000); // 2 kB
 
 const valid = (id: number, wpi = `W${id}`, extra = '') => `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":"${id}.5","inventory_sales":2,"first_sale":"2021-03-04"${extra}}`;
 /** Rejected: inventory_sales is not a number; its raw text carries the hostile strings. */
-const invalid = (id: number) => `{"id":${id},"wpi":${JSON.stringify(`${PRE} ${id}`)},"inventory_sales":${JSON.stringify(`${IMG} ${SCRIPT}`)}}`;
+const invalid = (id: number, wpi = `${PRE} ${id}`) => `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_sales":${JSON.stringify(`${IMG} ${SCRIPT}`)}}`;
 
-const REJECTS = 61;
+const REJECTS = 62;
 const fx = useSyncFixture('page', { simulator: { records: 400 } });
 
 describeWith('chromium and playwright-core', chromiumAvailable, 'the status page in chromium', () => {
@@ -41,9 +46,17 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     };
     const base100 = Array.from({ length: 100 }, (_, i) => valid(i + 1));
     // A first load with a hostile wpi, a hostile new field's name, and 61 hostile rejects.
-    await sync([...base100.slice(0, 99), valid(100, SCRIPT, `,${JSON.stringify(HOSTILE_FIELD)}:${JSON.stringify(IMG)}`), ...Array.from({ length: REJECTS }, (_, i) => invalid(1000 + i))]);
+    // The last reject's wpi is 300 characters without a space; record 99 brings a 200-byte field name.
+    await sync([
+      ...base100.slice(0, 98),
+      valid(99, 'W99', `,${JSON.stringify(LONG_FIELD)}:1`),
+      valid(100, SCRIPT, `,${JSON.stringify(HOSTILE_FIELD)}:${JSON.stringify(IMG)}`),
+      ...Array.from({ length: REJECTS }, (_, i) => invalid(1000 + i, i === REJECTS - 1 ? LONG_WPI : undefined)),
+    ]);
     // A listing broken where hostile text stands: the run fails, and its error quotes that text.
     await sync([valid(1), `{"id":2,"wpi":"x" ${SCRIPT} ${IMG} ${PRE}}`]);
+    // A 2 kB error in one word before it: no failure writes one, but the pages must wrap whatever the column holds.
+    await fx.db.rows('UPDATE sync_runs SET error = $2 || error WHERE id = $1', [runIds[1], LONG_ERROR]);
     await sync(base100.slice(0, 90)); // 10 deleted
     await sync(base100.map((r, i) => (i < 5 ? valid(i + 1, `changed ${i}`) : r)), '--dry-run');
     await sync(base100.map((r, i) => (i < 5 ? valid(i + 1, `changed ${i}`) : r))); // 5 updated, 10 restored
@@ -122,6 +135,11 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     expect(await bars('plot-changed')).toEqual(
       rows.map((r) => ({ run: n(r.id!), values: { inserted: n(r.inserted!), updated: n(r.updated!), deleted: n(r.deleted!), restored: n(r.restored!) } })),
     );
+    // The plots' table twin: the same numbers, run by run.
+    const twin = await page.locator('#plot-data tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(twin.map((t) => [t[0], ...t.slice(3)].map((v) => Number(v!.replaceAll(',', ''))))).toEqual(
+      rows.map((r) => [r.id, r.inserted, r.updated, r.deleted, r.restored, r.received, r.rejected].map(n)),
+    );
     const durations = await bars('plot-duration');
     expect(durations.map((b) => b.run)).toEqual(rows.map((r) => n(r.id!)));
     durations.forEach((b, i) => expect(b.values[rows[i]!.status!]).toBeCloseTo(n(rows[i]!.ms!), 6));
@@ -148,6 +166,19 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     );
     expect(await page.locator('#archive').textContent()).toContain('Load it again with');
     expect(await page.locator('pre', { hasText: 'replay --run' }).textContent()).toBe(`wine-recon-sync replay --run ${runIds[0]}`);
+    // The archive's sizes say what they are: the document as parsed, and as kept compressed.
+    const [archived] = await fx.db.rows<{ bytes: string; stored_bytes: string; algorithm: string }>('SELECT bytes, stored_bytes, algorithm FROM sync_payloads WHERE run_id = $1', [runIds[0]]);
+    expect(await page.locator('#archive-decoded').textContent()).toBe(`${(Number(archived!.bytes) / 1024).toFixed(1)} KiB decoded`);
+    expect(await page.locator('#archive-stored').textContent()).toBe(`kept as ${(Number(archived!.stored_bytes) / 1024).toFixed(1)} KiB of ${archived!.algorithm}`);
+
+    // The run page answers first: status, duration, trigger and the counts, then the error, then the rest.
+    const [run] = await fx.db.rows<Record<string, string | null>>('SELECT received, inserted, updated, deleted, restored, unchanged, rejected, kept_on_reject FROM sync_runs WHERE id = $1', [runIds[1]]);
+    await page.goto(`${base}/runs/${runIds[1]}`);
+    const counts = await page.locator('#counts li').evaluateAll((lis) => lis.map((li) => [li.getAttribute('data-count'), li.querySelector('strong')!.textContent]));
+    expect(counts).toEqual(Object.entries(run!).map(([k, v]) => [k, v === null ? '–' : Number(v).toLocaleString('en-US')]));
+    expect(await page.locator('#summary').textContent()).toMatch(/^manual run, started .*, took \d/);
+    const order = await page.evaluate(() => ['h1', '#summary', '#counts', '#error', '#phases', '#rejects', '#archive'].map((q) => document.querySelector(q)!.getBoundingClientRect().top));
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(problems).toEqual([]);
   });
 
@@ -189,12 +220,70 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     }
     await page.goto(`${base}/`);
     expect(await page.locator('#plot-duration a.run-bar').count()).toBe(29);
+    expect(await page.locator('#plots').textContent()).toBe('The last 29 runs');
     expect(problems).toEqual([]);
-    // The README's picture: written into docs/ only when asked, so that `npm test` leaves the tree clean.
-    const path = process.env.UPDATE_SCREENSHOT === '1' ? join(ROOT, 'docs', 'status-page.png') : join(fx.dir, 'status-page.png');
-    const png = await page.screenshot({ path, fullPage: false, clip: { x: 0, y: 0, width: 1280, height: 1100 } });
-    expect(png.subarray(1, 4).toString()).toBe('PNG');
-    expect(png.readUInt32BE(16)).toBe(1280);
+    // The README's pictures, wide and on a phone: written into docs/ only when asked, so that `npm test` leaves the tree clean.
+    const shots = process.env.UPDATE_SCREENSHOT === '1' ? join(ROOT, 'docs') : fx.dir;
+    for (const [width, height, file] of [[1280, 1100, 'status-page.png'], [390, 1500, 'status-page-phone.png']] as const) {
+      await page.setViewportSize({ width, height: 844 });
+      await page.goto(`${base}/`);
+      const png = await page.screenshot({ path: join(shots, file), fullPage: true, clip: { x: 0, y: 0, width, height } });
+      expect(png.subarray(1, 4).toString()).toBe('PNG');
+      expect(png.readUInt32BE(16)).toBe(width);
+    }
     expect(problems).toEqual([]);
+  });
+
+  it('fits a 390 px phone and a 1280 px screen: no page scrolls sideways, plot text is 11 px or more, each run id sits under its bar', async () => {
+    const failed = runIds[1]!;
+    const paths = ['/', `/runs/${runIds[0]}`, `/runs/${runIds[0]}?after=149#rejects`, `/runs/${failed}`, '/fields', '/runs/999999999', `/${'x'.repeat(300)}`];
+    for (const width of [390, 1280]) {
+      const narrow = await browser.newContext({ viewport: { width, height: 844 } });
+      const { page, problems } = await watchedPage(narrow);
+      for (const path of paths) {
+        await page.goto(`${base}${path}`);
+        const m = await page.evaluate(() => {
+          const texts = [...document.querySelectorAll('svg text')] as SVGTextElement[];
+          // What a reader sees: the computed size times the drawing's scale on the screen.
+          const sizes = texts.map((t) => {
+            const ctm = t.getScreenCTM()!;
+            return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(ctm.a, ctm.b);
+          });
+          const outside = texts.filter((t) => {
+            const box = t.getBoundingClientRect();
+            const frame = t.ownerSVGElement!.getBoundingClientRect();
+            return box.left < frame.left - 1 || box.right > frame.right + 1;
+          });
+          return { scrollWidth: document.documentElement.scrollWidth, innerWidth, smallest: Math.min(...sizes), outside: outside.map((t) => t.textContent) };
+        });
+        expect(m.scrollWidth, `${path} at ${width} px`).toBeLessThanOrEqual(m.innerWidth);
+        if (path.startsWith('/runs/9999') || path.startsWith('/x')) continue;
+        expect(m.smallest, `${path} at ${width} px`).toBeGreaterThanOrEqual(11);
+        expect(m.outside, `${path} at ${width} px`).toEqual([]);
+      }
+      await page.goto(`${base}/`);
+      // Every run id under the x axis is centred on its own bar, as drawn on the screen.
+      const offsets = await page.locator('#plot-changed text.x-label').evaluateAll((labels) =>
+        labels.map((label) => {
+          const bar = label.ownerSVGElement!.querySelector(`a.run-bar[data-run="${label.getAttribute('data-run')}"] rect.hit`)!.getBoundingClientRect();
+          const box = label.getBoundingClientRect();
+          return Math.abs(box.left + box.width / 2 - (bar.left + bar.width / 2));
+        }),
+      );
+      expect(offsets.length).toBeGreaterThan(1);
+      expect(Math.max(...offsets)).toBeLessThan(1);
+      // One plot per row on the phone.
+      const lefts = await page.locator('.charts figure').evaluateAll((fs) => fs.map((f) => f.getBoundingClientRect().left));
+      expect(new Set(lefts).size, `plot columns at ${width} px`).toBe(width === 390 ? 1 : 3);
+      // The runs table: what matters on a phone, everything on a wide screen.
+      const shown = await page.locator(`#runs-table tr[data-run="${failed}"] td`).evaluateAll((tds) => tds.filter((td) => getComputedStyle(td).display !== 'none').map((td) => td.textContent!.trim()));
+      const [row] = await fx.db.rows<Record<string, string>>('SELECT trigger, received FROM sync_runs WHERE id = $1', [failed]);
+      expect(shown.at(-1)).toBe(LONG_ERROR.slice(0, 160));
+      if (width === 390) expect(shown.slice(0, 2).concat(shown.slice(4, 5), [String(shown.length)])).toEqual([String(failed), 'failed', '0', '6']); // run, status, started, duration, rows changed, error
+      else expect([...shown.slice(0, 3), shown[5], shown.length]).toEqual([String(failed), row!.trigger, 'failed', row!.received, 13]);
+      // The error pages' own 404s are what they should be; nothing else.
+      expect(problems.filter((p) => !p.includes('status of 404'))).toEqual([]);
+      await narrow.close();
+    }
   });
 });

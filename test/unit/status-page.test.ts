@@ -7,7 +7,7 @@ import { ConfigError } from '../../src/errors.js';
 import { judgeFreshness, staleRuleFromSchedule } from '../../src/observe/page/freshness.js';
 import { html } from '../../src/observe/page/html.js';
 import { presentedToken, sameSecret } from '../../src/observe/page/security.js';
-import { barChart, niceCeiling } from '../../src/observe/page/svg.js';
+import { barChart, chartScale, niceCeiling } from '../../src/observe/page/svg.js';
 
 const DB = { DATABASE_URL: 'postgres://u@h/db' };
 
@@ -76,5 +76,60 @@ describe('the token a request presents', () => {
     expect(presentedToken(req())).toBeUndefined();
     expect(sameSecret('a', 'a')).toBe(true);
     expect(sameSecret('a', 'ab')).toBe(false);
+  });
+});
+
+describe('the plots', () => {
+  const chart = (totals: number[]) =>
+    barChart({
+      id: 'c',
+      title: 't',
+      unit: 'rows',
+      series: [{ key: 'inserted', name: 'inserted' }, { key: 'updated', name: 'updated' }],
+      bars: totals.map((t, i) => ({ runId: String(1001 + i), values: [{ series: 'inserted', value: t - Math.floor(t / 3) }, { series: 'updated', value: Math.floor(t / 3) }], label: `run ${1001 + i}` })),
+    }).text;
+  const attrs = (tag: string) => Object.fromEntries([...tag.matchAll(/([\w-]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+  /** Each run's bar, read back from the SVG: its center, top and height. */
+  const barsOf = (svg: string) =>
+    [...svg.matchAll(/<a href="\/runs\/\d+" class="run-bar" data-run="(\d+)"([^>]*)>(.*?)<\/a>/g)].map(([, run, more, inner]) => {
+      const rects = [...inner!.matchAll(/<rect class="bar[^"]*"[^>]*>/g)].map((m) => attrs(m[0]));
+      const x = Number(rects[0]!.x) + Number(rects[0]!.width) / 2;
+      return { run: run!, center: x, top: Math.min(...rects.map((r) => Number(r.y))), height: rects.reduce((s, r) => s + Number(r.height), 0), cut: /data-cut=/.test(more!) || undefined };
+    });
+  const labelsOf = (svg: string) => [...svg.matchAll(/<text class="x-label"[^>]*>/g)].map((m) => attrs(m[0])).map((a) => ({ run: a['data-run']!, x: Number(a.x) }));
+
+  it('put each run id under the center of its own bar, the newest always, and never two ids on top of each other', () => {
+    for (const n of [1, 2, 7, 30, 90, 365]) {
+      const svg = chart(Array.from({ length: n }, (_, i) => 10 + (i % 5)));
+      const bars = new Map(barsOf(svg).map((b) => [b.run, b.center]));
+      const labels = labelsOf(svg);
+      expect(labels.at(-1)!.run, `${n} bars`).toBe(String(1000 + n));
+      for (const l of labels) expect(Math.abs(l.x - bars.get(l.run)!), `${n} bars, run ${l.run}`).toBeLessThan(0.02);
+      // Four digits at 8 units each: the centres are at least a label's width apart.
+      for (let i = 1; i < labels.length; i++) expect(labels[i]!.x - labels[i - 1]!.x).toBeGreaterThanOrEqual(32);
+    }
+  });
+
+  it('cut a bar more than ten times the median run at the top, write its value on it and say so, and keep the others readable', () => {
+    // The issue's own case: a first load of 3,000 rows, then a run that changed 125.
+    const two = chart([3000, 125]);
+    const [first, second] = barsOf(two);
+    expect(first!.cut).toBe(true);
+    expect(second!.cut).toBeUndefined();
+    expect(second!.height).toBeGreaterThan(80); // of 160: the small run fills more than half the axis
+    expect(two).toContain('<text class="cut-value" x="');
+    expect(two).toMatch(/>3,000<\/text>/);
+    expect(two).toContain('Cut at the top and marked with its value, so that the other runs stay readable: run 1001 (3,000 rows).');
+    // A month of small nights after a first load 1,000 times as large.
+    const month = barsOf(chart([5000, ...Array.from({ length: 29 }, (_, i) => 2 + (i % 4))]));
+    expect(month.filter((b) => b.cut).map((b) => b.run)).toEqual(['1001']);
+    expect(Math.min(...month.slice(1).map((b) => b.height))).toBeGreaterThanOrEqual(40); // 2 rows: a quarter of the axis
+    // Nothing far above the median: nothing cut, the highest bar reaches near the top.
+    const even = chart([100, 90, 80, 0]);
+    expect(even).not.toContain('Cut at the top');
+    expect(barsOf(even).every((b) => !b.cut)).toBe(true);
+    expect(chartScale([100, 90, 80, 0])).toEqual({ top: 100, cutAbove: undefined });
+    expect(chartScale([3000, 125])).toEqual({ top: 200, cutAbove: 125 });
+    expect(chartScale([])).toEqual({ top: 1, cutAbove: undefined });
   });
 });

@@ -1,7 +1,7 @@
 /** `/fields`: the field catalogue of this version, and the fields found at run time (sync_fields). */
 import { FIELDS, SQL_TYPE } from '../../fields.js';
 import { count, formatTime } from './format.js';
-import { html, type Html } from './html.js';
+import { html, stackedTable, type Html } from './html.js';
 import type { FieldRow } from './queries.js';
 
 export interface FieldsData {
@@ -15,18 +15,34 @@ export function fieldsBody(d: FieldsData): Html {
   return html`<h1>Fields</h1>
 <h2>The catalogue</h2>
 <p class="muted">The fields this version loads into columns of their own${d.lastLoad ? html`; records counted by the last successful load, <a href="/runs/${d.lastLoad.id}">run ${d.lastLoad.id}</a>` : null}.</p>
-<table id="catalogue"><thead><tr><th>field</th><th>column type</th><th>required</th><th class="n">records with it</th><th class="n">with a value</th><th>meaning</th></tr></thead>
-<tbody>${FIELDS.map((f) => {
-    const c = counts?.fields?.[f.name];
-    return html`<tr><td><code>${f.name}</code></td><td>${SQL_TYPE[f.kind]}</td><td>${f.required ? 'yes' : 'no'}</td><td class="n">${c ? count(c.present) : ''}</td><td class="n">${c ? count(c.non_null) : ''}</td><td>${f.meaning}</td></tr>`;
-  })}</tbody></table>
+${stackedTable(
+    'catalogue',
+    [{ title: 'field' }, { title: 'column type' }, { title: 'required' }, { title: 'records with it', numeric: true }, { title: 'with a value', numeric: true }, { title: 'meaning' }],
+    FIELDS.map((f) => {
+      const c = counts?.fields?.[f.name];
+      return { cells: [html`<code>${f.name}</code>`, SQL_TYPE[f.kind], f.required ? 'yes' : 'no', c ? count(c.present) : '', c ? count(c.non_null) : '', f.meaning] };
+    }),
+  )}
 <h2>Found at run time</h2>
 <p class="muted">Fields the upstream sent that the catalogue does not know: kept in extra_fields and shown in the BI views when they can be named (sync_fields).</p>
 ${d.discovered.length === 0
     ? html`<p class="muted">None so far.</p>`
-    : html`<table id="discovered"><thead><tr><th>field</th><th>BI column</th><th>type</th><th>kinds seen</th><th>first run</th><th>last run</th><th class="n">records</th><th>found</th><th>note</th></tr></thead>
-<tbody>${d.discovered.map(
-        (f) => html`<tr><td class="field-name">${f.name}</td><td>${f.column_name}</td><td>${f.bi_kind}</td><td>${f.kinds.join(', ')}</td><td><a href="/runs/${f.first_run_id}">${f.first_run_id}</a></td><td><a href="/runs/${f.last_run_id}">${f.last_run_id}</a></td><td class="n">${count(f.records)}</td><td>${formatTime(f.discovered_at, d.timezone)}</td><td>${f.note}</td></tr>`,
-      )}</tbody></table>`}
+    : stackedTable(
+        'discovered',
+        [{ title: 'field' }, { title: 'BI column' }, { title: 'type' }, { title: 'kinds seen' }, { title: 'first run' }, { title: 'last run' }, { title: 'records', numeric: true }, { title: 'found' }, { title: 'note' }],
+        d.discovered.map((f) => ({
+          cells: [
+            html`<span class="field-name">${f.name}</span>`,
+            f.column_name,
+            f.bi_kind,
+            f.kinds.join(', '),
+            html`<a href="/runs/${f.first_run_id}">${f.first_run_id}</a>`,
+            html`<a href="/runs/${f.last_run_id}">${f.last_run_id}</a>`,
+            count(f.records),
+            formatTime(f.discovered_at, d.timezone),
+            f.note,
+          ],
+        })),
+      )}
 <p><a href="/fields.json">These fields as JSON</a></p>`;
 }

@@ -1,5 +1,5 @@
 /** The overview `/`: freshness first, the run in progress, the plots, then the history. */
-import { barChart, type Bar } from './svg.js';
+import { barChart, CUT_RATIO, type Bar } from './svg.js';
 import { bytes, count, duration, formatTime, relative } from './format.js';
 import { html, query, type Html } from './html.js';
 import type { Freshness } from './freshness.js';
@@ -82,8 +82,10 @@ function plots(d: OverviewData): Html {
   const receivedBars: Bar[] = runs.map((r) => ({ runId: r.id, values: [{ series: 'received', value: num(r.received) }], label: label(r, `${count(r.received)} received`), marks: marks(r) }));
   const rejectedBars: Bar[] = runs.map((r) => ({ runId: r.id, values: [{ series: 'rejected', value: num(r.rejected) }], label: label(r, `${count(r.rejected)} rejected`), marks: marks(r) }));
   const statusSeries = STATUSES.filter((s) => s !== 'running').map((s) => ({ key: s, name: s }));
-  return html`<h2>The last ${d.plotN} runs</h2>
-<p class="choice">Show the last ${PLOT_CHOICES.map((n) => html`<a href="/${query({ plot: n === 30 ? undefined : n, status: d.filter.status, trigger: d.filter.trigger })}" class="${n === d.plotN ? 'on' : ''}">${n}</a>`)} runs. Each bar links to its run; pale bars are dry runs.</p>
+  // The heading counts the runs drawn: fewer than asked for while the history is short.
+  const heading = runs.length === 0 ? 'No finished run yet' : runs.length === 1 ? 'The last run' : `The last ${runs.length} runs`;
+  return html`<h2 id="plots">${heading}</h2>
+<p class="choice">Show the last ${PLOT_CHOICES.map((n) => html`<a href="/${query({ plot: n === 30 ? undefined : n, status: d.filter.status, trigger: d.filter.trigger })}" class="${n === d.plotN ? 'on' : ''}">${n}</a>`)} runs. Each bar links to its run; pale bars are dry runs. A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small changes stay visible beside a first load.</p>
 <div class="charts">
 ${barChart({ id: 'plot-duration', title: 'Duration per run, by status', unit: 'seconds', scale: 1000, series: [...statusSeries, { key: 'dry', name: 'dry run (pale)' }], bars: durationBars })}
 ${barChart({ id: 'plot-changed', title: 'Rows changed per run', unit: 'rows', series: ['inserted', 'updated', 'deleted', 'restored'].map((k) => ({ key: k, name: k })), bars: changedBars })}
@@ -105,15 +107,21 @@ function history(d: OverviewData): Html {
 ${d.plotN === 30 ? null : html`<input type="hidden" name="plot" value="${d.plotN}">`}
 <button type="submit">Filter</button> <span class="muted">${count(d.total)} runs${d.filter.status || d.filter.trigger ? ' match' : ''}</span>
 </form>
-<table id="runs-table"><thead><tr><th>run</th><th>trigger</th><th>status</th><th>started (${d.timezone})</th><th class="n">duration</th><th class="n">received</th><th class="n">inserted</th><th class="n">updated</th><th class="n">deleted</th><th class="n">restored</th><th class="n">rejected</th><th class="n">skipped unchanged</th><th>error</th></tr></thead>
+<p class="narrow-only muted">Times in ${d.timezone}. A run's number leads to all its counts.</p>
+<table id="runs-table"><thead><tr><th>run</th><th class="wide-only">trigger</th><th>status</th><th>started (${d.timezone})</th><th class="n">duration</th>${WIDE_COUNTS.map((k) => html`<th class="n wide-only">${k.replace('_', ' ')}</th>`)}<th>error</th></tr></thead>
 <tbody>${d.runs.map((r) => runRow(r, d))}</tbody></table>
 ${d.runs.length === 0 ? html`<p class="muted">No run${d.filter.status || d.filter.trigger ? ' matches these filters' : ' yet'}.</p>` : null}
-<nav class="pager">${d.newer ? html`<a href="${d.newer}" rel="prev" id="newer">← newer</a>` : null}${d.older ? html`<a href="${d.older}" rel="next" id="older">older →</a>` : null}</nav>`;
+<nav class="pager">${d.newer ? html`<a href="${d.newer}" rel="prev" id="newer">← newer</a>` : null}${d.older ? html`<a href="${d.older}" rel="next" id="older">older →</a>` : null}</nav>
+<p><a href="/index.json">This page as JSON</a> (/index.json)</p>`;
 }
 
+/** The runs table's counts on a wide screen; a phone shows the rows changed (their sum) instead. */
+const WIDE_COUNTS = ['received', 'inserted', 'updated', 'deleted', 'restored', 'rejected', 'skipped_unchanged'] as const;
+
 function runRow(r: RunLine, d: OverviewData): Html {
-  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td>${r.trigger}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}</td>
-<td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td><td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td>
-<td class="n">${count(r.received)}</td><td class="n">${count(r.inserted)}</td><td class="n">${count(r.updated)}</td><td class="n">${count(r.deleted)}</td><td class="n">${count(r.restored)}</td><td class="n">${count(r.rejected)}</td><td class="n">${count(r.skipped_unchanged)}</td>
+  const changed = r.ms === null && r.status === 'running' ? null : num(r.inserted) + num(r.updated) + num(r.deleted) + num(r.restored);
+  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}</td>
+<td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td><td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td><td class="n changed narrow-only">${count(changed)}</td>
+${WIDE_COUNTS.map((k) => html`<td class="n wide-only">${count(r[k])}</td>`)}
 <td class="error-start">${r.error_start}</td></tr>`;
 }

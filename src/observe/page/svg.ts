@@ -31,12 +31,24 @@ export interface Chart {
   scale?: number;
 }
 
-const W = 760;
+/**
+ * The drawing's own units. The stylesheet sets its text at 13 of them, and a chart is drawn at
+ * between 0.9 and 1.3 times this width (a 390 px phone, a column of the overview, the run page's
+ * cap): its text never reads smaller than 11 CSS px.
+ */
+const W = 400;
 const H = 220;
-const LEFT = 64;
-const RIGHT = 12;
-const TOP = 12;
-const BOTTOM = 36;
+const LEFT = 48;
+/** Room for the newest run's id, centred under its bar at the axis' end. */
+const RIGHT = 24;
+/** Room for the value written above a bar cut at the top. */
+const TOP = 22;
+const BOTTOM = 38;
+/** A digit's width at the stylesheet's text size, rounded up, and the gap between two ids. */
+const DIGIT_W = 8;
+const LABEL_GAP = 8;
+/** A bar more than this many times the median run's is cut at the top (chartScale). */
+export const CUT_RATIO = 10;
 
 /** 1, 2, 4 or 8 times a power of ten, at least `max`: its quarters are round numbers. */
 export function niceCeiling(max: number): number {
@@ -53,43 +65,73 @@ function tickText(value: number): string {
   return `${+value.toFixed(3)}`;
 }
 
+/** A bar's total as written on it when it is cut: `3,000`, `12.5`. */
+export function valueText(value: number): string {
+  return value.toLocaleString('en-US', { maximumFractionDigits: value < 10 ? 2 : value < 100 ? 1 : 0 });
+}
+
+/**
+ * The top of the y axis, and the total above which a bar is cut at the top. One huge run (a first
+ * load among small nightly changes) would otherwise flatten every other bar to nothing: a bar more
+ * than CUT_RATIO times the median run's (of those that did anything) is cut, and the axis is
+ * scaled to the highest of the others. At most half of the bars are ever cut.
+ */
+export function chartScale(totals: readonly number[]): { top: number; cutAbove: number | undefined } {
+  const positive = totals.filter((t) => t > 0).sort((a, b) => a - b);
+  if (positive.length === 0) return { top: niceCeiling(0), cutAbove: undefined };
+  // The lower median: of two runs, the smaller one is what the scale must keep readable.
+  const limit = positive[Math.floor((positive.length - 1) / 2)]! * CUT_RATIO;
+  const kept = positive.filter((t) => t <= limit);
+  if (kept.length === positive.length) return { top: niceCeiling(positive.at(-1)!), cutAbove: undefined };
+  return { top: niceCeiling(kept.at(-1)!), cutAbove: kept.at(-1)! };
+}
+
 export function barChart(chart: Chart): Html {
   const scale = chart.scale ?? 1;
   const totals = chart.bars.map((b) => b.values.reduce((s, v) => s + v.value, 0) / scale);
-  const top = niceCeiling(Math.max(0, ...totals));
+  const { top, cutAbove } = chartScale(totals);
   const plotW = W - LEFT - RIGHT;
   const plotH = H - TOP - BOTTOM;
   const n = Math.max(chart.bars.length, 1);
   const slot = plotW / n;
   const barW = Math.min(Math.max(slot * 0.8, 0.6), 28);
-  const y = (v: number) => TOP + plotH - (v / top) * plotH;
+  const y = (v: number) => TOP + plotH - (Math.min(v, top) / top) * plotH;
+  const center = (i: number) => LEFT + slot * i + slot / 2;
 
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
     const v = top * f;
-    return html`<g class="tick"><line x1="${LEFT - 4}" x2="${W - RIGHT}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"></line><text x="${LEFT - 8}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${tickText(v)}</text></g>`;
+    return html`<g class="tick"><line x1="${LEFT - 4}" x2="${W - RIGHT}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"></line><text x="${LEFT - 7}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${tickText(v)}</text></g>`;
   });
-  // Run ids under a few bars, so that the x axis reads as "which run".
-  const every = Math.max(1, Math.ceil(n / 8));
-  // The last bar's id always, ending at the axis' end; a regular one too close to it is left out.
-  const xLabels = chart.bars.map((b, i) => {
-    const last = i === n - 1;
-    if (!last && (i % every !== 0 || (n - 1 - i < every / 2 && n > 1))) return null;
-    const x = last && n > 1 ? LEFT + slot * n : LEFT + slot * i + slot / 2;
-    return html`<text x="${x.toFixed(1)}" y="${H - BOTTOM + 16}" text-anchor="${last && n > 1 ? 'end' : 'middle'}">${b.runId}</text>`;
-  });
+  // Each id centred under its bar; as many as fit side by side, counted from the newest run, which is always named.
+  const widest = Math.max(1, ...chart.bars.map((b) => b.runId.length)) * DIGIT_W + LABEL_GAP;
+  const every = Math.max(1, Math.ceil(widest / slot));
+  const xLabels = chart.bars.map((b, i) =>
+    (n - 1 - i) % every === 0 ? html`<text class="x-label" data-run="${b.runId}" x="${center(i).toFixed(2)}" y="${H - BOTTOM + 16}" text-anchor="middle">${b.runId}</text>` : null,
+  );
+  const cut: Array<{ runId: string; total: number }> = [];
   const bars = chart.bars.map((b, i) => {
-    const x = (LEFT + slot * i + (slot - barW) / 2).toFixed(2);
+    const x = LEFT + slot * i + (slot - barW) / 2;
+    const total = totals[i]!;
+    const isCut = cutAbove !== undefined && total > cutAbove;
+    if (isCut) cut.push({ runId: b.runId, total });
     let base = 0;
     const rects = b.values.map(({ series, value }) => {
       const v = value / scale;
       const y0 = y(base);
       const y1 = y(base + v);
       base += v;
-      return html`<rect class="bar s-${series}${b.marks?.length ? ` ${b.marks.join(' ')}` : ''}" x="${x}" y="${y1.toFixed(2)}" width="${barW.toFixed(2)}" height="${Math.max(y0 - y1, 0).toFixed(2)}" data-series="${series}" data-value="${value}"></rect>`;
+      return html`<rect class="bar s-${series}${b.marks?.length ? ` ${b.marks.join(' ')}` : ''}" x="${x.toFixed(2)}" y="${y1.toFixed(2)}" width="${barW.toFixed(2)}" height="${Math.max(y0 - y1, 0).toFixed(2)}" data-series="${series}" data-value="${value}"></rect>`;
     });
-    return html`<a href="/runs/${b.runId}" class="run-bar" data-run="${b.runId}"><title>${b.label}</title><rect class="hit" x="${(LEFT + slot * i).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect>${rects}</a>`;
+    // A cut bar: a gap across it near the top, and its total written above it.
+    const mark = isCut
+      ? html`<path class="cut" d="M${(x - 1).toFixed(2)} ${TOP + 9} l${(barW + 2).toFixed(2)} -4 m0 4 l${-(barW + 2).toFixed(2)} 4"></path><text class="cut-value" x="${center(i).toFixed(2)}" y="${TOP - 6}" text-anchor="middle">${valueText(total)}</text>`
+      : null;
+    return html`<a href="/runs/${b.runId}" class="run-bar" data-run="${b.runId}"${isCut ? html` data-cut="${total}"` : null}><title>${b.label}</title><rect class="hit" x="${(LEFT + slot * i).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect>${rects}${mark}</a>`;
   });
-  const desc = chart.bars.length === 0 ? 'No finished run yet.' : `${chart.bars.length} runs, from run ${chart.bars[0]!.runId} to run ${chart.bars.at(-1)!.runId}; the highest bar is ${tickText(Math.max(...totals))} ${chart.unit}. The same numbers are in the table below the plots.`;
+  const cutWords = cut.length === 0 ? '' : ` ${cutSentence(cut, chart.unit)}`;
+  const desc = chart.bars.length === 0
+    ? 'No finished run yet.'
+    : `${chart.bars.length === 1 ? `1 run, run ${chart.bars[0]!.runId}` : `${chart.bars.length} runs, from run ${chart.bars[0]!.runId} to run ${chart.bars.at(-1)!.runId}`}; the highest bar is ${valueText(Math.max(...totals))} ${chart.unit}.${cutWords} The same numbers are in the table below the plots.`;
   return html`<figure class="chart" id="${chart.id}">
 <figcaption>${chart.title}</figcaption>
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${chart.id}-t ${chart.id}-d">
@@ -97,33 +139,40 @@ export function barChart(chart: Chart): Html {
 ${ticks}
 <line class="axis" x1="${LEFT}" x2="${LEFT}" y1="${TOP}" y2="${TOP + plotH}"></line>
 <line class="axis" x1="${LEFT}" x2="${W - RIGHT}" y1="${TOP + plotH}" y2="${TOP + plotH}"></line>
-<text class="axis-label" transform="rotate(-90)" x="${-(TOP + plotH / 2)}" y="14" text-anchor="middle">${chart.unit}</text>
-<text class="axis-label" x="${LEFT + plotW / 2}" y="${H - 4}" text-anchor="middle">run id (oldest left)</text>
+<text class="axis-label" transform="rotate(-90)" x="${-(TOP + plotH / 2)}" y="13" text-anchor="middle">${chart.unit}</text>
+<text class="axis-label" x="${LEFT + plotW / 2}" y="${H - 3}" text-anchor="middle">run id (oldest left)</text>
 ${xLabels}
 ${bars}
 </svg>
 <ul class="legend">${chart.series.map((s) => html`<li><span class="swatch s-${s.key}"></span>${s.name}</li>`)}</ul>
+${cut.length === 0 ? null : html`<p class="chart-note">${cutSentence(cut, chart.unit)}</p>`}
 </figure>`;
+}
+
+/** What a chart says of its cut bars, in words: which runs, and their totals. */
+function cutSentence(cut: ReadonlyArray<{ runId: string; total: number }>, unit: string): string {
+  const which = cut.map((c) => `run ${c.runId} (${valueText(c.total)} ${unit})`).join(', ');
+  return `Cut at the top and marked with ${cut.length === 1 ? 'its value' : 'their values'}, so that the other runs stay readable: ${which}.`;
 }
 
 /** Where a run's time went: one horizontal bar per phase, in the order they started, in seconds. */
 export function phaseChart(id: string, phases: ReadonlyArray<{ phase: string; ms: number }>): Html {
-  const rowH = 22;
-  const left = 130;
-  const width = 760;
-  const right = 90;
+  const rowH = 24;
+  // The longest phase name ("parse and stage") and the longest value ("123.45 s") at the stylesheet's text size.
+  const left = 112;
+  const right = 62;
   const top = niceCeiling(Math.max(...phases.map((p) => p.ms / 1000), 0));
-  const plotW = width - left - right;
+  const plotW = W - left - right;
   const height = phases.length * rowH + 40;
   const x = (s: number) => left + (s / top) * plotW;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map(
+  const ticks = [0, 0.5, 1].map(
     (f) => html`<g class="tick"><line x1="${x(top * f).toFixed(1)}" x2="${x(top * f).toFixed(1)}" y1="4" y2="${phases.length * rowH + 6}"></line><text x="${x(top * f).toFixed(1)}" y="${phases.length * rowH + 20}" text-anchor="middle">${tickText(top * f)}</text></g>`,
   );
   const bars = phases.map(
-    (p, i) => html`<g class="phase" data-phase="${p.phase}" data-ms="${p.ms}"><text x="${left - 8}" y="${i * rowH + 20}" text-anchor="end">${p.phase}</text><rect class="bar s-phase" x="${left}" y="${i * rowH + 8}" width="${Math.max(x(p.ms / 1000) - left, 0.5).toFixed(2)}" height="${rowH - 6}"><title>${p.phase}: ${p.ms} ms</title></rect><text x="${(x(p.ms / 1000) + 4).toFixed(1)}" y="${i * rowH + 20}">${formatMs(p.ms)}</text></g>`,
+    (p, i) => html`<g class="phase" data-phase="${p.phase}" data-ms="${p.ms}"><text x="${left - 6}" y="${i * rowH + 21}" text-anchor="end">${p.phase}</text><rect class="bar s-phase" x="${left}" y="${i * rowH + 8}" width="${Math.max(x(p.ms / 1000) - left, 0.5).toFixed(2)}" height="${rowH - 6}"><title>${p.phase}: ${p.ms} ms</title></rect><text x="${(x(p.ms / 1000) + 4).toFixed(1)}" y="${i * rowH + 21}">${formatMs(p.ms)}</text></g>`,
   );
   return html`<figure class="chart phases" id="${id}">
-<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
+<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
 <title id="${id}-t">Wall time of each phase, in seconds</title><desc id="${id}-d">${phases.map((p) => `${p.phase} ${formatMs(p.ms)}`).join('; ')}. The download overlaps the parse.</desc>
 ${ticks}
 <line class="axis" x1="${left}" x2="${left}" y1="4" y2="${phases.length * rowH + 6}"></line>
