@@ -134,6 +134,8 @@ describe('run-level retries', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toMatch(/^wine_recon_sync_retry_pending 1$/m);
     expect(metrics).toMatch(/^wine_recon_sync_next_attempt_timestamp_seconds 1\d{9}(\.\d+)?$/m);
+    const page = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    expect(page).toMatch(/Failing: the last run \(1\) failed \(attempt 1 of 2\), retrying at \d{4}-/);
     const asked = Date.now();
     expect(await stop(d)).toBe(0);
     // The contract is a prompt stop: well within the daemon's own 10 s forced-exit limit.

@@ -34,10 +34,13 @@ export function judgeFreshness(input: {
   /** attempt and retry_at: the daemon's chain (sync_runs), when the run is a retry or is to be retried. */
   latest: { id: string; status: string; attempt?: number; retry_at?: Date | null } | undefined;
   rule: StaleRule;
+  /** Attempts a chain may have, when the daemon serves the page (SYNC_RUN_RETRY_DELAYS). */
+  attempts?: number | undefined;
 }): Freshness {
   const { now, lastLoadAt, latest, rule } = input;
   if (latest !== undefined && latest.status !== 'succeeded') {
-    const attempt = latest.attempt !== undefined && (latest.attempt > 1 || latest.retry_at) ? ` (attempt ${latest.attempt})` : '';
+    const of = input.attempts === undefined ? '' : ` of ${input.attempts}`;
+    const attempt = latest.attempt !== undefined && (latest.attempt > 1 || latest.retry_at) ? ` (attempt ${latest.attempt}${of})` : '';
     // A retry time already past: the daemon stopped before it (catch-up at its start takes it up).
     const retry = latest.retry_at && latest.retry_at.getTime() > now ? `, retrying at ${latest.retry_at.toISOString()}` : '';
     return { state: 'failing', headline: `Failing: the last run (${latest.id}) ${latest.status}${attempt}${retry}` };
