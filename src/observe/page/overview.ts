@@ -120,7 +120,10 @@ const WIDE_COUNTS = ['received', 'inserted', 'updated', 'deleted', 'restored', '
 
 function runRow(r: RunLine, d: OverviewData): Html {
   const changed = r.ms === null && r.status === 'running' ? null : num(r.inserted) + num(r.updated) + num(r.deleted) + num(r.restored);
-  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}</td>
+  // A retry links to its chain's first attempt; a failure to be retried says when.
+  const chain = r.retry_of === null ? null : html` <span class="muted">attempt ${r.attempt} of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
+  const retry = r.retry_at === null ? null : html` <span class="muted">retry ${formatTime(r.retry_at, d.timezone)}</span>`;
+  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}${chain}${retry}</td>
 <td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td><td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td><td class="n changed narrow-only">${count(changed)}</td>
 ${WIDE_COUNTS.map((k) => html`<td class="n wide-only">${count(r[k])}</td>`)}
 <td class="error-start">${r.error_start}</td></tr>`;
