@@ -275,15 +275,19 @@ function databaseSettings(env: Env, url: string, problems: string[]): DatabaseSe
   return settings;
 }
 
-/** `90m`, `26h`, `2d` (or `45s`): a length of time in ms. */
-function duration(raw: string, name: string, problems: string[]): number | undefined {
+/** `90m`, `26h`, `2d` (or `45s`): a length of time in ms; undefined when it is not one. */
+export function parseDuration(raw: string): number | undefined {
   const m = /^\s*(\d{1,6})\s*([smhd])\s*$/.exec(raw);
   const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-  if (m === null || Number(m[1]) === 0) {
-    problems.push(`${name}: must be a positive length of time such as 90m, 26h or 2d (got "${raw}")`);
-    return undefined;
-  }
-  return Number(m[1]) * unit[m[2] as keyof typeof unit];
+  return m === null || Number(m[1]) === 0 ? undefined : Number(m[1]) * unit[m[2] as keyof typeof unit];
+}
+
+export const DURATION_RULE = 'must be a positive length of time such as 90m, 26h or 2d';
+
+function duration(raw: string, name: string, problems: string[]): number | undefined {
+  const ms = parseDuration(raw);
+  if (ms === undefined) problems.push(`${name}: ${DURATION_RULE} (got "${raw}")`);
+  return ms;
 }
 
 /** An http(s) URL for an outbound report (Pushgateway, webhook); the value is not echoed: it may hold a secret. */

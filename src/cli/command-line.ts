@@ -129,7 +129,7 @@ export function parseCommand<F extends Record<string, Flag>>(spec: CommandSpec<F
   for (const [name, flag] of Object.entries(spec.flags)) {
     if (values[name] === undefined && flag.default !== undefined) values[name] = flag.default;
     const value = values[name];
-    if (flag.required && value === undefined) throw refuse(`${spec.name} needs --${name} ${flag.value ?? 'VALUE'}`);
+    if (flag.required && value === undefined) throw refuse(`${spec.name} needs --${name}${flag.type === 'string' ? ` ${flag.value ?? 'VALUE'}` : ''}`);
     if (flag.integer && typeof value === 'string') {
       const { min, max } = flag.integer;
       if (!/^\d{1,16}$/.test(value) || Number(value) < min || Number(value) > max) {
