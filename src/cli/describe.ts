@@ -66,6 +66,9 @@ export async function dbtSourcesCommand(args: string[], io: Io): Promise<number>
   // Refused before the database is read: the mistake is the user's, and nothing is written.
   if (out !== undefined && flags.force !== true) await refuseForeignFile(out);
   return withDescription(io, async (ctx, description) => {
+    if (description.bi.length === 0) {
+      throw new ConfigError(`SYNC_BI_SCHEMA: the schema "${ctx.config.bi.schema}" has none of the BI views; run \`wine-recon-sync migrate\` with the same settings first (this command only reads)`);
+    }
     const warnAfterMs = warnAfter(ctx.config);
     const text = dbtSources(description, { name: flags.name, exact: flags.exact === true, form, warnAfterMs, errorAfterMs: errorAfterMs ?? 2 * warnAfterMs });
     if (out === undefined) io.stdout.write(text);
