@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import cron from 'node-cron';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { openContext, type Context, type Io } from './context.js';
+import { CronSchedule } from '../cron-schedule.js';
 import { DEFAULT_STALE_AFTER_MS, DURATION_RULE, parseDuration, type Config } from '../config.js';
 import { describeDatabase, type DatabaseDescription } from '../db/relations.js';
 import { DBT_HEADER, dbtSources, formFor } from '../describe/dbt-sources.js';
@@ -96,8 +96,7 @@ async function withDescription(io: Io, work: (ctx: Context, description: Databas
 /** SYNC_STALE_AFTER, else the schedule's rhythm as the status page judges it (observe/page/freshness.ts), else 26 h. */
 function warnAfter(config: Config): number {
   if (config.ui.staleAfterMs !== undefined) return config.ui.staleAfterMs;
-  const probe = cron.createTask(config.schedule, () => undefined, { timezone: config.timezone });
-  return staleRuleFromSchedule(probe.getNextRuns(2))?.ms ?? DEFAULT_STALE_AFTER_MS;
+  return staleRuleFromSchedule(new CronSchedule(config.schedule, config.timezone).nextRuns(2, new Date()))?.ms ?? DEFAULT_STALE_AFTER_MS;
 }
 
 /** An existing file whose first line is not ours is someone's own work: kept unless --force. */
