@@ -184,19 +184,22 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
           api: await newApi(ctx, { onDownloadProgress: progress?.download }),
           signal: controller.signal,
           onProgress: progress?.update,
-          onRunStarted: (run) => reporter.runStarted(run),
+          onRunStarted: (run, abandoned) => reporter.runStarted(run, abandoned),
         },
         request,
       );
     } catch (error) {
       progress?.done();
       await reporter.finished({ error });
+      await reporter.settled();
       throw error;
     }
     progress?.done();
     printOutcome(io, outcome, json);
     await reporter.finished({ outcome });
     await reporter.push();
+    // Lineage events went out in the background during the run; the process waits for them (bounded).
+    await reporter.settled();
     return outcome.run.status === 'succeeded' ? 0 : 1;
   } finally {
     process.off('SIGTERM', onSignal);
