@@ -8,7 +8,7 @@
  * output for a run that wrote nothing.
  *
  * Delivery is the webhooks' (notify.ts deliver: proxy rules, three attempts, 10 s each) and never
- * waited for by the run: events go out in the background, in order per run, and a catalogue that is
+ * waited for by the run: events go out in the background, in order, and a catalogue that is
  * down or hangs delays and fails nothing. Undelivered events are counted in a metric and logged
  * once per run.
  */
@@ -38,20 +38,22 @@ export interface LineageDeps {
 }
 
 export class LineageEmitter {
-  /** Per run id: its events' delivery, in order, and whether one of them failed (logged once). */
-  private readonly runs = new Map<number, { chain: Promise<void>; failed: boolean }>();
+  /** Every event goes out after the one before it, in the order handed over: START before its end, an abandoned run's ABORT before the next START. */
+  private chain: Promise<void> = Promise.resolve();
+  /** The runs one of whose events could not be delivered: logged once per run. */
+  private readonly failedRuns = new Set<number>();
   private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly deps: LineageDeps) {}
 
-  /** The run's row was written: START for it, and ABORT for the runs it marked abandoned. Returns at once. */
+  /** The run's row was written: ABORT for the runs it marked abandoned, then its START. Returns at once. */
   runStarted(run: StartedRun, abandoned: readonly number[] = []): void {
-    this.track(this.send([...abandoned.map((id) => ({ id, type: 'end' as const })), { id: Number(run.id), type: 'START' as const }]));
+    this.queue([...abandoned.map((id) => ({ id, type: 'end' as const })), { id: Number(run.id), type: 'START' as const }]);
   }
 
   /** The run's row is finished: its end event. Returns at once. */
   runFinished(runId: number): void {
-    this.track(this.send([{ id: runId, type: 'end' }]));
+    this.queue([{ id: runId, type: 'end' }]);
   }
 
   /** Every event handed over so far delivered or given up on (a command waits for this before it exits). */
@@ -59,12 +61,13 @@ export class LineageEmitter {
     while (this.pending.size > 0) await Promise.all(this.pending);
   }
 
-  private track(work: Promise<void>): void {
+  private queue(wanted: Array<{ id: number; type: 'START' | 'end' }>): void {
+    const work = (this.chain = this.chain.then(() => this.send(wanted)));
     const tracked = work.finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
   }
 
-  /** Reads what the events say (never throws: a failure here is logged like an undelivered event). */
+  /** Reads what the events say and delivers them, one after the other; never throws. */
   private async send(wanted: Array<{ id: number; type: 'START' | 'end' }>): Promise<void> {
     const { config, pool, log } = this.deps;
     let runs: LineageRun[];
@@ -82,7 +85,7 @@ export class LineageEmitter {
       const type: EventType | undefined = w.type === 'START' ? 'START' : endEventType(run.status);
       if (type === undefined) continue;
       const eventTime = w.type === 'START' ? run.startedAt : (run.finishedAt ?? new Date().toISOString());
-      this.enqueue(run.id, lineageEvent(type, run, this.context(run, description), eventTime), type);
+      await this.post(run.id, lineageEvent(type, run, this.context(run, description), eventTime), type);
     }
   }
 
@@ -99,16 +102,7 @@ export class LineageEmitter {
     };
   }
 
-  /** One run's events go out one after the other: a catalogue sees START before the end. */
-  private enqueue(runId: number, event: Record<string, unknown>, type: EventType): void {
-    const state = this.runs.get(runId) ?? { chain: Promise.resolve(), failed: false };
-    state.chain = state.chain.then(() => this.post(runId, state, event, type));
-    this.runs.set(runId, state);
-    this.track(state.chain);
-    if (type !== 'START') void state.chain.finally(() => this.runs.delete(runId));
-  }
-
-  private async post(runId: number, state: { failed: boolean }, event: Record<string, unknown>, type: EventType): Promise<void> {
+  private async post(runId: number, event: Record<string, unknown>, type: EventType): Promise<void> {
     const { config, secrets, log } = this.deps;
     const url = config.openLineage!.url;
     const key = config.openLineage!.apiKey;
@@ -125,8 +119,8 @@ export class LineageEmitter {
       return;
     }
     this.deps.onUndelivered?.();
-    if (state.failed) return;
-    state.failed = true;
+    if (this.failedRuns.has(runId)) return;
+    this.failedRuns.add(runId);
     log.warn({ runId, event: type, endpoint: redactedUrl(url), attempts: result.attempts, problem: result.problem }, 'OpenLineage event could not be delivered (later ones of this run are not logged); the run is unaffected');
   }
 }
