@@ -82,6 +82,9 @@ describe('a succeeded run', () => {
       ['/api/v1/lineage', `Bearer ${KEY}`],
     ]);
     for (const e of sent) expectValid(e);
+    // The schemas do refuse: a runId that is not a UUID, a facet without its _producer.
+    expect(schemas.event({ ...sent[0]!, run: { runId: 'run-1' } })).not.toEqual([]);
+    expect(schemas.facet('SchemaDatasetFacet.json')({ schema: { _schemaURL: 'https://openlineage.io/x', fields: [] } })).not.toEqual([]);
     expect(sent[0]!.job).toMatchObject({ namespace: 'winery-prod', name: `wrs_test.${fx.db.schema}` });
     expect(sent[0]!.producer).toMatch(/^https:\/\/www\.npmjs\.com\/package\/wine-recon-sync\/v\/\d+\.\d+\.\d+/);
     expect(r.stderr).not.toContain(KEY);
@@ -175,27 +178,27 @@ describe('a dry run', () => {
   });
 });
 
-describe('a catalogue that is down', () => {
-  /** One run in process with a daemon-like reporter (its metrics exist), as the CLI and the daemon hand it the run's start and end. */
-  async function reportedRun() {
-    const e = env();
-    const config = loadConfig(e, { api: true, database: true });
-    const secrets = new SecretRegistry();
-    const lines: string[] = [];
-    const sink = new PassThrough();
-    sink.on('data', (d: Buffer) => lines.push(...d.toString().split('\n').filter(Boolean)));
-    const log = createLogger({ level: 'info', secrets, destination: sink });
-    const pool = createPool({ databaseUrl: config.databaseUrl!, schema: config.schema, max: 4 });
-    const reporter = new RunReporter({ config, secrets, pool, log }, { daemon: true, trigger: 'manual' });
-    await reporter.start();
-    const api = new WineApi(config.api!, log, secrets, { retryBaseMs: config.retryBaseMs, proxy: config.proxy });
-    const outcome = await runSync(config, { pool, log, api, secrets, onRunStarted: (r, a) => reporter.runStarted(r, a) }, { source: { kind: 'api' }, trigger: 'manual' });
-    await reporter.finished({ outcome });
-    let settled = false;
-    const settling = reporter.settled().then(() => (settled = true));
-    return { outcome, lines, reporter, settling, wasSettled: () => settled, close: () => pool.end() };
-  }
+/** One run in process with a daemon-like reporter (its metrics exist), as the CLI and the daemon hand it the run's start and end. */
+async function reportedRun(retry?: { attempt: number; retryOf: number }) {
+  const e = env();
+  const config = loadConfig(e, { api: true, database: true });
+  const secrets = new SecretRegistry();
+  const lines: string[] = [];
+  const sink = new PassThrough();
+  sink.on('data', (d: Buffer) => lines.push(...d.toString().split('\n').filter(Boolean)));
+  const log = createLogger({ level: 'info', secrets, destination: sink });
+  const pool = createPool({ databaseUrl: config.databaseUrl!, schema: config.schema, max: 4 });
+  const reporter = new RunReporter({ config, secrets, pool, log }, { daemon: true, trigger: 'manual' });
+  await reporter.start();
+  const api = new WineApi(config.api!, log, secrets, { retryBaseMs: config.retryBaseMs, proxy: config.proxy });
+  const outcome = await runSync(config, { pool, log, api, secrets, onRunStarted: (r, a) => reporter.runStarted(r, a) }, { source: { kind: 'api' }, trigger: retry ? 'retry' : 'manual', ...(retry ? { retry } : {}) });
+  await reporter.finished({ outcome });
+  let settled = false;
+  const settling = reporter.settled().then(() => (settled = true));
+  return { outcome, lines, reporter, settling, wasSettled: () => settled, close: () => pool.end() };
+}
 
+describe('a catalogue that is down', () => {
   it('answering 500: the run succeeds; the undelivered events are counted and logged once', async () => {
     receiver.failNext(1000, 500);
     const r = await reportedRun();
@@ -225,6 +228,25 @@ describe('a catalogue that is down', () => {
       await receiver.close();
       receiver = await startReceiver('/api/v1/lineage');
       await r.settling;
+      await r.close();
+    }
+  });
+});
+
+describe('a retried run', () => {
+  it('links to its chain\'s first attempt with the parent run facet', async () => {
+    const [first] = await fx.db.rows<{ id: string; u: string }>("SELECT id::text, lineage_run_id::text AS u FROM sync_runs WHERE status = 'failed' ORDER BY id LIMIT 1");
+    const before = receiver.posts.length;
+    const r = await reportedRun({ attempt: 2, retryOf: Number(first!.id) });
+    try {
+      await r.settling;
+      const sent = events().slice(before);
+      expect(sent.map((e) => e.eventType)).toEqual(['START', 'COMPLETE']);
+      for (const e of sent) {
+        expectValid(e);
+        expect(e.run.facets!.parent).toEqual(expect.objectContaining({ run: { runId: first!.u }, job: { namespace: e.job.namespace, name: e.job.name } }));
+      }
+    } finally {
       await r.close();
     }
   });
