@@ -13,7 +13,7 @@
  * The output depends on the description and the options only: the same database gives the same
  * bytes (no clock, no host name).
  */
-import { stringify } from 'yaml';
+import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
 import type { ColumnDescription, DatabaseDescription, RelationDescription } from '../db/relations.js';
 import { quoteIdent } from '../db/pool.js';
 import { ANALYST_DATA_RELATIONS } from '../db/relations.js';
@@ -53,7 +53,17 @@ const LOAD_TIME = {
 export function dbtSources(description: DatabaseDescription, options: DbtOptions): string {
   const sources = [source(description, 'bi', options.name, options)];
   if (options.exact) sources.push(source(description, 'data', `${options.name}_exact`, options));
-  const body = stringify({ version: 2, sources }, { lineWidth: 100, minContentWidth: 40, aliasDuplicateObjects: false });
+  const document = new Document({ version: 2, sources }, { aliasDuplicateObjects: false });
+  // `{count: 25, period: hour}` and `values: [running, ...]` on one line, as dbt's own docs write them.
+  visit(document, {
+    Map: (_, node) => {
+      if (node.items.length === 2 && node.items.every((p) => isPair(p) && isScalar(p.key) && ['count', 'period'].includes(String(p.key.value)))) node.flow = true;
+    },
+    Pair: (_, pair) => {
+      if (isScalar(pair.key) && pair.key.value === 'values' && isSeq(pair.value)) pair.value.flow = true;
+    },
+  });
+  const body = document.toString({ lineWidth: 100, minContentWidth: 40 });
   const header = [
     `${DBT_HEADER} from the database's own description of its tables (columns, types, COMMENTs);`,
     `# regenerate it rather than edit it: wine-recon-sync dbt-sources --out FILE. Form: ${options.form === 'config' ? 'dbt 1.10 and later (loaded_at_query)' : 'dbt 1.8 and 1.9 (loaded_at_field)'}.`,
