@@ -60,6 +60,7 @@ export class RunReporter {
       secrets.add(decodeURIComponent(url.password));
     }
     if (config.pushgatewayUrl) secrets.add(decodeURIComponent(new URL(config.pushgatewayUrl).password));
+    if (config.openLineage) secrets.add(decodeURIComponent(new URL(config.openLineage.url).password));
     this.where = { host: hostname(), database: databaseName(config.databaseUrl), schema: config.schema };
     this.lineage = config.openLineage ? new LineageEmitter({ ...ctx, onUndelivered: () => this.metrics?.lineageUndelivered() }) : undefined;
   }

@@ -124,6 +124,19 @@ describe('the properties file', () => {
     }
   });
 
+  it('says what schema --json says of each relation: the same columns, types and descriptions (one description)', async () => {
+    const printed = JSON.parse((await runCli(['schema', '--json'], fx.env)).stdout) as {
+      $defs: Record<string, { description?: string; properties: Record<string, { description?: string; 'x-sql-type': string }> }>;
+    };
+    for (const source of current.sources) {
+      for (const table of source.tables) {
+        const def = printed.$defs[`${source.schema}.${table.name}`]!;
+        expect(table.description).toBe(def.description);
+        expect(table.columns.map((c) => [c.name, c.data_type, c.description])).toEqual(Object.entries(def.properties).map(([name, p]) => [name, p['x-sql-type'], p.description]));
+      }
+    }
+  });
+
   it('tests id in the current views (unique, not_null) and the run statuses (accepted_values, from the CHECK on sync_runs.status)', () => {
     const column = (doc: Properties, source: number, table: string, name: string) => doc.sources[source]!.tables.find((t) => t.name === table)!.columns.find((c) => c.name === name)!;
     const statuses = ['running', 'succeeded', 'failed', 'aborted', 'abandoned'];
