@@ -64,7 +64,11 @@ function expectValid(event: Event): void {
     errorMessage: 'ErrorMessageRunFacet.json',
     parent: 'ParentRunFacet.json',
   };
-  for (const [name, facet] of facets) expect(schemas.facet(files[name]!)({ [name]: facet }), name).toEqual([]);
+  for (const [name, facet] of facets) {
+    expect(schemas.facet(files[name]!)({ [name]: facet }), name).toEqual([]);
+    // It names the version it was checked against.
+    expect((facet as { _schemaURL: string })._schemaURL).toBe(schemas.facetId(files[name]!));
+  }
   expect(schemas.facet('JobTypeJobFacet.json')((event.job as { facets: unknown }).facets)).toEqual([]);
 }
 

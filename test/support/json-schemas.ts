@@ -34,7 +34,7 @@ export function dbtPropertiesSchema(which: 'latest-fusion' | 'latest'): Checker 
 }
 
 /** OpenLineage's RunEvent schema (2-0-2) and, by their $id, the facet schemas kept beside it. */
-export function openLineage(): { event: Checker; facet: (file: string) => Checker; specVersion: string } {
+export function openLineage(): { event: Checker; facet: (file: string) => Checker; facetId: (file: string) => string; specVersion: string } {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   const spec = read('openlineage/OpenLineage.json');
@@ -47,6 +47,8 @@ export function openLineage(): { event: Checker; facet: (file: string) => Checke
       if (ajv.getSchema(schema.$id as string) === undefined) ajv.addSchema(schema);
       return checker(ajv.getSchema(schema.$id as string)!);
     },
+    /** The facet's `$id` with the pointer to its definition: what an event's `_schemaURL` must say. */
+    facetId: (file) => `${read(`openlineage/${file}`).$id as string}#/$defs/${file.replace(/\.json$/, '')}`,
     specVersion: (spec.$id as string).split('/').at(-2)!,
   };
 }
