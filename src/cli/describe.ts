@@ -9,7 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { openContext, type Context, type Io } from './context.js';
 import { CronSchedule } from '../cron-schedule.js';
-import { DEFAULT_STALE_AFTER_MS, DURATION_RULE, parseDuration, type Config } from '../config.js';
+import { DEFAULT_STALE_AFTER_MS, durationMs, type Config } from '../config.js';
 import { describeDatabase, type DatabaseDescription } from '../db/relations.js';
 import { DBT_HEADER, dbtSources, formFor } from '../describe/dbt-sources.js';
 import { toJsonSchema } from '../describe/json-schema.js';
@@ -60,8 +60,8 @@ export async function dbtSourcesCommand(args: string[], io: Io): Promise<number>
   if (form === undefined) throw new UsageError(`--dbt-version: must be a dbt version such as 1.9 or 1.10 (1.8 or later; got "${flags['dbt-version']}")`);
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(flags.name)) throw new UsageError(`--name: must be letters, digits and underscores, not starting with a digit (got "${flags.name}")`);
   const errorAfter = flags['error-after'];
-  const errorAfterMs = errorAfter === undefined ? undefined : parseDuration(errorAfter);
-  if (errorAfter !== undefined && errorAfterMs === undefined) throw new UsageError(`--error-after: ${DURATION_RULE} (got "${errorAfter}")`);
+  const errorAfterMs = errorAfter === undefined ? undefined : durationMs(errorAfter);
+  if (errorAfter !== undefined && errorAfterMs === undefined) throw new UsageError(`--error-after: must be a positive length of time such as 90m, 52h or 3d (got "${errorAfter}")`);
   const out = flags.out;
   // Refused before the database is read: the mistake is the user's, and nothing is written.
   if (out !== undefined && flags.force !== true) await refuseForeignFile(out);

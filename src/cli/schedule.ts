@@ -95,8 +95,14 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     nextRunAt: () => daemon.nextRunAt,
     progress: () => daemon.progress,
     runNow: () => daemon.start('page') !== undefined,
+    attempts: attemptsAllowed(config.runRetryDelaysMs),
   };
   const server = config.metrics && (await serveMetrics(ctx, reporter, health, view, schedule));
+  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly too.
+  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
   log.info({ schedule: config.schedule, timezone: config.timezone, nextRunAt: health.nextRunAt, retryDelaysMs: config.runRetryDelaysMs }, 'daemon started');
 
   await beat();
@@ -105,10 +111,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   else if (config.catchUp) await catchUp(ctx, daemon, schedule);
   daemon.arm();
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+  const signal = await stopSignal;
   health.state = 'stopping';
   forceExitLater(SHUTDOWN_MS);
   log.info({ signal }, 'stopping the daemon');

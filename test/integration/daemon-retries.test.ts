@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
+import { freePort } from '../support/global-setup.js';
 import { runCli, startCli, type CliProcess } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -62,6 +63,13 @@ describe('run-level retries', () => {
       { id: 3, trigger: 'retry', attempt: 3, retry_of: 1, status: 'succeeded', retry_planned: false },
     ]);
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 20 }]);
+    // BI users and `status` see the chain.
+    expect(await fx.db.rows(`SELECT last_run_trigger, last_run_attempt, last_run_retry_of::int FROM "${fx.db.schema}_bi".sync_freshness`)).toEqual([
+      { last_run_trigger: 'retry', last_run_attempt: 3, last_run_retry_of: 1 },
+    ]);
+    const status = await runCli(['status'], fx.env);
+    expect(status.stdout).toMatch(/^3\s+retry\s+3 of 1\s+succeeded\s/m);
+    expect(status.stdout).toMatch(/^1\s+run-now\s+1\s+failed, retry \d{4}-\d\d-\d\d [\d:]+Z\s/m);
     // The failed attempts were retried, and the success is no recovery from a failure anyone was told of.
     expect(receiver.posts.length).toBeLessThanOrEqual(1);
     expect(receiver.posts.map((p) => p.body.event)).not.toContain('failed');
@@ -114,9 +122,20 @@ describe('run-level retries', () => {
     // The slot is a moment ago, the next a year away: the wait is for the retry alone.
     const slot = new Date(Date.now() - 1_000);
     const schedule = `${slot.getUTCSeconds()} ${slot.getUTCMinutes()} ${slot.getUTCHours()} ${slot.getUTCDate()} ${slot.getUTCMonth() + 1} *`;
-    const d = daemon(['--run-now'], { SYNC_SCHEDULE: schedule, SYNC_RUN_RETRY_DELAYS: '1h' });
+    const port = await freePort();
+    const d = daemon(['--run-now'], { SYNC_SCHEDULE: schedule, SYNC_RUN_RETRY_DELAYS: '1h', SYNC_METRICS_PORT: String(port) });
     await d.waitForLog(/it will be tried again/);
     await d.waitForLog(/next sync scheduled/);
+    // Visible: the health says which attempt failed and when the next comes; the metrics hold the alert.
+    const check = await runCli(['healthcheck'], { SYNC_HEALTH_FILE: `${fx.dir}/health` });
+    expect(check.stdout).toMatch(/^healthy: idle, next run \S+, last run 1 failed \(attempt 1 of 2\), retrying at \d{4}-\S+Z, last successful load none\n$/);
+    const healthz = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { detail: string };
+    expect(healthz.detail).toBe(check.stdout.slice('healthy: '.length).trim());
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/^wine_recon_sync_retry_pending 1$/m);
+    expect(metrics).toMatch(/^wine_recon_sync_next_attempt_timestamp_seconds 1\d{9}(\.\d+)?$/m);
+    const page = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    expect(page).toMatch(/Failing: the last run \(1\) failed \(attempt 1 of 2\), retrying at \d{4}-/);
     const asked = Date.now();
     expect(await stop(d)).toBe(0);
     // The contract is a prompt stop: well within the daemon's own 10 s forced-exit limit.
@@ -129,5 +148,55 @@ describe('run-level retries', () => {
     await again.waitForLog(/next sync scheduled/);
     expect(await stop(again)).toBe(0);
     expect((await runs())[1]).toEqual({ id: 2, trigger: 'catch-up', attempt: 2, retry_of: 1, status: 'succeeded', retry_planned: false });
+  });
+});
+
+/** A schedule firing once a year, at `at` (UTC, whole seconds). */
+function yearlyAt(at: Date): string {
+  return `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+}
+
+describe('catch-up at start', () => {
+  it('makes up a slot missed while the daemon was stopped, once, however often it is restarted after', async () => {
+    const slot = new Date(Math.ceil((Date.now() + 4_000) / 1000) * 1000);
+    const env = { SYNC_SCHEDULE: yearlyAt(slot), SYNC_RUN_RETRY_DELAYS: '1s' };
+    // Up before the slot (without catching up last year's), stopped before it comes.
+    const before = daemon([], { ...env, SYNC_CATCH_UP: 'false' });
+    await before.waitForLog(/daemon started/);
+    expect(await stop(before)).toBe(0);
+    await new Promise((r) => setTimeout(r, Math.max(0, slot.getTime() - Date.now() + 500)));
+    expect(await runs()).toEqual([]);
+
+    const first = daemon([], env);
+    await first.waitForLog(/catching up the last scheduled run/);
+    await first.waitForLog(/next sync scheduled/);
+    expect(await stop(first)).toBe(0);
+    for (let restart = 0; restart < 2; restart++) {
+      const again = daemon([], env);
+      await again.waitForLog(/no catch-up needed/);
+      expect(await stop(again)).toBe(0);
+    }
+    expect(await runs()).toEqual([{ id: 1, trigger: 'catch-up', attempt: 1, retry_of: null, status: 'succeeded', retry_planned: false }]);
+    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 20 }]);
+  });
+
+  it('does not catch up twice after a catch-up that failed for good', async () => {
+    fx.sim.setFault('login-error', { status: 401 });
+    const env = { SYNC_SCHEDULE: yearlyAt(new Date(Date.now() - 1_000)), SYNC_RUN_RETRY_DELAYS: '1s' };
+    const first = daemon([], env);
+    await first.waitForLog(/next sync scheduled/);
+    expect(await stop(first)).toBe(0);
+    const again = daemon([], env);
+    await again.waitForLog(/no catch-up needed/);
+    expect(await stop(again)).toBe(0);
+    expect(await runs()).toEqual([{ id: 1, trigger: 'catch-up', attempt: 1, retry_of: null, status: 'failed', retry_planned: false }]);
+  });
+
+  it('is off with SYNC_CATCH_UP=false', async () => {
+    const d = daemon([], { SYNC_SCHEDULE: yearlyAt(new Date(Date.now() - 1_000)), SYNC_CATCH_UP: 'false' });
+    await d.waitForLog(/daemon started/);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await stop(d)).toBe(0);
+    expect(await runs()).toEqual([]);
   });
 });
