@@ -35,11 +35,12 @@ export interface DbtOptions {
 /**
  * Which table column a view column shows, row for row, for the views whose rows keep that
  * column's constraints (the current views keep one row per id; sync_freshness shows a sync_runs
- * status). The data tests of a view column come from its table column's key or CHECK.
+ * status and trigger). The data tests of a view column come from its table column's key or CHECK.
  */
 const SHOWN_AS: Record<string, string> = {
   'bi.reconciliation.id': 'bulk_wine_reconciliation.id',
   'bi.sync_freshness.last_run_status': 'sync_runs.status',
+  'bi.sync_freshness.last_run_trigger': 'sync_runs.trigger',
   'data.bulk_wine_reconciliation_current.id': 'bulk_wine_reconciliation.id',
   'data.sync_runs_latest.status': 'sync_runs.status',
 };

@@ -137,7 +137,7 @@ describe('the properties file', () => {
     }
   });
 
-  it('tests id in the current views (unique, not_null) and the run statuses (accepted_values, from the CHECK on sync_runs.status)', () => {
+  it('tests id in the current views (unique, not_null) and the run statuses and triggers (accepted_values, from the CHECKs on sync_runs)', () => {
     const column = (doc: Properties, source: number, table: string, name: string) => doc.sources[source]!.tables.find((t) => t.name === table)!.columns.find((c) => c.name === name)!;
     const statuses = ['running', 'succeeded', 'failed', 'aborted', 'abandoned'];
     expect(column(current, 0, 'reconciliation', 'id').data_tests).toEqual(['unique', 'not_null']);
@@ -145,6 +145,9 @@ describe('the properties file', () => {
     expect(column(current, 0, 'sync_freshness', 'last_run_status').data_tests).toEqual([{ accepted_values: { arguments: { values: statuses } } }]);
     expect(column(legacy, 0, 'sync_freshness', 'last_run_status').data_tests).toEqual([{ accepted_values: { values: statuses } }]);
     expect(column(current, 1, 'bulk_wine_reconciliation_current', 'id').data_tests).toEqual(['unique', 'not_null']);
+    expect(column(current, 0, 'sync_freshness', 'last_run_trigger').data_tests).toEqual([
+      { accepted_values: { arguments: { values: ['schedule', 'manual', 'replay', 'file', 'demo', 'run-now', 'catch-up', 'retry', 'page'] } } },
+    ]);
     expect(column(current, 1, 'sync_runs', 'status').data_tests).toEqual([{ accepted_values: { arguments: { values: statuses } } }]);
   });
 
