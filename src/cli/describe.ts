@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
+import { PROGRAM, SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { openContext, type Context, type Io } from './context.js';
 import { CronSchedule } from '../cron-schedule.js';
 import { DEFAULT_STALE_AFTER_MS, durationMs, type Config } from '../config.js';
@@ -16,7 +16,6 @@ import { toJsonSchema } from '../describe/json-schema.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { staleRuleFromSchedule } from '../observe/page/freshness.js';
 import { APP_VERSION } from '../paths.js';
-import { PROGRAM } from './command-line.js';
 
 const { SCHEMA_SETTINGS } = SETTINGS;
 
