@@ -80,6 +80,17 @@ export interface Config {
   catchUp: boolean;
   /** The status page (src/observe/page/). */
   ui: UiSettings;
+  /** OpenLineage run events (src/observe/lineage.ts) when SYNC_OPENLINEAGE_URL is set. */
+  openLineage: OpenLineageSettings | undefined;
+}
+
+export interface OpenLineageSettings {
+  /** The full endpoint: Marquez, OpenMetadata and DataHub each have their own path. */
+  url: string;
+  /** Sent as `Authorization: Bearer`; a secret. */
+  apiKey: string | undefined;
+  /** job.namespace of every event. */
+  namespace: string;
 }
 
 export interface UiSettings {
@@ -182,6 +193,9 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   if (uiToken !== undefined && uiToken.length < 16) problems.push('SYNC_UI_TOKEN: must be at least 16 characters (e.g. openssl rand -hex 24)');
   const staleAfter = blankToUndefined(env.SYNC_STALE_AFTER);
   const staleAfterMs = staleAfter === undefined ? undefined : duration(staleAfter, 'SYNC_STALE_AFTER', problems);
+  const openLineageUrl = outboundUrl(blankToUndefined(env.SYNC_OPENLINEAGE_URL), 'SYNC_OPENLINEAGE_URL', problems);
+  const openLineageKey = secret(env, 'SYNC_OPENLINEAGE_API_KEY', problems);
+  const openLineageNamespace = value('SYNC_OPENLINEAGE_NAMESPACE', z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'), 'wine-recon-sync');
   const notifyOn = value('SYNC_NOTIFY_ON', notifyEvents, 'failure');
   const runRetryDelaysMs = retryDelays(blankToUndefined(env.SYNC_RUN_RETRY_DELAYS) ?? DEFAULT_RUN_RETRY_DELAYS, problems);
   const catchUp = value('SYNC_CATCH_UP', bool, 'true');
@@ -256,6 +270,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     runRetryDelaysMs,
     catchUp,
     ui: { token: uiToken, staleAfterMs },
+    openLineage: openLineageUrl === undefined ? undefined : { url: openLineageUrl, apiKey: openLineageKey, namespace: openLineageNamespace },
   };
 }
 
@@ -301,7 +316,7 @@ function duration(raw: string, name: string, problems: string[]): number | undef
 }
 
 /** A whole number of s, m, h or d, above 0, in ms; undefined when `text` is not one. */
-function durationMs(text: string): number | undefined {
+export function durationMs(text: string): number | undefined {
   const m = /^\s*(\d{1,6})\s*([smhd])\s*$/.exec(text);
   const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
   return m === null || Number(m[1]) === 0 ? undefined : Number(m[1]) * unit[m[2] as keyof typeof unit];

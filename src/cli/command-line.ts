@@ -49,7 +49,7 @@ export const SETTINGS = {
   SCHEMA_SETTINGS,
   LOAD_SETTINGS: [...SCHEMA_SETTINGS, 'SYNC_MAX_REJECT_RATIO', 'SYNC_MAX_DELETE_RATIO', 'SYNC_ARCHIVE_KEEP', 'SYNC_REJECTS_KEEP', 'SYNC_EXTRA_FIELDS', 'SYNC_LOCK_TIMEOUT_MS', 'SYNC_RUN_TIMEOUT_MS'],
   API_SETTINGS: ['WINE_API_LOGIN_URL', 'WINE_API_TOKEN_FIELD', 'WINE_API_TIMEOUT_MS', 'WINE_API_RETRIES', 'WINE_API_ALLOW_INSECURE_HTTP', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY'],
-  REPORTING: ['SYNC_NOTIFY_URL', 'SYNC_NOTIFY_ON', 'LOG_LEVEL'],
+  REPORTING: ['SYNC_NOTIFY_URL', 'SYNC_NOTIFY_ON', 'LOG_LEVEL', 'SYNC_OPENLINEAGE_URL', 'SYNC_OPENLINEAGE_API_KEY', 'SYNC_OPENLINEAGE_NAMESPACE'],
 } as const;
 
 /** Keeps the literal flag types of a spec written as a constant. */
@@ -129,7 +129,7 @@ export function parseCommand<F extends Record<string, Flag>>(spec: CommandSpec<F
   for (const [name, flag] of Object.entries(spec.flags)) {
     if (values[name] === undefined && flag.default !== undefined) values[name] = flag.default;
     const value = values[name];
-    if (flag.required && value === undefined) throw refuse(`${spec.name} needs --${name} ${flag.value ?? 'VALUE'}`);
+    if (flag.required && value === undefined) throw refuse(`${spec.name} needs --${name}${flag.type === 'string' ? ` ${flag.value ?? 'VALUE'}` : ''}`);
     if (flag.integer && typeof value === 'string') {
       const { min, max } = flag.integer;
       if (!/^\d{1,16}$/.test(value) || Number(value) < min || Number(value) > max) {

@@ -33,6 +33,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   if (config.database?.passwordFile) secrets.add(readSecret(config.database.passwordFile));
   for (const value of proxySecrets(config.proxy)) secrets.add(value);
   secrets.add(config.ui.token);
+  secrets.add(config.openLineage?.apiKey);
   const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor, destination: io.log });
   const pool = createPool({
     databaseUrl: config.databaseUrl!,

@@ -68,8 +68,8 @@ const STATUS = defineCommand({
 
 /** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
 async function allCommands(): Promise<CommandSpec[]> {
-  const [schedule, demo, simulate, serve] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulate.js'), import('./serve.js')]);
-  return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, serve.SERVE, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
+  const [schedule, demo, simulate, serve, describe] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulate.js'), import('./serve.js'), import('./describe.js')]);
+  return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, serve.SERVE, describe.DBT_SOURCES, describe.SCHEMA, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
 }
 
 export async function main(argv: string[], io: Io = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
@@ -90,6 +90,10 @@ export async function main(argv: string[], io: Io = { env: process.env, stdout: 
         return await (await import('./serve.js')).serveCommand(rest, io);
       case 'healthcheck':
         return await (await import('./schedule.js')).healthcheckCommand(rest, io);
+      case 'dbt-sources':
+        return await (await import('./describe.js')).dbtSourcesCommand(rest, io);
+      case 'schema':
+        return await (await import('./describe.js')).schemaCommand(rest, io);
       case 'demo':
         return await (await import('./demo.js')).demoCommand(rest, io);
       case 'simulate':
@@ -180,19 +184,22 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
           api: await newApi(ctx, { onDownloadProgress: progress?.download }),
           signal: controller.signal,
           onProgress: progress?.update,
-          onRunStarted: (run) => reporter.runStarted(run),
+          onRunStarted: (run, abandoned) => reporter.runStarted(run, abandoned),
         },
         request,
       );
     } catch (error) {
       progress?.done();
       await reporter.finished({ error });
+      await reporter.settled();
       throw error;
     }
     progress?.done();
     printOutcome(io, outcome, json);
     await reporter.finished({ outcome });
     await reporter.push();
+    // Lineage events went out in the background during the run; the process waits for them (bounded).
+    await reporter.settled();
     return outcome.run.status === 'succeeded' ? 0 : 1;
   } finally {
     process.off('SIGTERM', onSignal);

@@ -21,6 +21,7 @@ export class SyncMetrics {
   private readonly running: Gauge;
   private readonly retryPending: Gauge;
   private readonly nextAttempt: Gauge;
+  private readonly lineageFailures: Counter;
 
   constructor(options: { processMetrics: boolean; trigger: Trigger }) {
     const registers = [this.registry];
@@ -66,6 +67,11 @@ export class SyncMetrics {
       help: 'Unix time the daemon will retry the last failed run; 0 when no retry is pending.',
       registers,
     });
+    this.lineageFailures = new Counter({
+      name: 'wine_recon_sync_openlineage_undelivered_total',
+      help: 'OpenLineage run events that could not be delivered to SYNC_OPENLINEAGE_URL after their retries (the runs are unaffected).',
+      registers,
+    });
     // Series that exist from the start, so rate() and increase() see the first run.
     for (const status of FINISHED) this.runs.inc({ status, trigger: options.trigger }, 0);
     if (options.processMetrics) {
@@ -88,6 +94,11 @@ export class SyncMetrics {
     }
     for (const [status, seconds] of lastByStatus) this.lastRun.set({ status }, seconds);
     if (history.latest) this.setRecords(history.latest);
+  }
+
+  /** An OpenLineage event given up on. */
+  lineageUndelivered(): void {
+    this.lineageFailures.inc();
   }
 
   runStarted(): void {

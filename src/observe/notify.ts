@@ -142,13 +142,16 @@ export interface Delivery {
   problem?: string;
 }
 
-/** POSTs `body` (already serialized) with up to three attempts; never throws. */
-export async function deliver(url: string, body: string, options: { retryDelaysMs?: number[]; agent?: Agents } = {}): Promise<Delivery> {
+/**
+ * POSTs `body` (already serialized) with up to three attempts; never throws. The one outbound
+ * transport for reports (webhooks, OpenLineage events): proxy agent, retries and time bound alike.
+ */
+export async function deliver(url: string, body: string, options: { retryDelaysMs?: number[]; agent?: Agents; headers?: Record<string, string> } = {}): Promise<Delivery> {
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   let problem = '';
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     try {
-      const status = await postJson(url, body, options.agent);
+      const status = await postJson(url, body, options.agent, options.headers);
       if (status >= 200 && status < 300) return { delivered: true, attempts: attempt };
       problem = `HTTP ${status}`;
       // A 4xx other than 408/429 is the receiver refusing this message: the same POST would be refused again.
@@ -162,14 +165,14 @@ export async function deliver(url: string, body: string, options: { retryDelaysM
 }
 
 /** The one HTTP call (so that an outbound proxy agent can be handed in here). Errors carry a code, never the URL. */
-async function postJson(url: string, body: string, agent: Agents | undefined): Promise<number> {
+async function postJson(url: string, body: string, agent: Agents | undefined, headers: Record<string, string> = {}): Promise<number> {
   // got is loaded when a notification is sent, not at start-up: a `run --from-file` or a replay
   // without SYNC_NOTIFY_URL needs no HTTP client at all.
   const { default: got } = await import('got');
   const response = await got.post(url, {
     body,
     agent,
-    headers: { 'content-type': 'application/json' },
+    headers: { ...headers, 'content-type': 'application/json' },
     throwHttpErrors: false,
     retry: { limit: 0 },
     timeout: { request: TIMEOUT_MS },

@@ -13,6 +13,7 @@ import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
 import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type StartedRun, type Trigger } from '../load/audit.js';
+import { LineageEmitter } from './lineage.js';
 import type { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type ChainNotice, type RunNotice, type Where } from './notify.js';
 import type { Logger, SecretRegistry } from '../log.js';
@@ -43,6 +44,8 @@ export class RunReporter {
   private readonly where: Where;
   /** The run in progress, as runStarted was told; undefined between runs. */
   current: StartedRun | undefined;
+  /** OpenLineage run events, when SYNC_OPENLINEAGE_URL is set. */
+  private readonly lineage: LineageEmitter | undefined;
 
   constructor(
     private readonly ctx: ReporterDeps,
@@ -57,7 +60,9 @@ export class RunReporter {
       secrets.add(decodeURIComponent(url.password));
     }
     if (config.pushgatewayUrl) secrets.add(decodeURIComponent(new URL(config.pushgatewayUrl).password));
+    if (config.openLineage) secrets.add(decodeURIComponent(new URL(config.openLineage.url).password));
     this.where = { host: hostname(), database: databaseName(config.databaseUrl), schema: config.schema };
+    this.lineage = config.openLineage ? new LineageEmitter({ ...ctx, onUndelivered: () => this.metrics?.lineageUndelivered() }) : undefined;
   }
 
   /** Creates the metrics, if anyone reads them, and seeds them from sync_runs (last success, totals, last counts). */
@@ -79,9 +84,10 @@ export class RunReporter {
    * A run's row was written `running` (runSync's onRunStarted): the one place where whoever
    * watches runs hears that one started, with its id, trigger, attempt and the chain it retries.
    */
-  runStarted(run: StartedRun): void {
+  runStarted(run: StartedRun, abandoned: number[] = []): void {
     this.current = run;
     this.metrics?.runStarted();
+    this.lineage?.runStarted(run, abandoned);
   }
 
   /**
@@ -107,6 +113,7 @@ export class RunReporter {
   async finished(result: { outcome: SyncOutcome } | { error: unknown }, chain?: ChainNotice): Promise<void> {
     const run = 'outcome' in result ? result.outcome.run : undefined;
     this.current = undefined;
+    if (run) this.lineage?.runFinished(run.id);
     this.metrics?.runFinished(run);
     this.metrics?.setRetry(chain?.retryAt ?? null);
     // Read for the metric and the daemon's health (the daemon always has metrics): without metrics, nobody reads it.
@@ -142,6 +149,11 @@ export class RunReporter {
     const fields = { notifyUrl: redactedUrl(url), event: notice.event, runId: notice.run?.id, attempts: result.attempts };
     if (result.delivered) this.ctx.log.info(fields, 'notification sent');
     else this.ctx.log.warn({ ...fields, problem: result.problem }, 'notification could not be delivered');
+  }
+
+  /** The lineage events handed over so far delivered or given up on: a command waits for this before it exits. */
+  async settled(): Promise<void> {
+    await this.lineage?.settled();
   }
 
   /** `run`/`replay`: the per-run metrics to the Pushgateway, job wine_recon_sync (PUT: the group is replaced). */

@@ -32,8 +32,11 @@ export interface SyncDeps {
   signal?: AbortSignal;
   tmpDir?: string;
   onProgress?: (progress: { received: number; bytes: number }) => void;
-  /** Called once the run's row is written `running`: its id, trigger, attempt and the chain it retries. */
-  onRunStarted?: (run: StartedRun) => void;
+  /**
+   * Called once the run's row is written `running`: its id, trigger, attempt and the chain it
+   * retries, and the runs it has just marked abandoned.
+   */
+  onRunStarted?: (run: StartedRun, abandoned: number[]) => void;
 }
 
 /**

@@ -50,7 +50,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     const log = deps.log.child({ runId: Number(runId) });
     log.info({ trigger: request.trigger, attempt: started.attempt, retryOf: started.retryOf, dryRun: request.dryRun === true, source }, 'sync started');
     // The one place where a run is known to have started, with its row: whoever watches runs hears it here.
-    deps.onRunStarted?.(started);
+    deps.onRunStarted?.(started, abandoned);
     const startedMs = Date.now();
     const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
     const { signal } = deadline;
