@@ -28,7 +28,7 @@ afterEach(async () => {
 const NEVER_SOON = '0 0 1 1 *';
 
 function daemon(args: string[], extra: Record<string, string>): CliProcess {
-  const d = startCli(['schedule', ...args], fx.envWith({ WINE_API_RETRIES: '1', SYNC_NOTIFY_URL: receiver.url, SYNC_HEALTH_FILE: `${fx.dir}/health`, ...extra }));
+  const d = startCli(['schedule', ...args], fx.envWith({ SYNC_CATCH_UP: 'true', WINE_API_RETRIES: '1', SYNC_NOTIFY_URL: receiver.url, SYNC_HEALTH_FILE: `${fx.dir}/health`, ...extra }));
   daemons.push(d);
   return d;
 }
