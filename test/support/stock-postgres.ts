@@ -29,6 +29,9 @@ export interface StockPostgresOptions {
 
 export interface StockPostgres {
   port: number;
+  /** The data directory and the directory of its Unix socket (and log). */
+  dataDir: string;
+  socketDir: string;
   /** postgres://user[:password]@host:port/postgres with these query parameters. */
   url(user: string, options?: { password?: string; host?: string; params?: Record<string, string> }): string;
   /** A superuser connection through the Unix socket; ended by the caller. */
@@ -40,7 +43,8 @@ export interface StockPostgres {
 
 const asRoot = userInfo().uid === 0;
 
-function asPostgres(command: string, args: string[]): Promise<unknown> {
+/** Runs a server program as the `postgres` user when this process is root (initdb and postgres refuse root). */
+export function asPostgres(command: string, args: string[]): Promise<unknown> {
   return asRoot ? run('runuser', ['-u', 'postgres', '--', command, ...args]) : run(command, args);
 }
 
@@ -77,6 +81,8 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
   }
   return {
     port,
+    dataDir: data,
+    socketDir: dir,
     url: (user, { password, host = '127.0.0.1', params = {} } = {}) => {
       const query = new URLSearchParams(params).toString();
       const auth = password === undefined ? encodeURIComponent(user) : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;

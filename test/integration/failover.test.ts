@@ -1,0 +1,181 @@
+/**
+ * A database failover, as a site with a PostgreSQL 15 primary and a streaming standby has one:
+ * DATABASE_URL names both hosts (libpq's `h1:5432,h2:5433` with target_session_attrs=read-write),
+ * each new connection finds the one that takes writes, and a run caught by the failover fails
+ * (or is marked abandoned by the next one) while the next one loads on the new primary with every
+ * row as the listing has it.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { runCli, startCli } from '../support/harness.js';
+import { describeWith } from '../support/programs.js';
+import { rawListing } from '../support/raw-listing.js';
+import { hasReplicationTools, startReplicatedPostgres, type Node, type ReplicatedPostgres } from '../support/replicated-postgres.js';
+
+const RECORDS = 20_000;
+const SCHEMA = 'failover';
+/** A password the servers (trust) never ask for: it must not appear in any message. */
+const PASSWORD = 'failover-secret-pw';
+
+describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasReplicationTools(), 'a primary and a standby behind one DATABASE_URL', () => {
+  let pair: ReplicatedPostgres;
+  let sim: Simulator;
+
+  beforeAll(async () => {
+    [pair, sim] = await Promise.all([startReplicatedPostgres(), startSimulator({ records: RECORDS })]);
+  }, 180_000);
+
+  afterAll(async () => {
+    await sim?.close();
+    await pair?.stop();
+  });
+
+  const url = (order: Node[], attrs?: string) => {
+    const plain = pair.url(order, attrs ? { target_session_attrs: attrs } : {});
+    return plain.replace('postgres://postgres@', `postgres://postgres:${PASSWORD}@`);
+  };
+  const env = (databaseUrl: string, schema = SCHEMA) => ({
+    DATABASE_URL: databaseUrl,
+    SYNC_DB_SCHEMA: schema,
+    WINE_API_BASE_URL: sim.url,
+    WINE_API_EMAIL: sim.email,
+    WINE_API_PASSWORD: sim.password,
+    WINE_API_RETRY_BASE_MS: '20',
+    LOG_LEVEL: 'info',
+  });
+  const on = async <T>(node: Node, work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = await node.admin();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  const schemaExists = (node: Node, schema: string) =>
+    on(node, async (c) => (await c.query('SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = $1', [schema])).rows[0].n === 1);
+
+  describe('choosing the host', () => {
+    it('target_session_attrs=read-write passes over the standby named first and migrates on the primary', async () => {
+      const r = await runCli(['migrate'], env(url([pair.standby, pair.primary], 'read-write'), 'choose_rw'));
+      expect(r.code, r.stderr).toBe(0);
+      await pair.caughtUp();
+      expect(await schemaExists(pair.primary, 'choose_rw')).toBe(true);
+    });
+
+    it('primary: the same choice, by pg_is_in_recovery()', async () => {
+      const r = await runCli(['migrate'], env(url([pair.standby, pair.primary], 'primary'), 'choose_primary'));
+      expect(r.code, r.stderr).toBe(0);
+      expect(await schemaExists(pair.primary, 'choose_primary')).toBe(true);
+    });
+
+    it('any (the default) takes the first host that answers: the standby, where a migration cannot write', async () => {
+      const r = await runCli(['migrate'], env(url([pair.standby, pair.primary]), 'choose_any'));
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('read-only transaction');
+      expect(await schemaExists(pair.primary, 'choose_any')).toBe(false);
+    });
+
+    it('when no host will do, the error names every host tried and why, and never the password', async () => {
+      const { freePort } = await import('../support/global-setup.js');
+      const nobody = await freePort();
+      const databaseUrl = url([pair.standby], 'read-write').replace(`127.0.0.1:${pair.standby.port}`, `127.0.0.1:${nobody},127.0.0.1:${pair.standby.port}`);
+      const r = await runCli(['migrate'], env(databaseUrl, 'choose_none'));
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `cannot connect to the database at DATABASE_URL: no host suits target_session_attrs=read-write (127.0.0.1:${nobody} refused the connection (nothing listens there); 127.0.0.1:${pair.standby.port} is a standby (in recovery, read-only))`,
+      );
+      expect(r.stderr).not.toContain(PASSWORD);
+    });
+  });
+
+  describe('a failover in the middle of a run', () => {
+    it('the run caught by it fails, the next one loads on the promoted standby, and every row is as the listing has it', async () => {
+      const t0 = Date.now();
+      const at = () => `+${((Date.now() - t0) / 1000).toFixed(2)} s`;
+      const timeline: string[] = [];
+      const note = (what: string) => timeline.push(`${at()} ${what}`);
+      const databaseUrl = url([pair.primary, pair.standby], 'read-write');
+
+      // A first load, replicated, then changes upstream for the run that the failover catches.
+      const seed = await runCli(['run', '--json'], env(databaseUrl));
+      expect(seed.code, seed.stderr).toBe(0);
+      await pair.caughtUp();
+      sim.mutate({ change: 500, remove: 100, add: 300 });
+      note('first load done and replayed on the standby; the upstream then changed 500, removed 100, added 300 records');
+
+      // The download stalls after its first chunk: the run holds its lock and its load transaction open.
+      sim.setFault('slow', { delayMs: 8_000, times: 1 });
+      const caught = startCli(['run', '--json'], env(databaseUrl));
+      let endedAt = '';
+      void caught.result.then(() => (endedAt = at()));
+      await caught.waitForLog(/sync started/);
+      await waitFor(async () =>
+        on(pair.primary, async (c) => (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'wine-recon-sync' AND xact_start IS NOT NULL`)).rows[0].n >= 2),
+      );
+      const runId = await on(pair.primary, async (c) => (await c.query(`SELECT max(id)::text AS id FROM "${SCHEMA}".sync_runs`)).rows[0].id as string);
+      note(`run ${runId} loading (its lock and load transaction open on the primary)`);
+
+      await pair.primary.stopImmediately();
+      note('primary stopped (pg_ctl stop -m immediate)');
+      await pair.standby.promote();
+      note('standby promoted (pg_ctl promote -w)');
+
+      const failed = await caught.result;
+      expect(failed.code, failed.stderr).toBe(1);
+      const recorded = await on(pair.standby, async (c) => (await c.query(`SELECT status, error FROM "${SCHEMA}".sync_runs WHERE id = $1`, [runId])).rows[0]);
+      timeline.push(`${endedAt} run ${runId} ended, exit 1; its row on the new primary: ${recorded ? recorded.status : 'not replicated before the stop'}${recorded?.error ? ` (${String(recorded.error).slice(0, 160)})` : ''}`);
+      expect(failed.stderr).not.toContain(PASSWORD);
+
+      const started = at();
+      const next = await runCli(['run', '--json'], env(databaseUrl));
+      expect(next.code, next.stderr).toBe(0);
+      const outcome = JSON.parse(next.stdout);
+      note(`next attempt (run ${outcome.id}, started ${started}) ${outcome.status}: inserted ${outcome.inserted}, updated ${outcome.updated}, deleted ${outcome.deleted}, unchanged ${outcome.unchanged}${next.stderr.includes('marked runs left running by a dead process as abandoned') ? `; it marked run ${runId} abandoned` : ''}`);
+
+      const statuses = await on(pair.standby, async (c) => (await c.query(`SELECT id::text, status FROM "${SCHEMA}".sync_runs ORDER BY id`)).rows);
+      expect(statuses.filter((s) => s.status === 'running')).toEqual([]);
+      const caughtRow = statuses.find((s) => s.id === runId);
+      if (caughtRow) expect(['failed', 'abandoned']).toContain(caughtRow.status);
+      expect(statuses.at(-1)).toEqual({ id: String(outcome.id), status: 'succeeded' });
+
+      const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
+      const compare = await on(pair.standby, (c) => compareWithListing(c, listing));
+      note(`rows against the listing: ${compare.listed} listed, ${compare.live} live, ${compare.wrong} wrong`);
+      console.info(`[failover] timeline:\n  ${timeline.join('\n  ')}`);
+      expect(compare).toEqual({ listed: RECORDS + 200, live: RECORDS + 200, wrong: 0 });
+    }, 180_000);
+  });
+});
+
+/**
+ * Every live row against the listing's own record, read by PostgreSQL's JSON parser (exact
+ * numerics): a row missing, extra or with any value different counts as wrong.
+ */
+async function compareWithListing(client: pg.Client, listing: string): Promise<{ listed: number; live: number; wrong: number }> {
+  const { rows } = await client.query(
+    `WITH listed AS (
+       SELECT (r->>'id')::bigint AS id, btrim(r->>'wpi') AS wpi,
+              nullif(r->>'inventory_bulk_wine', '')::numeric AS a, nullif(r->>'inventory_finished_goods', '')::numeric AS b,
+              nullif(r->>'inventory_sales', '')::numeric AS c, nullif(r->>'vintage_forecast', '')::numeric AS d,
+              nullif(r->>'vintage_make', '')::numeric AS e,
+              CASE WHEN coalesce(r->>'first_sale', '') IN ('', '0000-00-00') THEN NULL ELSE left(r->>'first_sale', 10)::date END AS f
+       FROM jsonb_array_elements($1::jsonb -> 'bulk_wine_reconciliation') AS r),
+     live AS (
+       SELECT id, wpi, inventory_bulk_wine AS a, inventory_finished_goods AS b, inventory_sales AS c, vintage_forecast AS d, vintage_make AS e, first_sale AS f
+       FROM "${SCHEMA}".bulk_wine_reconciliation WHERE deleted_at IS NULL)
+     SELECT (SELECT count(*) FROM listed)::int AS listed, (SELECT count(*) FROM live)::int AS live,
+            (SELECT count(*) FROM listed l FULL JOIN live t USING (id)
+             WHERE l.id IS NULL OR t.id IS NULL OR (l.wpi, l.a, l.b, l.c, l.d, l.e, l.f) IS DISTINCT FROM (t.wpi, t.a, t.b, t.c, t.d, t.e, t.f))::int AS wrong`,
+    [listing],
+  );
+  return rows[0];
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
