@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { runCli, startCli } from '../support/harness.js';
 import { describeWith } from '../support/programs.js';
+import { compareWithListing } from '../support/listing-compare.js';
 import { rawListing } from '../support/raw-listing.js';
 import { hasReplicationTools, startReplicatedPostgres, type Node, type ReplicatedPostgres } from '../support/replicated-postgres.js';
 
@@ -140,37 +141,13 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasReplicationTools()
       expect(statuses.at(-1)).toEqual({ id: String(outcome.id), status: 'succeeded' });
 
       const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
-      const compare = await on(pair.standby, (c) => compareWithListing(c, listing));
+      const compare = await on(pair.standby, (c) => compareWithListing(c, SCHEMA, listing));
       note(`rows against the listing: ${compare.listed} listed, ${compare.live} live, ${compare.wrong} wrong`);
       console.info(`[failover] timeline:\n  ${timeline.join('\n  ')}`);
       expect(compare).toEqual({ listed: RECORDS + 200, live: RECORDS + 200, wrong: 0 });
     }, 180_000);
   });
 });
-
-/**
- * Every live row against the listing's own record, read by PostgreSQL's JSON parser (exact
- * numerics): a row missing, extra or with any value different counts as wrong.
- */
-async function compareWithListing(client: pg.Client, listing: string): Promise<{ listed: number; live: number; wrong: number }> {
-  const { rows } = await client.query(
-    `WITH listed AS (
-       SELECT (r->>'id')::bigint AS id, btrim(r->>'wpi') AS wpi,
-              nullif(r->>'inventory_bulk_wine', '')::numeric AS a, nullif(r->>'inventory_finished_goods', '')::numeric AS b,
-              nullif(r->>'inventory_sales', '')::numeric AS c, nullif(r->>'vintage_forecast', '')::numeric AS d,
-              nullif(r->>'vintage_make', '')::numeric AS e,
-              CASE WHEN coalesce(r->>'first_sale', '') IN ('', '0000-00-00') THEN NULL ELSE left(r->>'first_sale', 10)::date END AS f
-       FROM jsonb_array_elements($1::jsonb -> 'bulk_wine_reconciliation') AS r),
-     live AS (
-       SELECT id, wpi, inventory_bulk_wine AS a, inventory_finished_goods AS b, inventory_sales AS c, vintage_forecast AS d, vintage_make AS e, first_sale AS f
-       FROM "${SCHEMA}".bulk_wine_reconciliation WHERE deleted_at IS NULL)
-     SELECT (SELECT count(*) FROM listed)::int AS listed, (SELECT count(*) FROM live)::int AS live,
-            (SELECT count(*) FROM listed l FULL JOIN live t USING (id)
-             WHERE l.id IS NULL OR t.id IS NULL OR (l.wpi, l.a, l.b, l.c, l.d, l.e, l.f) IS DISTINCT FROM (t.wpi, t.a, t.b, t.c, t.d, t.e, t.f))::int AS wrong`,
-    [listing],
-  );
-  return rows[0];
-}
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;

@@ -11,7 +11,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { runCli, startCli } from '../support/harness.js';
 import { pgbouncerAvailable, startPgBouncer, type Bouncer } from '../support/pgbouncer.js';
+import { compareWithListing } from '../support/listing-compare.js';
 import { describeWith } from '../support/programs.js';
+import { rawListing } from '../support/raw-listing.js';
+import { hasPg15, startStockPostgres, type StockPostgres } from '../support/stock-postgres.js';
 
 const RECORDS = 300;
 
@@ -131,6 +134,68 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
         });
       }
     });
+  }
+});
+
+describeWith("Debian's pgbouncer and PostgreSQL 15 (/usr/lib/postgresql/15/bin)", pgbouncerAvailable() && hasPg15(), 'through PgBouncer, the server behind it restarted', () => {
+  let server: StockPostgres;
+  let bouncer: Bouncer;
+  let sim: Simulator;
+  const schema = 'bouncer_restart';
+
+  beforeAll(async () => {
+    server = await startStockPostgres();
+    [bouncer, sim] = await Promise.all([startPgBouncer(server.url('postgres'), 'transaction'), startSimulator({ records: 5_000 })]);
+  });
+
+  afterAll(async () => {
+    await sim?.close();
+    await bouncer?.stop();
+    await server?.stop();
+  });
+
+  const env = () => ({
+    DATABASE_URL: bouncer.url,
+    SYNC_DB_SCHEMA: schema,
+    WINE_API_BASE_URL: sim.url,
+    WINE_API_EMAIL: sim.email,
+    WINE_API_PASSWORD: sim.password,
+    WINE_API_RETRY_BASE_MS: '20',
+    LOG_LEVEL: 'info',
+  });
+  const onServer = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = await server.admin();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+
+  for (const mode of ['fast', 'immediate'] as const) {
+    it(`pg_ctl restart -m ${mode} mid-run: that run fails, nothing is left running, and the next one loads every row`, async () => {
+      sim.mutate({ change: 50, remove: 10, add: 20 });
+      sim.setFault('slow', { delayMs: 8_000, times: 1 });
+      const caught = startCli(['run', '--json'], env());
+      await caught.waitForLog(/sync started/);
+      // The run's lock and its load transaction are open on server connections of PgBouncer.
+      await waitFor(async () =>
+        onServer(async (c) => (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`)).rows[0].n >= 2),
+      );
+      await server.restart(mode);
+      const failed = await caught.result;
+      expect(failed.code, failed.stderr).toBe(1);
+
+      const next = await runCli(['run', '--json'], env());
+      expect(next.code, next.stderr).toBe(0);
+      expect(JSON.parse(next.stdout)).toMatchObject({ status: 'succeeded' });
+      const statuses = await onServer(async (c) => (await c.query(`SELECT status FROM "${schema}".sync_runs ORDER BY id`)).rows.map((r) => r.status as string));
+      expect(statuses.filter((s) => s === 'running')).toEqual([]);
+      // The caught run: failed (it could write its row) or abandoned (the next run found it running).
+      expect(['failed', 'abandoned']).toContain(statuses.at(-2));
+      const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
+      expect(await onServer((c) => compareWithListing(c, schema, listing))).toMatchObject({ live: sim.recordCount(), wrong: 0 });
+    }, 120_000);
   }
 });
 

@@ -38,6 +38,8 @@ export interface StockPostgres {
   admin(): Promise<pg.Client>;
   /** The server's log so far. */
   log(): Promise<string>;
+  /** `pg_ctl restart -m <mode>`: `fast` ends every session (admin_shutdown), `immediate` kills them. */
+  restart(mode: 'fast' | 'immediate'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -94,6 +96,9 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
       return client;
     },
     log: () => readFile(logFile, 'utf8').catch(() => ''),
+    restart: async (mode) => {
+      await asPostgres(join(PG15_BIN, 'pg_ctl'), ['-D', data, '-l', logFile, '-m', mode, '-w', '-t', '60', 'restart']);
+    },
     stop: async () => {
       await asPostgres(join(PG15_BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
