@@ -129,7 +129,7 @@ export class Connector {
       await client.connect();
       return await checkRole(client, wanted);
     } catch (error) {
-      if (timedOut) return `did not answer within ${timeoutMs / 1000} s (connect_timeout= in ${attempt.target!.urlVariable})`;
+      if (timedOut) return `did not answer within ${timeoutMs / 1000} s (connect_timeout)`;
       throw error;
     } finally {
       clearTimeout(timer);
@@ -155,6 +155,7 @@ export class Connector {
         ...(target.applicationName === undefined ? {} : { application_name: target.applicationName }),
         ...(target.options === undefined ? {} : { options: target.options }),
         ...(target.channelBinding ? { enableChannelBinding: true } : {}),
+        ...(target.connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: target.connectTimeoutMs }),
       };
       return { target, endpoint, tls: ssl !== false, config, failure: undefined };
     } catch (error) {

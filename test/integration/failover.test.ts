@@ -77,6 +77,12 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasReplicationTools()
       expect(await schemaExists(pair.primary, 'choose_any')).toBe(false);
     });
 
+    it('prefer-standby takes the standby even when the primary is named first', async () => {
+      const r = await runCli(['migrate'], env(url([pair.primary, pair.standby], 'prefer-standby'), 'choose_prefer_standby'));
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('read-only transaction');
+    });
+
     it('when no host will do, the error names every host tried and why, and never the password', async () => {
       const { freePort } = await import('../support/global-setup.js');
       const nobody = await freePort();

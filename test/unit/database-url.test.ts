@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { Connector } from '../../src/db/connection.js';
 import { resolveTarget, SettingsProblem, urlPassword, urlWhere } from '../../src/database-url.js';
 import { ConfigError } from '../../src/errors.js';
+import { mismatch } from '../../src/db/host-search.js';
 
 const SECRET = 'p@ss:w/rd?#%';
 const URL_WITH_SECRET = `postgres://sync:${encodeURIComponent(SECRET)}@db.example.com:6543/wine`;
@@ -142,6 +143,28 @@ describe("DATABASE_URL with several hosts, as libpq reads it", () => {
     expect(urlPassword(`postgres://sync:${encodeURIComponent(SECRET)}@h1:5432,h2:5433/db`)).toBe(SECRET);
     expect(urlPassword('postgres://h1,h2/db?password=qs')).toBe('qs');
     expect(urlWhere(`postgres://sync:${encodeURIComponent(SECRET)}@h1:5432,[::1]:5433/db`)).toBe('h1:5432,[::1]:5433/db');
+  });
+});
+
+describe("target_session_attrs: which host suits, with libpq's meanings", () => {
+  const primary = { recovery: false, read_only: false };
+  const readOnlyPrimary = { recovery: false, read_only: true };
+  const standby = { recovery: true, read_only: true };
+
+  it('read-write needs a primary whose sessions write by default; primary only a primary; standby and read-only the opposites', () => {
+    const table = (['any', 'read-write', 'read-only', 'primary', 'standby'] as const).map((wanted) => [
+      wanted,
+      mismatch(primary, wanted) ?? 'takes',
+      mismatch(readOnlyPrimary, wanted) ?? 'takes',
+      mismatch(standby, wanted) ?? 'takes',
+    ]);
+    expect(table).toEqual([
+      ['any', 'takes', 'takes', 'takes'],
+      ['read-write', 'takes', 'is read-only (default_transaction_read_only is on)', 'is a standby (in recovery, read-only)'],
+      ['read-only', 'accepts writes', 'takes', 'takes'],
+      ['primary', 'takes', 'takes', 'is a standby (in recovery)'],
+      ['standby', 'is a primary (not in recovery)', 'is a primary (not in recovery)', 'takes'],
+    ]);
   });
 });
 
