@@ -3,12 +3,12 @@
  * reported together, each naming its variable, and no secret value is ever echoed.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
 import { resolveTarget, SettingsProblem, type DatabaseSettings } from './database-url.js';
+import { isCronExpression } from './cron-schedule.js';
 import { ConfigError } from './errors.js';
 import { insecureHttpProblem } from './insecure-http.js';
 import { readProxyEnv, type ProxyConfig } from './proxy-env.js';
@@ -69,8 +69,15 @@ export interface Config {
   metrics: { port: number; host: string } | undefined;
   /** `run`/`replay` push their metrics here when set (may embed basic-auth credentials). */
   pushgatewayUrl: string | undefined;
-  /** Webhook notifications when set; the URL is a secret. */
-  notify: { url: string; on: 'failure' | 'all' } | undefined;
+  /**
+   * Webhook notifications when set; the URL is a secret. `retries`: also a failed attempt that the
+   * daemon will retry (SYNC_NOTIFY_ON=retry), which is otherwise told only when the daemon gives up.
+   */
+  notify: { url: string; on: 'failure' | 'all'; retries: boolean } | undefined;
+  /** The daemon's waits before retrying a failed run, one per retry (SYNC_RUN_RETRY_DELAYS; empty: none). */
+  runRetryDelaysMs: readonly number[];
+  /** The daemon runs once at start when the schedule's most recent slot's chain has not ended (SYNC_CATCH_UP). */
+  catchUp: boolean;
   /** The status page (src/observe/page/). */
   ui: UiSettings;
 }
@@ -114,6 +121,13 @@ const byteSize = z
   .regex(/^\d+\s*(b|kib|mib|gib)?$/i, 'must be a whole number of bytes, optionally with KiB, MiB or GiB (e.g. 2GiB)')
   .transform((v) => Number(/^\d+/.exec(v)![0]) * BYTE_UNITS[v.replace(/^\d+\s*/, '').toLowerCase()]!)
   .refine((n) => n >= 1 && Number.isSafeInteger(n), 'must be at least 1 byte and at most 8 PiB');
+/** SYNC_NOTIFY_ON: `failure` or `all`, and `retry` beside either (`all,retry`); `retry` alone means `failure,retry`. */
+const notifyEvents = z
+  .string()
+  .transform((v) => v.split(',').map((w) => w.trim().toLowerCase()))
+  .refine((words) => words.every((w) => w === 'failure' || w === 'all' || w === 'retry'), 'must be failure, all or retry, or a comma-separated list of them (e.g. all,retry)')
+  .transform((words) => ({ on: words.includes('all') ? ('all' as const) : ('failure' as const), retries: words.includes('retry') }));
+const DEFAULT_RUN_RETRY_DELAYS = '5m,15m,45m';
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -135,7 +149,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     scale: value('SYNC_BI_SCALE', z.string().trim().regex(/^\d{1,2}$/, BI_SCALE_RULE).transform(Number).refine(isBiScale, BI_SCALE_RULE), '10'),
   };
   // Only a value that is set is checked (the defaults are valid): the first time zone check sets up
-  // ICU's time zones and the cron check loads node-cron, some 20 ms of every command's start-up.
+  // ICU's time zones and the cron check loads croner, some 20 ms of every command's start-up.
   const timezone = setting(env, 'SYNC_TIMEZONE') ? value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), DEFAULT_TIMEZONE) : DEFAULT_TIMEZONE;
   const schedule = setting(env, 'SYNC_SCHEDULE')
     ? value('SYNC_SCHEDULE', z.string().refine(isCronExpression, 'is not a valid cron expression (5 fields, or 6 with seconds first)'), DEFAULT_SCHEDULE)
@@ -168,7 +182,9 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   if (uiToken !== undefined && uiToken.length < 16) problems.push('SYNC_UI_TOKEN: must be at least 16 characters (e.g. openssl rand -hex 24)');
   const staleAfter = blankToUndefined(env.SYNC_STALE_AFTER);
   const staleAfterMs = staleAfter === undefined ? undefined : duration(staleAfter, 'SYNC_STALE_AFTER', problems);
-  const notifyOn = value('SYNC_NOTIFY_ON', z.enum(['failure', 'all'], { message: 'must be failure or all' }), 'failure');
+  const notifyOn = value('SYNC_NOTIFY_ON', notifyEvents, 'failure');
+  const runRetryDelaysMs = retryDelays(blankToUndefined(env.SYNC_RUN_RETRY_DELAYS) ?? DEFAULT_RUN_RETRY_DELAYS, problems);
+  const catchUp = value('SYNC_CATCH_UP', bool, 'true');
 
   const databaseUrl = secret(env, 'DATABASE_URL', problems);
   if (needs.database && databaseUrl === undefined) problems.push('DATABASE_URL: is not set (e.g. postgres://user@host:5432/db)');
@@ -236,7 +252,9 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     runTimeoutMs,
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost },
     pushgatewayUrl,
-    notify: notifyUrl === undefined ? undefined : { url: notifyUrl, on: notifyOn },
+    notify: notifyUrl === undefined ? undefined : { url: notifyUrl, ...notifyOn },
+    runRetryDelaysMs,
+    catchUp,
     ui: { token: uiToken, staleAfterMs },
   };
 }
@@ -284,6 +302,26 @@ function duration(raw: string, name: string, problems: string[]): number | undef
     return undefined;
   }
   return Number(m[1]) * unit[m[2] as keyof typeof unit];
+}
+
+/**
+ * SYNC_RUN_RETRY_DELAYS: `none`, or durations separated by commas (`30s,5m,2h`), one per retry.
+ * At most 24.8 days each (a longer Node.js timer fires at once).
+ */
+function retryDelays(raw: string, problems: string[]): number[] {
+  if (raw.trim().toLowerCase() === 'none') return [];
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+  const delays: number[] = [];
+  for (const part of raw.split(',')) {
+    const m = /^\s*(\d{1,7})\s*([smhd])\s*$/.exec(part);
+    const ms = m === null ? NaN : Number(m[1]) * unit[m[2] as keyof typeof unit];
+    if (!(ms > 0 && ms <= 2_147_483_647)) {
+      problems.push(`SYNC_RUN_RETRY_DELAYS: must be none, or durations separated by commas such as 5m,15m,45m (s, m, h or d; each above 0 and at most 24 days) (got "${raw}")`);
+      return [];
+    }
+    delays.push(ms);
+  }
+  return delays;
 }
 
 /** An http(s) URL for an outbound report (Pushgateway, webhook); the value is not echoed: it may hold a secret. */
@@ -371,15 +409,6 @@ function httpUrl(env: Env, name: string, allowInsecure: boolean, problems: strin
     return undefined;
   }
   return raw.replace(/\/+$/, '');
-}
-
-/**
- * node-cron's own check, so that what passes here is what `schedule` can run. Its CommonJS build,
- * required on first use: loadConfig is synchronous, and most commands never need node-cron.
- */
-function isCronExpression(expression: string): boolean {
-  const { validateDetailed } = createRequire(import.meta.url)('node-cron') as typeof import('node-cron');
-  return validateDetailed(expression).valid;
 }
 
 function isTimeZone(tz: string): boolean {

@@ -10,9 +10,24 @@ WHERE status = 'running'
 RETURNING id;
 
 -- name: start_run
-INSERT INTO sync_runs (trigger, status, dry_run, app_version, source)
-VALUES ($1, 'running', $2, $3, $4)
-RETURNING id;
+INSERT INTO sync_runs (trigger, status, dry_run, app_version, source, attempt, retry_of)
+VALUES ($1, 'running', $2, $3, $4, $5, $6)
+RETURNING id, started_at;
+
+-- name: set_retry_at
+-- The daemon's plan for a failed run, once it has decided (null: no retry).
+UPDATE sync_runs SET retry_at = $2 WHERE id = $1;
+
+-- name: latest_daemon_run_since
+-- Catch-up at start: the newest run the daemon started at or after the schedule's most recent slot.
+-- succeeded_since: whether any of them succeeded (not only the newest).
+SELECT r.*, EXISTS (
+  SELECT 1 FROM sync_runs s
+  WHERE s.trigger IN ('schedule', 'run-now', 'catch-up', 'retry', 'page') AND s.started_at >= $1 AND NOT s.dry_run AND s.status = 'succeeded'
+) AS succeeded_since
+FROM sync_runs r
+WHERE r.trigger IN ('schedule', 'run-now', 'catch-up', 'retry', 'page') AND r.started_at >= $1 AND NOT r.dry_run
+ORDER BY r.id DESC LIMIT 1;
 
 -- name: finish_run
 UPDATE sync_runs

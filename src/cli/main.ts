@@ -171,10 +171,17 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
     const progress = terminalProgress(io.stderr, totalBytes);
     let outcome: SyncOutcome;
     try {
-      reporter.runStarted();
       outcome = await runSync(
         ctx.config,
-        { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api: await newApi(ctx, { onDownloadProgress: progress?.download }), signal: controller.signal, onProgress: progress?.update },
+        {
+          pool: ctx.pool,
+          log: ctx.log,
+          secrets: ctx.secrets,
+          api: await newApi(ctx, { onDownloadProgress: progress?.download }),
+          signal: controller.signal,
+          onProgress: progress?.update,
+          onRunStarted: (run) => reporter.runStarted(run),
+        },
         request,
       );
     } catch (error) {

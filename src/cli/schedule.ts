@@ -1,23 +1,27 @@
 /**
- * The daemon: a sync on SYNC_SCHEDULE (node-cron, in SYNC_TIMEZONE), never overlapping itself,
- * one API client (so the token is reused between runs), a heartbeat file for container
- * healthchecks, and a clean stop on SIGTERM/SIGINT.
+ * The daemon: a sync on SYNC_SCHEDULE (in SYNC_TIMEZONE), never overlapping itself, a failed run
+ * retried (SYNC_RUN_RETRY_DELAYS) and a missed slot caught up at start (SYNC_CATCH_UP); one API
+ * client (so the token is reused between runs), a heartbeat file for container healthchecks, and
+ * a clean stop on SIGTERM/SIGINT. The runs themselves and their retries: daemon.ts.
  */
 import { rm } from 'node:fs/promises';
-import cron from 'node-cron';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
 import { DEFAULT_STALE_AFTER_MS } from '../config.js';
 import { migrate } from '../db/migrate.js';
-import { LockHeldError, SchemaTooNewError, SyncError, describeError } from '../errors.js';
+import { CronSchedule } from '../cron-schedule.js';
+import { SchemaTooNewError, SyncError, describeError } from '../errors.js';
+import { latestDaemonRunSince } from '../load/audit.js';
 import { assessHealth, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
 import { staleRuleFromSchedule, type StaleRule } from '../observe/page/freshness.js';
 import { pageHandler, type DaemonView } from '../observe/page/routes.js';
 import { isLoopback } from '../observe/page/security.js';
 import { RunReporter } from '../observe/run-reporter.js';
-import { runSync } from '../run/sync.js';
 import { stripControls } from '../safe-text.js';
+import { decideCatchUp } from './catch-up.js';
+import { Daemon, firstErrorOf } from './daemon.js';
+import { attemptsAllowed } from './retry-plan.js';
 
 const HEARTBEAT_MS = 15_000;
 const SHUTDOWN_MS = 10_000;
@@ -26,7 +30,7 @@ export const SCHEDULE = defineCommand({
   name: 'schedule',
   summary: 'the daemon: a sync on SYNC_SCHEDULE in SYNC_TIMEZONE until SIGTERM/SIGINT',
   flags: {
-    'run-now': { type: 'boolean', help: 'also run one sync at start' },
+    'run-now': { type: 'boolean', help: 'also run one sync at start (trigger run-now), whatever the history' },
   },
   env: {
     needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
@@ -38,6 +42,8 @@ export const SCHEDULE = defineCommand({
       'SYNC_METRICS_HOST',
       'SYNC_UI_TOKEN',
       'SYNC_STALE_AFTER',
+      'SYNC_RUN_RETRY_DELAYS',
+      'SYNC_CATCH_UP',
       ...SETTINGS.API_SETTINGS,
       ...SETTINGS.LOAD_SETTINGS,
       ...SETTINGS.REPORTING,
@@ -68,21 +74,10 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     throw error;
   }
 
-  let running: Promise<void> | undefined;
-  let controller: AbortController | undefined;
-  let stopping = false;
   const health: Health = { pid: process.pid, state: 'idle', heartbeatAt: '', nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
   const reporter = new RunReporter(ctx, { daemon: true, trigger: 'schedule' });
   await reporter.start();
   if (reporter.latestLoad !== undefined) health.lastSuccess = reporter.latestLoad;
-  let progress: { received: number; bytes: number } | undefined;
-  const daemon: DaemonView = {
-    nextRunAt: () => health.nextRunAt,
-    progress: () => progress,
-    // What a cron tick does, so that the lock and the audit row work alike.
-    runNow: () => tick('manual') !== undefined,
-  };
-  const server = config.metrics && (await serveMetrics(ctx, reporter, health, daemon));
 
   // The heartbeat file is what `healthcheck` reads: rewritten every HEARTBEAT_MS and whenever a run
   // starts or ends, so that it agrees with /healthz right after a run instead of up to 15 s later.
@@ -94,70 +89,55 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
       await writeHealth(config.healthFile, health, config.healthPrivateDir).catch((err) => log.warn({ err }, 'cannot write the health file'));
     }));
 
-  const tick = (trigger: 'schedule' | 'manual'): Promise<void> | undefined => {
-    if (stopping) return undefined;
-    if (running) {
-      log.warn({ trigger }, 'the previous sync is still running; this tick is skipped');
-      return undefined;
-    }
-    controller = new AbortController();
-    health.state = 'running';
-    health.runStartedAt = new Date().toISOString();
-    reporter.runStarted();
-    void beat();
-    running = runSync(config, { pool, log, api, secrets, signal: controller.signal, onProgress: (p) => (progress = p) }, { source: { kind: 'api' }, trigger: 'schedule' })
-      .then(async (outcome) => {
-        const { run } = outcome;
-        health.lastRun = { id: run.id, status: run.status, finishedAt: run.finished_at };
-        await reporter.finished({ outcome });
-      })
-      .catch(async (error) => {
-        if (error instanceof LockHeldError) log.warn('another process holds the sync lock; this tick is skipped');
-        else log.error({ err: error }, 'sync could not run');
-        await reporter.finished({ error });
-      })
-      .finally(async () => {
-        running = undefined;
-        progress = undefined;
-        health.runStartedAt = null;
-        health.state = stopping ? 'stopping' : 'idle';
-        health.nextRunAt = task.getNextRun()?.toISOString() ?? null;
-        if (reporter.latestLoad !== undefined) health.lastSuccess = reporter.latestLoad;
-        if (!stopping) await beat();
-        log.info({ nextRunAt: health.nextRunAt }, 'next sync scheduled');
-      });
-    return running;
+  const schedule = new CronSchedule(config.schedule, config.timezone);
+  const daemon = new Daemon(ctx, api, reporter, health, beat, schedule);
+  const view: DaemonView = {
+    nextRunAt: () => daemon.nextRunAt,
+    progress: () => daemon.progress,
+    runNow: () => daemon.start('page') !== undefined,
   };
-
-  const task = cron.schedule(config.schedule, () => void tick('schedule'), { timezone: config.timezone, name: 'wine-recon-sync' });
-  health.nextRunAt = task.getNextRun()?.toISOString() ?? null;
-  log.info({ schedule: config.schedule, timezone: config.timezone, nextRunAt: health.nextRunAt }, 'daemon started');
-
-  await beat();
-  const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
-  if (flags['run-now']) void tick('manual');
-
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  const server = config.metrics && (await serveMetrics(ctx, reporter, health, view, schedule));
+  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly too.
+  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  stopping = true;
+  log.info({ schedule: config.schedule, timezone: config.timezone, nextRunAt: health.nextRunAt, retryDelaysMs: config.runRetryDelaysMs }, 'daemon started');
+
+  await beat();
+  const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
+  if (flags['run-now']) void daemon.start('run-now');
+  else if (config.catchUp) await catchUp(ctx, daemon, schedule);
+  daemon.arm();
+
+  const signal = await stopSignal;
   health.state = 'stopping';
   forceExitLater(SHUTDOWN_MS);
-  log.info({ signal, running: running !== undefined }, 'stopping the daemon');
-  await task.stop();
-  await task.destroy();
+  log.info({ signal }, 'stopping the daemon');
   clearInterval(heartbeat);
-  if (running) {
-    controller?.abort(new Error(signal));
-    await running;
-  }
+  await daemon.stop(new Error(signal));
   await writing;
   await server?.close();
   await rm(config.healthFile, { force: true });
   await ctx.close();
   log.info('daemon stopped');
   return 0;
+}
+
+/** Catch-up at start (catch-up.ts): one run when the schedule's most recent slot's chain has not ended. */
+async function catchUp(ctx: Context, daemon: Daemon, schedule: CronSchedule): Promise<void> {
+  const { config, log, pool } = ctx;
+  const slot = schedule.previous(new Date());
+  if (slot === null) return;
+  try {
+    const decision = decideCatchUp(slot, await latestDaemonRunSince(pool, slot), attemptsAllowed(config.runRetryDelaysMs));
+    log.info({ slot: slot.toISOString(), catchUp: decision.run, why: decision.why }, decision.run ? 'catching up the last scheduled run' : 'no catch-up needed');
+    if (decision.run) void daemon.start('catch-up', { ...decision.retry, firstError: await firstErrorOf(ctx, decision.retry.retryOf) });
+  } catch (error) {
+    // The catch-up's own run would fail on the same database: that run is what reports it.
+    log.warn({ err: error }, 'cannot read the run history for catch-up; catching up');
+    void daemon.start('catch-up');
+  }
 }
 
 /** `healthcheck`: exit 0 when the daemon's heartbeat is fresh and its process alive. */
@@ -184,7 +164,7 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   return 0;
 }
 
-async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health, daemon: DaemonView): Promise<MetricsServer> {
+async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health, daemon: DaemonView, schedule: CronSchedule): Promise<MetricsServer> {
   const { config, log } = ctx;
   const { host, port } = config.metrics!;
   // The page shows the job's history to whoever reaches the port: beyond loopback only behind a token.
@@ -202,7 +182,7 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health,
       metrics: reporter.metrics!, // the daemon's reporter always has them
       health: () => assessHealth(health, Date.now(), false),
       page: pageOn
-        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: daemonStaleRule(config), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
+        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: daemonStaleRule(config, schedule), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
         : undefined,
       onError: (err) => log.warn({ err }, 'cannot collect the metrics'),
     });
@@ -214,12 +194,11 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health,
 }
 
 /** SYNC_STALE_AFTER when set; else the schedule's own rhythm (observe/page/freshness.ts). */
-function daemonStaleRule(config: Context['config']): () => StaleRule {
+function daemonStaleRule(config: Context['config'], schedule: CronSchedule): () => StaleRule {
   if (config.ui.staleAfterMs !== undefined) {
     const ms = config.ui.staleAfterMs;
     return () => ({ ms, why: `Late when the last successful load is older than SYNC_STALE_AFTER (${Math.round(ms / 60_000)} min).` });
   }
-  const probe = cron.createTask(config.schedule, () => undefined, { timezone: config.timezone });
   return () =>
-    staleRuleFromSchedule(probe.getNextRuns(2)) ?? { ms: DEFAULT_STALE_AFTER_MS, why: 'Late when the last successful load is older than 26 h.' };
+    staleRuleFromSchedule(schedule.nextRuns(2, new Date())) ?? { ms: DEFAULT_STALE_AFTER_MS, why: 'Late when the last successful load is older than 26 h.' };
 }

@@ -17,9 +17,12 @@ const SQL = loadStatements('load/audit.sql', [
   'run_totals',
   'last_success',
   'latest_finished',
+  'set_retry_at',
+  'latest_daemon_run_since',
 ]);
 
-export type Trigger = 'schedule' | 'manual' | 'replay' | 'file' | 'demo';
+/** What started a run; the daemon's are schedule, run-now, catch-up, retry and page. */
+export type Trigger = 'schedule' | 'manual' | 'replay' | 'file' | 'demo' | 'run-now' | 'catch-up' | 'retry' | 'page';
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'abandoned';
 
 export const COUNT_COLUMNS = [
@@ -55,6 +58,27 @@ export interface RunRow extends Record<CountColumn, number | null> {
   field_counts: FieldCounts | null;
   app_version: string;
   source: string | null;
+  /** 1 for a first attempt; n for the (n-1)th retry of a chain. */
+  attempt: number;
+  /** For a retry: the chain's first recorded attempt. */
+  retry_of: number | null;
+  /** For a failed run of the daemon: when it will be tried again (ISO); null when it will not. */
+  retry_at: string | null;
+}
+
+/** A retry's place in its chain: its attempt number and the chain's first recorded run. */
+export interface RetryOf {
+  attempt: number;
+  retryOf: number | null;
+}
+
+/** The run row as written at its start. */
+export interface StartedRun {
+  id: string;
+  trigger: Trigger;
+  attempt: number;
+  retryOf: number | null;
+  startedAt: string;
 }
 
 export interface Reject {
@@ -77,9 +101,14 @@ export async function markAbandoned(pool: Pool): Promise<number[]> {
   return rows.map((r) => Number(r.id));
 }
 
-export async function startRun(pool: Pool, run: { trigger: Trigger; dryRun: boolean; appVersion: string; source: string | null }): Promise<string> {
-  const { rows } = await pool.query<{ id: string }>(SQL.start_run, [run.trigger, run.dryRun, run.appVersion, run.source]);
-  return rows[0]!.id;
+export async function startRun(
+  pool: Pool,
+  run: { trigger: Trigger; dryRun: boolean; appVersion: string; source: string | null; retry?: RetryOf },
+): Promise<StartedRun> {
+  const attempt = run.retry?.attempt ?? 1;
+  const retryOf = run.retry?.retryOf ?? null;
+  const { rows } = await pool.query<{ id: string; started_at: Date }>(SQL.start_run, [run.trigger, run.dryRun, run.appVersion, run.source, attempt, retryOf]);
+  return { id: rows[0]!.id, trigger: run.trigger, attempt, retryOf, startedAt: rows[0]!.started_at.toISOString() };
 }
 
 /** A running run's records and bytes so far (status page); a failure only leaves them older. */
@@ -217,13 +246,27 @@ function cleanCounts(counts: FieldCounts): FieldCounts {
 
 /** bigint counts arrive as text; they are counts, far below 2^53, so numbers are exact here. */
 function toRunRow(row: Record<string, unknown>): RunRow {
-  const out: Record<string, unknown> = { ...row, id: Number(row.id) };
+  const out: Record<string, unknown> = { ...row, id: Number(row.id), attempt: Number(row.attempt ?? 1), retry_of: row.retry_of == null ? null : Number(row.retry_of) };
   for (const k of [...COUNT_COLUMNS, 'bi_rounded', 'bi_overflow']) out[k] = row[k] === null || row[k] === undefined ? null : Number(row[k]);
-  for (const k of ['started_at', 'finished_at'] as const) {
+  for (const k of ['started_at', 'finished_at', 'retry_at'] as const) {
     const v = row[k];
     out[k] = v instanceof Date ? v.toISOString() : (v ?? null);
   }
   return out as unknown as RunRow;
+}
+
+/** The daemon's plan for failed run `id`: when it will be tried again, or null (never). */
+export async function setRetryAt(pool: Pool, id: number, at: Date | null): Promise<void> {
+  await pool.query(SQL.set_retry_at, [id, at]);
+}
+
+/** The newest run the daemon started at or after `since` (catch-up at start). */
+export async function latestDaemonRunSince(pool: Pool, since: Date): Promise<{ latest: RunRow; succeededSince: boolean } | undefined> {
+  const { rows } = await pool.query(SQL.latest_daemon_run_since, [since]);
+  const row = rows[0] as Record<string, unknown> | undefined;
+  if (row === undefined) return undefined;
+  const { succeeded_since, ...run } = row;
+  return { latest: toRunRow(run), succeededSince: succeeded_since === true };
 }
 
 /** What the metrics start from: per status and trigger, how many runs finished and when the last one did. */

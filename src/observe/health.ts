@@ -19,7 +19,17 @@ export interface Health {
   refused?: string;
   heartbeatAt: string;
   nextRunAt: string | null;
-  lastRun: { id: number; status: string; finishedAt: string | null } | null;
+  lastRun: {
+    id: number;
+    status: string;
+    finishedAt: string | null;
+    /** The daemon's chain: which attempt the run was, of how many, and when the next one is due (ISO; null: none). */
+    attempt?: number;
+    attempts?: number;
+    retryAt?: string | null;
+    /** Why a failure is not retried (notify.ts chainLine's words). */
+    notRetried?: string;
+  } | null;
   /** The last successful load (sync_last_load: dry runs excluded), read from the database at start and after each run. */
   lastSuccess?: { id: number; finishedAt: string } | null;
   /** When the current run started; null while idle. */
@@ -48,9 +58,17 @@ export function assessHealth(health: Health, nowMs: number, heartbeat: boolean):
       };
     }
   }
-  const last = health.lastRun ? `${health.lastRun.id} ${health.lastRun.status}` : 'none';
+  const last = health.lastRun ? describeLastRun(health.lastRun) : 'none';
   const load = health.lastSuccess ? `run ${health.lastSuccess.id} at ${health.lastSuccess.finishedAt}` : health.lastSuccess === null ? 'none' : 'unknown';
   return { healthy: true, reason: `${health.state}, next run ${health.nextRunAt ?? 'none'}, last run ${last}, last successful load ${load}` };
+}
+
+/** `17 failed (attempt 1 of 4), retrying at …`, or `17 succeeded`. */
+export function describeLastRun(run: NonNullable<Health['lastRun']>): string {
+  const which = run.attempt !== undefined && run.attempts !== undefined ? ` (attempt ${run.attempt} of ${run.attempts})` : '';
+  if (run.status === 'succeeded') return `${run.id} succeeded${(run.attempt ?? 1) > 1 ? which : ''}`;
+  if (run.retryAt) return `${run.id} ${run.status}${which}, retrying at ${run.retryAt}`;
+  return `${run.id} ${run.status}${which}${run.notRetried ? `, ${run.notRetried}` : ''}`;
 }
 
 /**

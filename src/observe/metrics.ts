@@ -19,6 +19,8 @@ export class SyncMetrics {
   private readonly duration: Histogram;
   private readonly records: Gauge<'kind'>;
   private readonly running: Gauge;
+  private readonly retryPending: Gauge;
+  private readonly nextAttempt: Gauge;
 
   constructor(options: { processMetrics: boolean; trigger: Trigger }) {
     const registers = [this.registry];
@@ -52,6 +54,18 @@ export class SyncMetrics {
       registers,
     });
     this.running = new Gauge({ name: 'wine_recon_sync_running', help: '1 while a run is in progress, else 0.', registers });
+    // A failed attempt with a retry pending is not yet a failure anyone must act on: the alert
+    // rules hold "the last run failed" while this is 1 (deploy/prometheus/alerts.yml).
+    this.retryPending = new Gauge({
+      name: 'wine_recon_sync_retry_pending',
+      help: '1 while the daemon waits to retry a failed run (SYNC_RUN_RETRY_DELAYS), else 0: a failure with 0 here was given up on.',
+      registers,
+    });
+    this.nextAttempt = new Gauge({
+      name: 'wine_recon_sync_next_attempt_timestamp_seconds',
+      help: 'Unix time the daemon will retry the last failed run; 0 when no retry is pending.',
+      registers,
+    });
     // Series that exist from the start, so rate() and increase() see the first run.
     for (const status of FINISHED) this.runs.inc({ status, trigger: options.trigger }, 0);
     if (options.processMetrics) {
@@ -88,6 +102,12 @@ export class SyncMetrics {
     this.lastRun.set({ status: run.status }, finished);
     this.duration.observe(Math.max(0, finished - Date.parse(run.started_at) / 1000));
     this.setRecords(run);
+  }
+
+  /** The retry the daemon waits for, or null when none is pending. */
+  setRetry(at: Date | null): void {
+    this.retryPending.set(at === null ? 0 : 1);
+    this.nextAttempt.set(at === null ? 0 : at.getTime() / 1000);
   }
 
   /** Unix seconds of the last successful load (sync_last_load, read by the reporter after each run); 0: never. */

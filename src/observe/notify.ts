@@ -12,7 +12,20 @@ import { listNewFields, type NewField } from '../transform/schema-drift.js';
 
 export type { NewField };
 
-export type NotifyEvent = 'failed' | 'aborted' | 'recovered' | 'succeeded' | 'new_fields';
+export type NotifyEvent = 'failed' | 'retrying' | 'aborted' | 'recovered' | 'succeeded' | 'new_fields';
+
+/** The daemon's chain around a run: which attempt it was, and what comes next. */
+export interface ChainNotice {
+  attempt: number;
+  /** Attempts the chain may have (the first and one per SYNC_RUN_RETRY_DELAYS). */
+  attempts: number;
+  /** When the daemon tries again; null: it does not. */
+  retryAt: Date | null;
+  /** The chain's first attempt's error, when this is a later attempt. */
+  firstError: string | null;
+  /** Why no retry follows a failure. */
+  ended?: 'needs-a-person' | 'retries-spent' | 'next-slot';
+}
 
 const ATTEMPTS = 3;
 const TIMEOUT_MS = 10_000;
@@ -27,12 +40,17 @@ const FAILED: ReadonlySet<RunStatus> = new Set(['failed', 'aborted', 'abandoned'
 export function notifyEvent(
   run: RunRow,
   previous: RunRow | undefined,
-  on: 'failure' | 'all',
+  notify: { on: 'failure' | 'all'; retries: boolean },
   newFields: readonly NewField[] = [],
+  chain?: ChainNotice,
 ): NotifyEvent | undefined {
+  const { on } = notify;
+  // A failed attempt that the daemon will try again is told when it gives up, not three times per incident.
+  if (run.status === 'failed' && chain?.retryAt != null) return notify.retries ? 'retrying' : undefined;
   if (run.status === 'failed' || run.status === 'aborted') return run.status;
   if (run.status !== 'succeeded') return undefined;
-  if (previous !== undefined && FAILED.has(previous.status)) return 'recovered';
+  // Recovered: after a failure that was told (a failed attempt followed by a retry was not, unless SYNC_NOTIFY_ON=retry).
+  if (previous !== undefined && FAILED.has(previous.status) && (previous.retry_at === null || notify.retries)) return 'recovered';
   if (on === 'all') return 'succeeded';
   return newFields.length > 0 ? 'new_fields' : undefined;
 }
@@ -52,6 +70,8 @@ export interface RunNotice {
   where: Where;
   /** Upstream fields seen for the first time in this run. */
   newFields?: readonly NewField[];
+  /** The daemon's attempt and retry plan around this run. */
+  chain?: ChainNotice;
 }
 
 export function notificationBody(notice: RunNotice): Record<string, unknown> {
@@ -60,6 +80,7 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
   const counts = run ? Object.fromEntries(RECORD_KINDS.map((k) => [k, run[k]])) : null;
   const headline = {
     failed: 'FAILED',
+    retrying: 'FAILED, will be retried',
     aborted: 'ABORTED',
     recovered: 'succeeded again (recovered after a failure)',
     succeeded: 'succeeded',
@@ -70,6 +91,11 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
   ];
   if (counts) lines.push(RECORD_KINDS.map((k) => `${k} ${counts[k] ?? '-'}`).join(', '));
   if (error) lines.push(`error: ${error}`);
+  const chain = notice.chain;
+  if (chain && (event === 'failed' || event === 'retrying')) {
+    lines.push(chainLine(chain));
+    if (chain.firstError !== null && chain.firstError !== error) lines.push(`first attempt's error: ${chain.firstError}`);
+  }
   if (notice.newFields && notice.newFields.length > 0) lines.push(...listNewFields(notice.newFields));
   if (run) lines.push(`started ${run.started_at}, finished ${run.finished_at ?? '-'}`);
   return {
@@ -86,8 +112,27 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
     new_fields: notice.newFields ?? [],
     started_at: run?.started_at ?? null,
     finished_at: run?.finished_at ?? null,
+    attempt: chain?.attempt ?? run?.attempt ?? 1,
+    attempts: chain?.attempts ?? null,
+    retry_of: run?.retry_of ?? null,
+    retry_at: chain?.retryAt?.toISOString() ?? null,
+    first_error: chain?.firstError ?? null,
     ...where,
   };
+}
+
+/** Why a failure is not retried, in words (notifications, health). */
+export const NOT_RETRIED = {
+  'needs-a-person': 'not retried: this failure needs a person',
+  'retries-spent': 'every retry spent',
+  'next-slot': 'not retried: the next scheduled run comes first',
+} as const;
+
+/** `attempt 2 of 4; retrying at …` or `attempt 4 of 4, every retry spent`. */
+export function chainLine(chain: ChainNotice): string {
+  const which = `attempt ${chain.attempt} of ${chain.attempts}`;
+  if (chain.retryAt !== null) return `${which}; retrying at ${chain.retryAt.toISOString()}`;
+  return chain.ended ? `${which}, ${NOT_RETRIED[chain.ended]}` : which;
 }
 
 export interface Delivery {

@@ -13,9 +13,9 @@ import type { Config } from '../config.js';
 import { urlWhere } from '../database-url.js';
 import type { Pool } from '../db/pool.js';
 import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
-import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type Trigger } from '../load/audit.js';
+import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type StartedRun, type Trigger } from '../load/audit.js';
 import type { SyncMetrics } from './metrics.js';
-import { deliver, notificationBody, notifyEvent, redactedUrl, type RunNotice, type Where } from './notify.js';
+import { deliver, notificationBody, notifyEvent, redactedUrl, type ChainNotice, type RunNotice, type Where } from './notify.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import type { SyncOutcome } from '../run/sync.js';
 
@@ -42,6 +42,8 @@ export class RunReporter {
   /** What the last read of sync_last_load found (null: no successful load yet; undefined: not read). */
   latestLoad: LastLoad | null | undefined;
   private readonly where: Where;
+  /** The run in progress, as runStarted was told; undefined between runs. */
+  current: StartedRun | undefined;
 
   constructor(
     private readonly ctx: ReporterDeps,
@@ -74,7 +76,12 @@ export class RunReporter {
     }
   }
 
-  runStarted(): void {
+  /**
+   * A run's row was written `running` (runSync's onRunStarted): the one place where whoever
+   * watches runs hears that one started, with its id, trigger, attempt and the chain it retries.
+   */
+  runStarted(run: StartedRun): void {
+    this.current = run;
     this.metrics?.runStarted();
   }
 
@@ -94,10 +101,15 @@ export class RunReporter {
     }
   }
 
-  /** After runSync: the outcome, or the error it threw (no run row then). */
-  async finished(result: { outcome: SyncOutcome } | { error: unknown }): Promise<void> {
+  /**
+   * After runSync: the outcome, or the error it threw (no run row then). `chain`: the daemon's
+   * attempt and its retry plan; a failure with a retry planned is told only with SYNC_NOTIFY_ON=retry.
+   */
+  async finished(result: { outcome: SyncOutcome } | { error: unknown }, chain?: ChainNotice): Promise<void> {
     const run = 'outcome' in result ? result.outcome.run : undefined;
+    this.current = undefined;
     this.metrics?.runFinished(run);
+    this.metrics?.setRetry(chain?.retryAt ?? null);
     // Read for the metric and the daemon's health (the daemon always has metrics): without metrics, nobody reads it.
     if (run && this.metrics) await this.lastLoad();
     // A usage mistake (a missing --from-file, a --run that does not exist) recorded no run: nobody is
@@ -111,10 +123,11 @@ export class RunReporter {
       if (run) {
         // Upstream fields seen for the first time are on the outcome of the run that saw them: sent once.
         const newFields = 'outcome' in result ? result.outcome.newFields : [];
-        const event = notifyEvent(run, await latestFinishedBefore(this.ctx.pool, run.id), notify.on, newFields);
-        if (event) notice = { event, run, where: this.where, newFields };
-      } else if (!('outcome' in result) && !(result.error instanceof LockHeldError)) {
-        notice = { event: 'failed', run: undefined, error: `the sync could not run: ${describeError(result.error)}`, where: this.where };
+        const event = notifyEvent(run, await latestFinishedBefore(this.ctx.pool, run.id), notify, newFields, chain);
+        if (event) notice = { event, run, where: this.where, newFields, chain };
+      } else if (!('outcome' in result) && !(result.error instanceof LockHeldError) && (chain?.retryAt == null || notify.retries)) {
+        const event = chain?.retryAt == null ? 'failed' : 'retrying';
+        notice = { event, run: undefined, error: `the sync could not run: ${describeError(result.error)}`, where: this.where, chain };
       }
       if (notice) await this.notify(notify.url, notice);
     } catch (error) {

@@ -6,7 +6,7 @@
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { WineApi } from '../extract/http/api.js';
-import type { Trigger } from '../load/audit.js';
+import type { RetryOf, StartedRun, Trigger } from '../load/audit.js';
 import type { Logger, SecretRegistry } from '../log.js';
 
 export type SyncSource = { kind: 'api' } | { kind: 'file'; path: string } | { kind: 'replay'; runId: string };
@@ -18,6 +18,8 @@ export interface SyncRequest {
   allowMassDelete?: boolean;
   /** Load even when a field the last successful run had is gone (the schema-drift guard). */
   acceptSchemaChange?: boolean;
+  /** A retry's attempt number and the chain's first run (the daemon's retries); a first attempt otherwise. */
+  retry?: RetryOf;
 }
 
 export interface SyncDeps {
@@ -30,6 +32,8 @@ export interface SyncDeps {
   signal?: AbortSignal;
   tmpDir?: string;
   onProgress?: (progress: { received: number; bytes: number }) => void;
+  /** Called once the run's row is written `running`: its id, trigger, attempt and the chain it retries. */
+  onRunStarted?: (run: StartedRun) => void;
 }
 
 /**

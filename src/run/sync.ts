@@ -28,6 +28,8 @@ export interface SyncOutcome {
   newFields: Array<{ name: string; count: number }>;
   /** What the BI views round or leave NULL, after a successful run. */
   bi?: BiRounding;
+  /** What made the run fail (the daemon decides from it whether to try again); undefined when it succeeded. */
+  failure?: unknown;
 }
 
 export async function runSync(config: Config, deps: SyncDeps, request: SyncRequest): Promise<SyncOutcome> {
@@ -43,19 +45,24 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     const abandoned = await markAbandoned(pool);
     if (abandoned.length > 0) deps.log.warn({ runs: abandoned }, 'marked runs left running by a dead process as abandoned');
     const source = await describeSource(deps, request.source);
-    const runId = await startRun(pool, { trigger: request.trigger, dryRun: request.dryRun === true, appVersion: APP_VERSION, source });
+    const started = await startRun(pool, { trigger: request.trigger, dryRun: request.dryRun === true, appVersion: APP_VERSION, source, retry: request.retry });
+    const runId = started.id;
     const log = deps.log.child({ runId: Number(runId) });
-    log.info({ trigger: request.trigger, dryRun: request.dryRun === true, source }, 'sync started');
-    const started = Date.now();
+    log.info({ trigger: request.trigger, attempt: started.attempt, retryOf: started.retryOf, dryRun: request.dryRun === true, source }, 'sync started');
+    // The one place where a run is known to have started, with its row: whoever watches runs hears it here.
+    deps.onRunStarted?.(started);
+    const startedMs = Date.now();
     const deadline = runDeadline(deps.signal ?? new AbortController().signal, config.runTimeoutMs);
     const { signal } = deadline;
     const onProgress = progressRecorder(deps, runId);
     const run = new Run(config, { ...deps, log, signal, onProgress }, request, runId, client, lock);
     let status: RunStatus = 'succeeded';
     let error: string | null = null;
+    let failure: unknown;
     try {
       await run.execute();
     } catch (caught) {
+      failure = deadline.expired ? signal.reason : caught;
       status = !deadline.expired && (signal.aborted || caught instanceof AbortedError) ? 'aborted' : 'failed';
       error = deadline.expired ? describeError(signal.reason) : status === 'aborted' ? new AbortedError().message : describeError(caught);
       broken = !(await rollback(client));
@@ -72,10 +79,10 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       bi: status === 'succeeded' ? run.bi : undefined,
       phases: run.phases.toJSON(),
     });
-    log.info({ status, ms: Date.now() - started, ...pickCounts(row) }, 'sync finished');
+    log.info({ status, ms: Date.now() - startedMs, ...pickCounts(row) }, 'sync finished');
     // After the row is finished (whatever the outcome): a failure to prune does not change the run's.
     await pruneRejects(pool, config.rejectsKeep).catch((e: unknown) => log.warn({ err: e }, `older rejects were not pruned (the next run will): ${(e as Error).message}`));
-    return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined };
+    return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined, failure };
   } finally {
     // A connection in an unknown state is closed, not reused.
     client?.release(broken ? new Error('discarding connection after a failed rollback') : undefined);

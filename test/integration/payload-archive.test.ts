@@ -28,7 +28,7 @@ async function archive(body: string, chunkBytes: number, algorithm: PayloadAlgor
   const source = join(fx.dir, `listing-${randomBytes(4).toString('hex')}.json`);
   await writeFile(source, body);
   const compressed = await compressListing(source, `${source}.archive`, undefined, algorithm);
-  const runId = await startRun(fx.db.pool, { trigger: 'manual', dryRun: false, appVersion: 'test', source: null });
+  const runId = (await startRun(fx.db.pool, { trigger: 'manual', dryRun: false, appVersion: 'test', source: null })).id;
   const client = await fx.db.pool.connect();
   try {
     await fx.db.pool.begin(client);

@@ -124,3 +124,32 @@ describe('loadConfig', () => {
     });
   });
 });
+
+describe('the daemon retry and catch-up settings', () => {
+  it('retries after 5m, 15m and 45m and catches up by default', () => {
+    const c = loadConfig(API, needs);
+    expect(c.runRetryDelaysMs).toEqual([300_000, 900_000, 2_700_000]);
+    expect(c.catchUp).toBe(true);
+  });
+
+  it('reads durations, none, and SYNC_CATCH_UP=false', () => {
+    expect(loadConfig({ ...API, SYNC_RUN_RETRY_DELAYS: '30s, 5m,2h' }, needs).runRetryDelaysMs).toEqual([30_000, 300_000, 7_200_000]);
+    expect(loadConfig({ ...API, SYNC_RUN_RETRY_DELAYS: 'none' }, needs).runRetryDelaysMs).toEqual([]);
+    expect(loadConfig({ ...API, SYNC_CATCH_UP: 'false' }, needs).catchUp).toBe(false);
+  });
+
+  it('refuses a bad delay, naming the variable', () => {
+    for (const bad of ['5', '5x', '0s', '5m,,1h', 'never', '-5m']) {
+      expect(errorOf(() => loadConfig({ ...API, SYNC_RUN_RETRY_DELAYS: bad }, needs)).message, bad).toContain('SYNC_RUN_RETRY_DELAYS: must be none, or durations');
+    }
+    expect(errorOf(() => loadConfig({ ...API, SYNC_CATCH_UP: 'maybe' }, needs)).message).toContain('SYNC_CATCH_UP');
+  });
+
+  it('takes retry beside failure or all in SYNC_NOTIFY_ON', () => {
+    const url = { SYNC_NOTIFY_URL: 'https://hooks.example.com/x' };
+    expect(loadConfig({ ...API, ...url }, needs).notify).toMatchObject({ on: 'failure', retries: false });
+    expect(loadConfig({ ...API, ...url, SYNC_NOTIFY_ON: 'retry' }, needs).notify).toMatchObject({ on: 'failure', retries: true });
+    expect(loadConfig({ ...API, ...url, SYNC_NOTIFY_ON: 'all,retry' }, needs).notify).toMatchObject({ on: 'all', retries: true });
+    expect(errorOf(() => loadConfig({ ...API, ...url, SYNC_NOTIFY_ON: 'sometimes' }, needs)).message).toContain('SYNC_NOTIFY_ON');
+  });
+});

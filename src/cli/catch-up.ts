@@ -1,0 +1,37 @@
+/**
+ * Catch-up at start (SYNC_CATCH_UP): the daemon looks at the schedule's most recent slot before
+ * now and runs once at start (trigger `catch-up`) when no run of the daemon has succeeded since
+ * that slot and the slot's chain has not ended.
+ *
+ * A chain has ended when its newest run failed and the daemon planned no retry (sync_runs.retry_at
+ * is null: a failure that needs a person, every retry spent, or the next slot coming first). A
+ * failed run with a retry planned, and a run stopped by a signal, killed, or still marked running
+ * by a dead process, leave the chain open: the catch-up is then its next attempt, so that it counts
+ * against SYNC_RUN_RETRY_DELAYS like a retry. That bounds the catch-ups of a crash loop, and two
+ * restarts after a catch-up that succeeded or gave up do nothing.
+ */
+import type { RetryOf, RunRow } from '../load/audit.js';
+
+export type CatchUpDecision = { run: true; retry: RetryOf; why: string } | { run: false; why: string };
+
+export function decideCatchUp(
+  slot: Date,
+  since: { latest: RunRow; succeededSince: boolean } | undefined,
+  attemptsAllowed: number,
+): CatchUpDecision {
+  const at = slot.toISOString();
+  if (since === undefined) return { run: true, retry: { attempt: 1, retryOf: null }, why: `no run of the daemon since the slot of ${at}` };
+  const { latest } = since;
+  if (since.succeededSince) return { run: false, why: `a run succeeded since the slot of ${at}` };
+  if (latest.status === 'failed' && latest.retry_at === null) {
+    return { run: false, why: `run ${latest.id} failed after the slot of ${at} and no retry was planned (the chain ended)` };
+  }
+  if (latest.attempt >= attemptsAllowed) {
+    return { run: false, why: `run ${latest.id} was attempt ${latest.attempt} of ${attemptsAllowed}: every retry is spent` };
+  }
+  return {
+    run: true,
+    retry: { attempt: latest.attempt + 1, retryOf: latest.retry_of ?? latest.id },
+    why: `run ${latest.id} ${latest.status} after the slot of ${at} and its chain has not ended`,
+  };
+}
