@@ -75,6 +75,10 @@ export class Connector {
         this.port = endpoint.port ?? pg.defaults.port!;
         const wanted = target.sessionAttrs === 'prefer-standby' ? 'any' : target.sessionAttrs;
         let reason: string | undefined;
+        // Connected but not yet handed to the pool, this client has no 'error' listener of the pool's:
+        // a server that dies during the role check must reject the check, not crash the process.
+        const quiet = () => undefined;
+        this.on('error', quiet);
         try {
           await new Promise<void>((resolve, reject) => super.connect((err: Error | null) => (err ? reject(err) : resolve())));
           // The roles may have changed since the search looked (a promotion in between).
@@ -84,6 +88,8 @@ export class Connector {
           if (explained instanceof PreferWithoutTls || target.hosts.length === 1) throw explained;
           await this.end().catch(() => undefined);
           throw new NoHostAccepted(target, [...passedOver, failure(endpoint, explained)]);
+        } finally {
+          this.off('error', quiet);
         }
         if (reason !== undefined) {
           await this.end().catch(() => undefined);
