@@ -97,14 +97,14 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasReplicationTools()
   });
 
   describe('a failover in the middle of a run', () => {
-    it('the run caught by it fails, the next one loads on the promoted standby, and every row is as the listing has it', async () => {
+    it("the daemon's run caught by it fails, its retry loads on the promoted standby, and every row is as the listing has it", async () => {
       const t0 = Date.now();
-      const at = () => `+${((Date.now() - t0) / 1000).toFixed(2)} s`;
-      const timeline: string[] = [];
-      const note = (what: string) => timeline.push(`${at()} ${what}`);
+      const since = (ms: number) => `+${((ms - t0) / 1000).toFixed(2)} s`;
+      const timeline: Array<[number, string]> = [];
+      const note = (what: string, ms = Date.now()) => timeline.push([ms, what]);
       const databaseUrl = url([pair.primary, pair.standby], 'read-write');
 
-      // A first load, replicated, then changes upstream for the run that the failover catches.
+      // A first load, replayed on the standby, then changes upstream for the run the failover catches.
       const seed = await runCli(['run', '--json'], env(databaseUrl));
       expect(seed.code, seed.stderr).toBe(0);
       await pair.caughtUp();
@@ -113,44 +113,66 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasReplicationTools()
 
       // The download stalls after its first chunk: the run holds its lock and its load transaction open.
       sim.setFault('slow', { delayMs: 8_000, times: 1 });
-      const caught = startCli(['run', '--json'], env(databaseUrl));
-      let endedAt = '';
-      void caught.result.then(() => (endedAt = at()));
-      await caught.waitForLog(/sync started/);
-      await waitFor(async () =>
-        on(pair.primary, async (c) => (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'wine-recon-sync' AND xact_start IS NOT NULL`)).rows[0].n >= 2),
-      );
-      const runId = await on(pair.primary, async (c) => (await c.query(`SELECT max(id)::text AS id FROM "${SCHEMA}".sync_runs`)).rows[0].id as string);
-      note(`run ${runId} loading (its lock and load transaction open on the primary)`);
+      const daemon = startCli(['schedule', '--run-now'], {
+        ...env(databaseUrl),
+        // Only --run-now and the retries run: the schedule's next slot is months away.
+        SYNC_SCHEDULE: '0 0 1 1 *',
+        SYNC_RUN_RETRY_DELAYS: '2s,2s',
+      });
+      try {
+        await daemon.waitForLog(/sync started/);
+        await waitFor(async () =>
+          on(pair.primary, async (c) => (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'wine-recon-sync' AND xact_start IS NOT NULL`)).rows[0].n >= 2),
+        );
+        const runId = await on(pair.primary, async (c) => (await c.query(`SELECT max(id)::int AS id FROM "${SCHEMA}".sync_runs`)).rows[0].id as number);
+        // Its `running` row is committed: replayed before the stop, as a standby that kept up has it.
+        await pair.caughtUp();
+        note(`run ${runId} (attempt 1) loading: its lock and load transaction open on the primary`);
 
-      await pair.primary.stopImmediately();
-      note('primary stopped (pg_ctl stop -m immediate)');
-      await pair.standby.promote();
-      note('standby promoted (pg_ctl promote -w)');
+        note('pg_ctl stop -m immediate of the primary issued');
+        await pair.primary.stopImmediately();
+        note('primary stopped (pg_ctl returned)');
+        await pair.standby.promote();
+        note('standby promoted (pg_ctl promote -w returned)');
 
-      const failed = await caught.result;
-      expect(failed.code, failed.stderr).toBe(1);
-      const recorded = await on(pair.standby, async (c) => (await c.query(`SELECT status, error FROM "${SCHEMA}".sync_runs WHERE id = $1`, [runId])).rows[0]);
-      timeline.push(`${endedAt} run ${runId} ended, exit 1; its row on the new primary: ${recorded ? recorded.status : 'not replicated before the stop'}${recorded?.error ? ` (${String(recorded.error).slice(0, 160)})` : ''}`);
-      expect(failed.stderr).not.toContain(PASSWORD);
+        await daemon.waitForLog(/"status":"succeeded".*"msg":"sync finished"/, 60_000);
+        await daemon.waitForLog(/next sync scheduled/);
+        daemon.kill('SIGTERM');
+        const stopped = await daemon.result;
+        expect(stopped.code, stopped.stderr).toBe(0);
+        expect(stopped.stderr).not.toContain(PASSWORD);
 
-      const started = at();
-      const next = await runCli(['run', '--json'], env(databaseUrl));
-      expect(next.code, next.stderr).toBe(0);
-      const outcome = JSON.parse(next.stdout);
-      note(`next attempt (run ${outcome.id}, started ${started}) ${outcome.status}: inserted ${outcome.inserted}, updated ${outcome.updated}, deleted ${outcome.deleted}, unchanged ${outcome.unchanged}${next.stderr.includes('marked runs left running by a dead process as abandoned') ? `; it marked run ${runId} abandoned` : ''}`);
+        // The daemon's own log says when each attempt started and ended.
+        const lines = stopped.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+        for (const l of lines) {
+          if (l.msg === 'sync started') note(`run ${l.runId} started (${l.trigger ?? 'trigger not logged'})`, l.time as number);
+          if (l.msg === 'sync failed') note(`run ${l.runId} failed: ${String((l.err as { message?: string })?.message ?? '').slice(0, 120)}`, l.time as number);
+          if (l.msg === 'sync finished') note(`run ${l.runId} finished, ${l.status}`, l.time as number);
+          if (/it will be tried again/.test(String(l.msg))) note(`retry planned at ${l.retryAt}`, l.time as number);
+          if (/abandoned/.test(String(l.msg))) note(`${l.msg}: ${JSON.stringify(l.runs)}`, l.time as number);
+          else if ((l.level as number) >= 40 && l.msg !== 'sync failed' && !/tried again/.test(String(l.msg))) note(`${l.msg}`, l.time as number);
+        }
 
-      const statuses = await on(pair.standby, async (c) => (await c.query(`SELECT id::text, status FROM "${SCHEMA}".sync_runs ORDER BY id`)).rows);
-      expect(statuses.filter((s) => s.status === 'running')).toEqual([]);
-      const caughtRow = statuses.find((s) => s.id === runId);
-      if (caughtRow) expect(['failed', 'abandoned']).toContain(caughtRow.status);
-      expect(statuses.at(-1)).toEqual({ id: String(outcome.id), status: 'succeeded' });
+        const rows = await on(pair.standby, async (c) =>
+          (await c.query(`SELECT id::int, trigger, attempt, retry_of::int, status, inserted::int, updated::int, deleted::int FROM "${SCHEMA}".sync_runs ORDER BY id`)).rows,
+        );
+        note(`sync_runs on the new primary: ${JSON.stringify(rows.map((r) => [r.id, r.trigger, r.attempt, r.retry_of, r.status]))}`);
+        expect(rows.filter((r) => r.status === 'running')).toEqual([]);
+        const [first, retry, ...more] = rows.slice(1);
+        expect(more).toEqual([]);
+        expect(first).toMatchObject({ id: runId, trigger: 'run-now', attempt: 1, retry_of: null });
+        // Failed, when the daemon could write its row after the promotion; else abandoned by the retry.
+        expect(['failed', 'abandoned']).toContain(first.status);
+        expect(retry).toMatchObject({ trigger: 'retry', attempt: 2, retry_of: runId, status: 'succeeded', inserted: 300, updated: 500, deleted: 100 });
 
-      const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
-      const compare = await on(pair.standby, (c) => compareWithListing(c, SCHEMA, listing));
-      note(`rows against the listing: ${compare.listed} listed, ${compare.live} live, ${compare.wrong} wrong`);
-      console.info(`[failover] timeline:\n  ${timeline.join('\n  ')}`);
-      expect(compare).toEqual({ listed: RECORDS + 200, live: RECORDS + 200, wrong: 0 });
+        const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
+        const compare = await on(pair.standby, (c) => compareWithListing(c, SCHEMA, listing));
+        note(`rows against the listing: ${compare.listed} listed, ${compare.live} live, ${compare.wrong} wrong`);
+        expect(compare).toEqual({ listed: RECORDS + 200, live: RECORDS + 200, wrong: 0 });
+      } finally {
+        daemon.kill('SIGKILL');
+        console.info(`[failover] timeline:\n  ${timeline.sort((a, b) => a[0] - b[0]).map(([ms, what]) => `${since(ms)} ${what}`).join('\n  ')}`);
+      }
     }, 180_000);
   });
 });
