@@ -5,7 +5,8 @@
  * As root the servers run as the `postgres` user (stock-postgres.ts).
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, appendFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { appendFile, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,7 +16,7 @@ import { asPostgres, hasPg15, PG15_BIN, startStockPostgres, type StockPostgres }
 
 const run = promisify(execFile);
 
-export const hasReplicationTools = (): boolean => hasPg15();
+export const hasReplicationTools = (): boolean => hasPg15() && existsSync(join(PG15_BIN, 'pg_basebackup')) && existsSync(join(PG15_BIN, 'pg_ctl'));
 
 export interface Node {
   name: 'primary' | 'standby';
