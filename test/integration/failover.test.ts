@@ -146,7 +146,7 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasReplicationTools()
         const lines = stopped.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
         for (const l of lines) {
           if (l.msg === 'sync started') note(`run ${l.runId} started (${l.trigger ?? 'trigger not logged'})`, l.time as number);
-          if (l.msg === 'sync failed') note(`run ${l.runId} failed: ${String((l.err as { message?: string })?.message ?? '').slice(0, 120)}`, l.time as number);
+          if (l.msg === 'sync failed') note(`run ${l.runId} failed: ${String((l.err as { message?: string })?.message ?? '').slice(0, 400)}`, l.time as number);
           if (l.msg === 'sync finished') note(`run ${l.runId} finished, ${l.status}`, l.time as number);
           if (/it will be tried again/.test(String(l.msg))) note(`retry planned at ${l.retryAt}`, l.time as number);
           if (/abandoned/.test(String(l.msg))) note(`${l.msg}: ${JSON.stringify(l.runs)}`, l.time as number);
