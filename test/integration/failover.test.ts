@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { runCli, startCli } from '../support/harness.js';
+import { runCli, startCli, waitFor } from '../support/harness.js';
 import { describeWith } from '../support/programs.js';
 import { compareWithListing } from '../support/listing-compare.js';
 import { rawListing } from '../support/raw-listing.js';
@@ -176,11 +176,3 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasReplicationTools()
     }, 180_000);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { runCli, startCli } from '../support/harness.js';
+import { runCli, startCli, waitFor } from '../support/harness.js';
 import { pgbouncerAvailable, startPgBouncer, type Bouncer } from '../support/pgbouncer.js';
 import { compareWithListing } from '../support/listing-compare.js';
 import { describeWith } from '../support/programs.js';
@@ -25,15 +25,7 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
       let sim: Simulator;
       let direct: pg.Client;
       const schema = `t_bouncer_${mode}_${randomBytes(3).toString('hex')}`;
-      const env = () => ({
-        DATABASE_URL: bouncer.url,
-        SYNC_DB_SCHEMA: schema,
-        WINE_API_BASE_URL: sim.url,
-        WINE_API_EMAIL: sim.email,
-        WINE_API_PASSWORD: sim.password,
-        WINE_API_RETRY_BASE_MS: '20',
-        LOG_LEVEL: 'info',
-      });
+      const env = () => bouncerEnv(bouncer, sim, schema);
       /** The run lock of this schema, as pg_locks shows it: held or not. */
       const lockHeld = async () => {
         const { rows: r } = await direct.query<{ n: number }>(
@@ -154,15 +146,7 @@ describeWith("Debian's pgbouncer and PostgreSQL 15 (/usr/lib/postgresql/15/bin)"
     await server?.stop();
   });
 
-  const env = () => ({
-    DATABASE_URL: bouncer.url,
-    SYNC_DB_SCHEMA: schema,
-    WINE_API_BASE_URL: sim.url,
-    WINE_API_EMAIL: sim.email,
-    WINE_API_PASSWORD: sim.password,
-    WINE_API_RETRY_BASE_MS: '20',
-    LOG_LEVEL: 'info',
-  });
+  const env = () => bouncerEnv(bouncer, sim, schema);
   const onServer = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
     const client = await server.admin();
     try {
@@ -206,10 +190,15 @@ describeWith("Debian's pgbouncer and PostgreSQL 15 (/usr/lib/postgresql/15/bin)"
   }
 });
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** The job's settings through `bouncer`, into `schema`, from `sim`. */
+function bouncerEnv(bouncer: Bouncer, sim: Simulator, schema: string): Record<string, string> {
+  return {
+    DATABASE_URL: bouncer.url,
+    SYNC_DB_SCHEMA: schema,
+    WINE_API_BASE_URL: sim.url,
+    WINE_API_EMAIL: sim.email,
+    WINE_API_PASSWORD: sim.password,
+    WINE_API_RETRY_BASE_MS: '20',
+    LOG_LEVEL: 'info',
+  };
 }

@@ -152,6 +152,15 @@ export async function closeInProcessPools(): Promise<void> {
   await Promise.all(pools.splice(0).map((p) => p.end()));
 }
 
+/** Polls `check` every 50 ms until it is true; throws after `timeoutMs`. */
+export async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 export async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'wrs-test-'));
 }
