@@ -295,13 +295,16 @@ function databaseSettings(env: Env, url: string, problems: string[]): DatabaseSe
 
 /** `90m`, `26h`, `2d` (or `45s`): a length of time in ms. */
 function duration(raw: string, name: string, problems: string[]): number | undefined {
-  const m = /^\s*(\d{1,6})\s*([smhd])\s*$/.exec(raw);
+  const ms = durationMs(raw);
+  if (ms === undefined) problems.push(`${name}: must be a positive length of time such as 90m, 26h or 2d (got "${raw}")`);
+  return ms;
+}
+
+/** A whole number of s, m, h or d, above 0, in ms; undefined when `text` is not one. */
+function durationMs(text: string): number | undefined {
+  const m = /^\s*(\d{1,6})\s*([smhd])\s*$/.exec(text);
   const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-  if (m === null || Number(m[1]) === 0) {
-    problems.push(`${name}: must be a positive length of time such as 90m, 26h or 2d (got "${raw}")`);
-    return undefined;
-  }
-  return Number(m[1]) * unit[m[2] as keyof typeof unit];
+  return m === null || Number(m[1]) === 0 ? undefined : Number(m[1]) * unit[m[2] as keyof typeof unit];
 }
 
 /**
@@ -310,18 +313,10 @@ function duration(raw: string, name: string, problems: string[]): number | undef
  */
 function retryDelays(raw: string, problems: string[]): number[] {
   if (raw.trim().toLowerCase() === 'none') return [];
-  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-  const delays: number[] = [];
-  for (const part of raw.split(',')) {
-    const m = /^\s*(\d{1,7})\s*([smhd])\s*$/.exec(part);
-    const ms = m === null ? NaN : Number(m[1]) * unit[m[2] as keyof typeof unit];
-    if (!(ms > 0 && ms <= 2_147_483_647)) {
-      problems.push(`SYNC_RUN_RETRY_DELAYS: must be none, or durations separated by commas such as 5m,15m,45m (s, m, h or d; each above 0 and at most 24 days) (got "${raw}")`);
-      return [];
-    }
-    delays.push(ms);
-  }
-  return delays;
+  const delays = raw.split(',').map(durationMs);
+  if (delays.every((ms): ms is number => ms !== undefined && ms <= 2_147_483_647)) return delays;
+  problems.push(`SYNC_RUN_RETRY_DELAYS: must be none, or durations separated by commas such as 5m,15m,45m (s, m, h or d; each above 0 and at most 24 days) (got "${raw}")`);
+  return [];
 }
 
 /** An http(s) URL for an outbound report (Pushgateway, webhook); the value is not echoed: it may hold a secret. */

@@ -76,14 +76,18 @@ SELECT s.id AS last_success_run_id,
        l.status AS last_run_status,
        l.started_at AS last_run_started_at,
        l.finished_at AS last_run_finished_at,
-       l.error AS last_run_error
+       l.error AS last_run_error,
+       l.trigger AS last_run_trigger,
+       l.attempt AS last_run_attempt,
+       l.retry_of AS last_run_retry_of,
+       l.retry_at AS last_run_retry_at
 FROM (VALUES (1)) AS one (x)
 -- The last successful load is defined once, by {{data}}.sync_last_load (dry runs excluded).
 LEFT JOIN LATERAL (
   SELECT run_id AS id, finished_at FROM {{data}}.sync_last_load
 ) s ON true
 LEFT JOIN LATERAL (
-  SELECT id, status, started_at, finished_at, error FROM {{data}}.sync_runs ORDER BY started_at DESC, id DESC LIMIT 1
+  SELECT id, status, started_at, finished_at, error, trigger, attempt, retry_of, retry_at FROM {{data}}.sync_runs ORDER BY started_at DESC, id DESC LIMIT 1
 ) l ON true;
 
 -- psqlODBC returns empty REMARKS for every table and column (SQLTables/SQLColumns hard-code them),
@@ -129,6 +133,10 @@ COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_status IS 'Status of that sync:
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_started_at IS 'When that sync started.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_finished_at IS 'When that sync ended; null while it runs.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_error IS 'Why that sync failed, aborted or was refused; null when it succeeded.';
+COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_trigger IS 'What started that sync: schedule, run-now, catch-up, retry, page, manual, replay, file or demo.';
+COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_attempt IS 'Which try of its scheduled run that sync was: 1 for a first attempt, more for the daemon''s retries.';
+COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_retry_of IS 'For a retry: sync_runs.id of the first attempt it retries; null for a first attempt.';
+COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_retry_at IS 'For a failed sync: when the daemon will try it again; null when it will not. Data is not fresh until a sync succeeds.';
 
 COMMENT ON VIEW {{bi}}.data_dictionary IS 'What every view and column of this schema means (their COMMENTs), as rows: for tools whose driver does not show column descriptions (psqlODBC returns none, so Excel and Power BI over ODBC).';
 COMMENT ON COLUMN {{bi}}.data_dictionary.view_name IS 'View in this schema.';

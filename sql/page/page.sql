@@ -16,7 +16,7 @@ LIMIT 1;
 SELECT run_id AS id, finished_at FROM {{schema}}.sync_last_load;
 
 -- name: latest_finished
-SELECT id, status, dry_run, finished_at, left(error, 300) AS error_start
+SELECT id, status, dry_run, finished_at, left(error, 300) AS error_start, attempt, retry_at
 FROM {{schema}}.sync_runs
 WHERE status <> 'running'
 ORDER BY id DESC
@@ -28,7 +28,7 @@ LIMIT 1;
 SELECT id, trigger, status, dry_run, started_at, finished_at,
        extract(epoch FROM finished_at - started_at) * 1000 AS ms,
        received, inserted, updated, deleted, restored, rejected, skipped_unchanged,
-       left(error, 160) AS error_start
+       left(error, 160) AS error_start, attempt, retry_of, retry_at
 FROM {{schema}}.sync_runs
 WHERE ($1::bigint IS NULL OR id < $1)
   AND ($2::text IS NULL OR status = $2)
@@ -41,7 +41,7 @@ LIMIT $4;
 SELECT id, trigger, status, dry_run, started_at, finished_at,
        extract(epoch FROM finished_at - started_at) * 1000 AS ms,
        received, inserted, updated, deleted, restored, rejected, skipped_unchanged,
-       left(error, 160) AS error_start
+       left(error, 160) AS error_start, attempt, retry_of, retry_at
 FROM {{schema}}.sync_runs
 WHERE id > $1
   AND ($2::text IS NULL OR status = $2)

@@ -95,6 +95,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     nextRunAt: () => daemon.nextRunAt,
     progress: () => daemon.progress,
     runNow: () => daemon.start('page') !== undefined,
+    attempts: attemptsAllowed(config.runRetryDelaysMs),
   };
   const server = config.metrics && (await serveMetrics(ctx, reporter, health, view, schedule));
   // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly too.

@@ -37,7 +37,9 @@ export function formatSummary(
 const COLUMNS: Array<[string, (r: RunRow) => string]> = [
   ['id', (r) => String(r.id)],
   ['trigger', (r) => r.trigger],
-  ['status', (r) => r.status + (r.dry_run ? ' (dry)' : '')],
+  // A retry names its chain's first attempt: `2 of 17`.
+  ['attempt', (r) => (r.retry_of === null ? String(r.attempt) : `${r.attempt} of ${r.retry_of}`)],
+  ['status', (r) => r.status + (r.dry_run ? ' (dry)' : '') + (r.retry_at ? `, retry ${r.retry_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : '')],
   ['started_at', (r) => r.started_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')],
   ['duration', (r) => duration(r)],
   ['received', (r) => n(r.received)],

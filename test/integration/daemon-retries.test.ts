@@ -63,6 +63,13 @@ describe('run-level retries', () => {
       { id: 3, trigger: 'retry', attempt: 3, retry_of: 1, status: 'succeeded', retry_planned: false },
     ]);
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 20 }]);
+    // BI users and `status` see the chain.
+    expect(await fx.db.rows(`SELECT last_run_trigger, last_run_attempt, last_run_retry_of::int FROM "${fx.db.schema}_bi".sync_freshness`)).toEqual([
+      { last_run_trigger: 'retry', last_run_attempt: 3, last_run_retry_of: 1 },
+    ]);
+    const status = await runCli(['status'], fx.env);
+    expect(status.stdout).toMatch(/^3\s+retry\s+3 of 1\s+succeeded\s/m);
+    expect(status.stdout).toMatch(/^1\s+run-now\s+1\s+failed, retry \d{4}-\d\d-\d\d [\d:]+Z\s/m);
     // The failed attempts were retried, and the success is no recovery from a failure anyone was told of.
     expect(receiver.posts.length).toBeLessThanOrEqual(1);
     expect(receiver.posts.map((p) => p.body.event)).not.toContain('failed');
@@ -127,6 +134,8 @@ describe('run-level retries', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toMatch(/^wine_recon_sync_retry_pending 1$/m);
     expect(metrics).toMatch(/^wine_recon_sync_next_attempt_timestamp_seconds 1\d{9}(\.\d+)?$/m);
+    const page = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    expect(page).toMatch(/Failing: the last run \(1\) failed \(attempt 1 of 2\), retrying at \d{4}-/);
     const asked = Date.now();
     expect(await stop(d)).toBe(0);
     // The contract is a prompt stop: well within the daemon's own 10 s forced-exit limit.

@@ -59,9 +59,11 @@ describeWith('promtool (Debian package prometheus)', runs(PROMTOOL), 'Prometheus
 
       const text = await until('the scheduled run to finish', async () => {
         const t = await scrape();
-        return sample(t, 'wine_recon_sync_runs_total{status="succeeded",trigger="schedule"}') === 1 ? t : undefined;
+        return sample(t, 'wine_recon_sync_runs_total{status="succeeded",trigger="run-now"}') === 1 ? t : undefined;
       });
       expect(sample(text, 'wine_recon_sync_running')).toBe(0);
+      expect(sample(text, 'wine_recon_sync_retry_pending')).toBe(0);
+      expect(sample(text, 'wine_recon_sync_next_attempt_timestamp_seconds')).toBe(0);
       expect(sample(text, 'wine_recon_sync_runs_total{status="failed",trigger="schedule"}')).toBe(0);
       expect(sample(text, 'wine_recon_sync_last_run_records{kind="received"}')).toBe(30);
       expect(sample(text, 'wine_recon_sync_last_run_records{kind="unchanged"}')).toBe(30);

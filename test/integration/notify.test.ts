@@ -150,7 +150,7 @@ describe('SYNC_NOTIFY_URL', () => {
     expect(await fx.db.rows('SELECT status FROM sync_runs ORDER BY id')).toEqual([{ status: 'succeeded' }, { status: 'failed' }]);
   });
 
-  it('the daemon notifies a failed scheduled run too', async () => {
+  it('the daemon notifies a failed run that it does not retry', async () => {
     fx.sim.setFault('html');
     const daemon = startCli(['schedule', '--run-now'], { ...fx.env, SYNC_HEALTH_FILE: join(fx.dir, 'health') });
     try {
@@ -160,6 +160,6 @@ describe('SYNC_NOTIFY_URL', () => {
     }
     expect((await daemon.result).code).toBe(0);
     expect(hook.posts).toHaveLength(1);
-    expect(hook.posts[0]!.body).toMatchObject({ event: 'failed', trigger: 'schedule', run_id: 1 });
+    expect(hook.posts[0]!.body).toMatchObject({ event: 'failed', trigger: 'run-now', run_id: 1, attempt: 1, retry_at: null });
   });
 });

@@ -215,14 +215,14 @@ describe('run-now in the daemon', () => {
     expect(await runs()).toBe(before);
   });
 
-  it('starts a run with the token, the CSRF token and this Origin, as the schedule would', async () => {
+  it('starts a run with the token, the CSRF token and this Origin, recorded with trigger page', async () => {
     const before = await runs();
     const r = await post({ origin: base }, `csrf=${await csrfOf()}`);
     expect(r.status).toBe(303);
     expect(r.headers.location).toBe('/?run-now=started');
     await settled(before);
     const [last] = await fx.db.rows<{ status: string; trigger: string }>('SELECT status, trigger FROM sync_runs ORDER BY id DESC LIMIT 1');
-    expect(last).toEqual({ status: 'succeeded', trigger: 'schedule' });
+    expect(last).toEqual({ status: 'succeeded', trigger: 'page' });
   });
 
   it('works while a run holds the lock: shows it in progress, and a second run-now is "already running"', async () => {

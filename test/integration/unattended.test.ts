@@ -183,7 +183,9 @@ describe('daemon', () => {
     expect(Date.now() - stopped).toBeLessThan(10_000);
     const runs = await fx.db.rows<{ status: string; trigger: string }>('SELECT status, trigger FROM sync_runs ORDER BY id');
     expect(runs.length).toBeGreaterThanOrEqual(3);
-    expect(runs.every((r) => r.trigger === 'schedule' && (r.status === 'succeeded' || r.status === 'aborted'))).toBe(true);
+    expect(runs[0]!.trigger).toBe('run-now');
+    expect(runs.slice(1).every((r) => r.trigger === 'schedule')).toBe(true);
+    expect(runs.every((r) => r.status === 'succeeded' || r.status === 'aborted')).toBe(true);
     expect(fx.sim.stats.logins).toBe(1);
     expect(result.stderr).toMatch(/next sync scheduled/);
     expect((await runCli(['healthcheck'], { SYNC_HEALTH_FILE: health })).code).toBe(1);

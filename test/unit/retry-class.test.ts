@@ -82,3 +82,18 @@ describe('the retry-class table', () => {
     for (const code of Object.keys(RETRY_BY_DATABASE_CODE)) expect(RETRY_BY_CODE, code).not.toHaveProperty(code);
   });
 });
+
+describe("the README's table", () => {
+  it('has a row naming every code, under the class the code gives it', () => {
+    const readme = readFileSync(join(SRC, '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('#### Which failures are retried'), readme.indexOf('#### Catch-up at start'));
+    const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| error code') && !l.startsWith('|---'));
+    const classOf = (code: string) => {
+      const row = rows.filter((r) => r.split('|')[1]!.includes(`\`${code}\``));
+      expect(row, code).toHaveLength(1);
+      return row[0]!.split('|')[2]!.trim().startsWith('yes') ? 'retried' : 'needs-a-person';
+    };
+    for (const [code, rule] of Object.entries(RETRY_BY_CODE)) expect(classOf(code), code).toBe(rule.class);
+    for (const [code, rule] of Object.entries(RETRY_BY_DATABASE_CODE)) expect(classOf(code), code).toBe(rule.class);
+  });
+});

@@ -34,6 +34,12 @@ describe('freshness', () => {
   const now = Date.parse('2026-01-02T12:00:00Z');
   it('is failing when the newest finished run did not succeed, late when the last load is too old or missing, else fresh', () => {
     expect(judgeFreshness({ now, lastLoadAt: new Date(now - 60_000), latest: { id: '9', status: 'failed' }, rule }).state).toBe('failing');
+    // A failed attempt with a retry pending says so; a retry time already past is not promised.
+    const retryAt = new Date(now + 300_000);
+    expect(judgeFreshness({ now, lastLoadAt: undefined, latest: { id: '9', status: 'failed', attempt: 1, retry_at: retryAt }, rule, attempts: 4 }).headline).toBe(
+      `Failing: the last run (9) failed (attempt 1 of 4), retrying at ${retryAt.toISOString()}`,
+    );
+    expect(judgeFreshness({ now, lastLoadAt: undefined, latest: { id: '9', status: 'failed', attempt: 2, retry_at: new Date(now - 1) }, rule }).headline).toBe('Failing: the last run (9) failed (attempt 2)');
     expect(judgeFreshness({ now, lastLoadAt: new Date(now - 2 * 3_600_000), latest: { id: '9', status: 'succeeded' }, rule }).state).toBe('late');
     expect(judgeFreshness({ now, lastLoadAt: undefined, latest: undefined, rule }).state).toBe('late');
     expect(judgeFreshness({ now, lastLoadAt: new Date(now - 60_000), latest: { id: '9', status: 'succeeded' }, rule }).state).toBe('fresh');

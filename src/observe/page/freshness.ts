@@ -31,12 +31,19 @@ export function staleRuleFromSchedule(nextRuns: Date[]): StaleRule | undefined {
 export function judgeFreshness(input: {
   now: number;
   lastLoadAt: Date | undefined;
-  latest: { id: string; status: string } | undefined;
+  /** attempt and retry_at: the daemon's chain (sync_runs), when the run is a retry or is to be retried. */
+  latest: { id: string; status: string; attempt?: number; retry_at?: Date | null } | undefined;
   rule: StaleRule;
+  /** Attempts a chain may have, when the daemon serves the page (SYNC_RUN_RETRY_DELAYS). */
+  attempts?: number | undefined;
 }): Freshness {
   const { now, lastLoadAt, latest, rule } = input;
   if (latest !== undefined && latest.status !== 'succeeded') {
-    return { state: 'failing', headline: `Failing: the last run (${latest.id}) ${latest.status}` };
+    const of = input.attempts === undefined ? '' : ` of ${input.attempts}`;
+    const attempt = latest.attempt !== undefined && (latest.attempt > 1 || latest.retry_at) ? ` (attempt ${latest.attempt}${of})` : '';
+    // A retry time already past: the daemon stopped before it (catch-up at its start takes it up).
+    const retry = latest.retry_at && latest.retry_at.getTime() > now ? `, retrying at ${latest.retry_at.toISOString()}` : '';
+    return { state: 'failing', headline: `Failing: the last run (${latest.id}) ${latest.status}${attempt}${retry}` };
   }
   if (lastLoadAt === undefined) return { state: 'late', headline: 'Late: no successful load yet' };
   const age = now - lastLoadAt.getTime();

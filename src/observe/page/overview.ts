@@ -112,7 +112,10 @@ ${d.runs.length === 0 ? html`<p class="muted">No run${d.filter.status || d.filte
 }
 
 function runRow(r: RunLine, d: OverviewData): Html {
-  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td>${r.trigger}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}</td>
+  // A retry links to its chain's first attempt; a failure to be retried says when.
+  const chain = r.retry_of === null ? null : html` <span class="muted">attempt ${r.attempt} of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
+  const retry = r.retry_at === null ? null : html` <span class="muted">retry ${formatTime(r.retry_at, d.timezone)}</span>`;
+  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td>${r.trigger}${chain}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}${retry}</td>
 <td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td><td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td>
 <td class="n">${count(r.received)}</td><td class="n">${count(r.inserted)}</td><td class="n">${count(r.updated)}</td><td class="n">${count(r.deleted)}</td><td class="n">${count(r.restored)}</td><td class="n">${count(r.rejected)}</td><td class="n">${count(r.skipped_unchanged)}</td>
 <td class="error-start">${r.error_start}</td></tr>`;

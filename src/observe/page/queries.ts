@@ -29,7 +29,7 @@ const NAMES = [
 type Name = (typeof NAMES)[number];
 
 export const STATUSES = ['running', 'succeeded', 'failed', 'aborted', 'abandoned'] as const;
-export const TRIGGERS = ['schedule', 'manual', 'replay', 'file', 'demo'] as const;
+export const TRIGGERS = ['schedule', 'run-now', 'catch-up', 'retry', 'page', 'manual', 'replay', 'file', 'demo'] as const;
 
 export interface RunningRun {
   id: string;
@@ -59,10 +59,24 @@ export interface RunLine {
   rejected: string | null;
   skipped_unchanged: string | null;
   error_start: string | null;
+  /** The daemon's chain: 1 for a first attempt; a retry's first recorded attempt; when a failed run is to be tried again. */
+  attempt: number;
+  retry_of: string | null;
+  retry_at: Date | null;
+}
+
+export interface LatestFinished {
+  id: string;
+  status: string;
+  dry_run: boolean;
+  finished_at: Date;
+  error_start: string | null;
+  attempt: number;
+  retry_at: Date | null;
 }
 
 /** What a plot draws of a run: its line in the runs table, less what the plots do not show. */
-export type PlotRun = Omit<RunLine, 'trigger' | 'finished_at' | 'skipped_unchanged' | 'error_start'>;
+export type PlotRun = Omit<RunLine, 'trigger' | 'finished_at' | 'skipped_unchanged' | 'error_start' | 'attempt' | 'retry_of' | 'retry_at'>;
 
 export interface RejectLine {
   position: string;
@@ -117,8 +131,8 @@ export class PageQueries {
     return (await this.rows<{ id: string; finished_at: Date }>('last_load'))[0];
   }
 
-  async latestFinished(): Promise<{ id: string; status: string; dry_run: boolean; finished_at: Date; error_start: string | null } | undefined> {
-    return (await this.rows<{ id: string; status: string; dry_run: boolean; finished_at: Date; error_start: string | null }>('latest_finished'))[0];
+  async latestFinished(): Promise<LatestFinished | undefined> {
+    return (await this.rows<LatestFinished>('latest_finished'))[0];
   }
 
   /** A page of the history: `before` an id (older), or `after` one (newer); newest first either way. */

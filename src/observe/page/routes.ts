@@ -21,6 +21,8 @@ export interface DaemonView {
   progress(): { received: number; bytes: number } | undefined;
   /** Starts a run as the schedule would: false when one is going (or the daemon is stopping). */
   runNow(): boolean;
+  /** Attempts a chain may have (SYNC_RUN_RETRY_DELAYS), for "attempt 1 of 4". */
+  attempts: number;
 }
 
 export interface PageOptions {
@@ -90,7 +92,7 @@ export function pageHandler(options: PageOptions): PageHandler {
     }
     const now = Date.now();
     const rule = options.staleRule();
-    const freshness = judgeFreshness({ now, lastLoadAt: lastLoad?.finished_at, latest, rule });
+    const freshness = judgeFreshness({ now, lastLoadAt: lastLoad?.finished_at, latest, rule, attempts: options.daemon?.attempts });
     const keep = { status: filter.status, trigger: filter.trigger, plot: plotN === 30 ? undefined : plotN };
     const data = {
       now,
