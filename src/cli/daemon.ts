@@ -142,9 +142,13 @@ export class Daemon {
       void this.start('schedule');
     } else if (this.pending !== undefined && now >= this.pending.at.getTime()) {
       const retry = this.pending;
-      this.pending = undefined;
-      // A retry that finds a run in progress (it cannot, but a clock set back could) is dropped, not stacked.
-      if (!this.start('retry', retry)) this.dropPending('a run is in progress');
+      // A retry that finds a run in progress (a new first attempt drops it first, so only a clock
+      // set back could) is dropped, not stacked.
+      if (this.running) this.dropPending('a run is in progress');
+      else {
+        this.pending = undefined;
+        void this.start('retry', retry);
+      }
     }
     this.arm();
   }
