@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { runCli, startCli, waitFor } from '../support/harness.js';
+import { jobEnv, runCli, startCli, waitFor } from '../support/harness.js';
 import { describeWith } from '../support/programs.js';
 import { compareWithListing } from '../support/listing-compare.js';
 import { rawListing } from '../support/raw-listing.js';
@@ -36,15 +36,7 @@ describeWith('PostgreSQL 15 (/usr/lib/postgresql/15/bin)', hasReplicationTools()
     const plain = pair.url(order, attrs ? { target_session_attrs: attrs } : {});
     return plain.replace('postgres://postgres@', `postgres://postgres:${PASSWORD}@`);
   };
-  const env = (databaseUrl: string, schema = SCHEMA) => ({
-    DATABASE_URL: databaseUrl,
-    SYNC_DB_SCHEMA: schema,
-    WINE_API_BASE_URL: sim.url,
-    WINE_API_EMAIL: sim.email,
-    WINE_API_PASSWORD: sim.password,
-    WINE_API_RETRY_BASE_MS: '20',
-    LOG_LEVEL: 'info',
-  });
+  const env = (databaseUrl: string, schema = SCHEMA) => jobEnv(databaseUrl, schema, sim);
   const on = async <T>(node: Node, work: (client: pg.Client) => Promise<T>): Promise<T> => {
     const client = await node.admin();
     try {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { runCli, startCli, waitFor } from '../support/harness.js';
+import { jobEnv, runCli, startCli, waitFor } from '../support/harness.js';
 import { pgbouncerAvailable, startPgBouncer, type Bouncer } from '../support/pgbouncer.js';
 import { compareWithListing } from '../support/listing-compare.js';
 import { describeWith } from '../support/programs.js';
@@ -25,7 +25,7 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
       let sim: Simulator;
       let direct: pg.Client;
       const schema = `t_bouncer_${mode}_${randomBytes(3).toString('hex')}`;
-      const env = () => bouncerEnv(bouncer, sim, schema);
+      const env = () => jobEnv(bouncer.url, schema, sim);
       /** The run lock of this schema, as pg_locks shows it: held or not. */
       const lockHeld = async () => {
         const { rows: r } = await direct.query<{ n: number }>(
@@ -146,7 +146,7 @@ describeWith("Debian's pgbouncer and PostgreSQL 15 (/usr/lib/postgresql/15/bin)"
     await server?.stop();
   });
 
-  const env = () => bouncerEnv(bouncer, sim, schema);
+  const env = () => jobEnv(bouncer.url, schema, sim);
   const onServer = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
     const client = await server.admin();
     try {
@@ -189,16 +189,3 @@ describeWith("Debian's pgbouncer and PostgreSQL 15 (/usr/lib/postgresql/15/bin)"
     }, 120_000);
   }
 });
-
-/** The job's settings through `bouncer`, into `schema`, from `sim`. */
-function bouncerEnv(bouncer: Bouncer, sim: Simulator, schema: string): Record<string, string> {
-  return {
-    DATABASE_URL: bouncer.url,
-    SYNC_DB_SCHEMA: schema,
-    WINE_API_BASE_URL: sim.url,
-    WINE_API_EMAIL: sim.email,
-    WINE_API_PASSWORD: sim.password,
-    WINE_API_RETRY_BASE_MS: '20',
-    LOG_LEVEL: 'info',
-  };
-}

@@ -45,13 +45,17 @@ export async function createTestDb(label: string): Promise<TestDb> {
 }
 
 export function syncEnv(db: TestDb, sim?: Simulator, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...jobEnv(db.url, db.schema, sim), ...extra };
+}
+
+/** The job's settings for a database URL and schema of the test's own (a pooler, a pair of servers), with `sim` as the upstream. */
+export function jobEnv(databaseUrl: string, schema: string, sim?: Simulator): Record<string, string> {
   return {
-    DATABASE_URL: db.url,
-    SYNC_DB_SCHEMA: db.schema,
+    DATABASE_URL: databaseUrl,
+    SYNC_DB_SCHEMA: schema,
     WINE_API_RETRY_BASE_MS: '20',
     LOG_LEVEL: 'info',
     ...(sim ? { WINE_API_BASE_URL: sim.url, WINE_API_EMAIL: sim.email, WINE_API_PASSWORD: sim.password } : {}),
-    ...extra,
   };
 }
 
