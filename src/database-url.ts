@@ -4,6 +4,11 @@
  * that one reads `sslmode=require` as verify-full (psql, pgjdbc and dbt encrypt without verifying)
  * and prints a deprecation warning on stderr. A shared leaf with no `pg` import: config.ts checks the
  * settings at start with the same code that each new connection uses (db/connection.ts).
+ *
+ * Several hosts (`postgres://u@h1:5432,h2:5433/db`, or `?host=h1,h2&port=5432,5433`) with
+ * `target_session_attrs` are libpq's way of following a primary through a failover without DNS:
+ * WHATWG's URL parser refuses a host list, so the authority is split here and the rest is read
+ * with `new URL`.
  */
 
 export const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
@@ -32,9 +37,26 @@ export interface LibpqEnv {
 /** Where a setting came from, as a person would change it. */
 export type Origin = 'DATABASE_URL' | 'DATABASE_URL_FILE' | 'PGSSLMODE' | 'PGSSLROOTCERT' | 'PGSSLCERT' | 'PGSSLKEY' | 'default';
 
-export interface Target {
+/**
+ * libpq's target_session_attrs. `read-write`: the session accepts writes (not a hot standby, and
+ * default_transaction_read_only off); `primary`: not in recovery; `prefer-standby`: a standby if
+ * any host is one, else any host.
+ */
+export const SESSION_ATTRS = ['any', 'read-write', 'read-only', 'primary', 'standby', 'prefer-standby'] as const;
+export type SessionAttrs = (typeof SESSION_ATTRS)[number];
+
+/** One host of the URL's host list; undefined: libpq's default (pg's: localhost, 5432). */
+export interface Endpoint {
   host: string | undefined;
   port: number | undefined;
+}
+
+export interface Target {
+  /** The hosts in the order each new connection tries them (one for most URLs). */
+  hosts: Endpoint[];
+  sessionAttrs: SessionAttrs;
+  /** connect_timeout (libpq: seconds, for each host); undefined: not set. */
+  connectTimeoutMs: number | undefined;
   user: string | undefined;
   password: string | undefined;
   database: string | undefined;
@@ -59,9 +81,10 @@ export class SettingsProblem extends Error {}
 /** The connection target of `url` with libpq's variables; throws SettingsProblem. */
 export function resolveTarget(url: string, settings: Pick<DatabaseSettings, 'urlFile' | 'libpq'>): Target {
   const urlVariable = settings.urlFile ? 'DATABASE_URL_FILE' : 'DATABASE_URL';
+  const split = splitHostList(url, urlVariable);
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(split.rest);
   } catch {
     // The text is not echoed: it may hold a password.
     throw new SettingsProblem(`${urlVariable}: is not a URL such as postgres://user@host:5432/db`);
@@ -102,15 +125,22 @@ export function resolveTarget(url: string, settings: Pick<DatabaseSettings, 'url
     throw new SettingsProblem(`${urlVariable}: a client certificate needs both sslcert and sslkey (in the URL or PGSSLCERT and PGSSLKEY)`);
   }
 
-  const portText = param('port') ?? (parsed.port || undefined);
-  const port = portText === undefined ? undefined : Number(portText);
-  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) {
-    throw new SettingsProblem(`${urlVariable}: the port must be a number from 1 to 65535`);
+  const hosts = endpoints(param('host')?.split(',') ?? split.hosts, param('port')?.split(',') ?? split.ports, urlVariable);
+  const sessionAttrs = param('target_session_attrs') ?? 'any';
+  if (!(SESSION_ATTRS as readonly string[]).includes(sessionAttrs)) {
+    throw new SettingsProblem(`target_session_attrs= in ${urlVariable}: must be one of ${SESSION_ATTRS.join(', ')} (got "${sessionAttrs}")`);
+  }
+  const timeoutText = param('connect_timeout');
+  const timeout = timeoutText === undefined ? undefined : Number(timeoutText);
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 0)) {
+    throw new SettingsProblem(`connect_timeout= in ${urlVariable}: must be a whole number of seconds (got "${timeoutText}")`);
   }
   const channelBinding = param('channel_binding');
   return {
-    host: param('host') ?? (blankToUndefined(decode(parsed.hostname).replace(/^\[(.*)\]$/, '$1'))),
-    port,
+    hosts,
+    sessionAttrs: sessionAttrs as SessionAttrs,
+    // libpq: 0 waits for ever, and less than 2 s counts as 2 s.
+    connectTimeoutMs: timeout === undefined || timeout === 0 ? undefined : Math.max(timeout, 2) * 1000,
     user: param('user') ?? blankToUndefined(decode(parsed.username)),
     password: param('password') ?? blankToUndefined(decode(parsed.password)),
     database: param('dbname') ?? blankToUndefined(decode(parsed.pathname.replace(/^\//, ''))),
@@ -123,11 +153,81 @@ export function resolveTarget(url: string, settings: Pick<DatabaseSettings, 'url
   };
 }
 
+/** The URL's password (percent-decoded), for scrubbing from messages; undefined when none or unreadable. */
+export function urlPassword(url: string): string | undefined {
+  try {
+    const parsed = new URL(splitHostList(url, 'DATABASE_URL').rest);
+    return blankToUndefined(parsed.searchParams.get('password') ?? undefined) ?? blankToUndefined(decode(parsed.password));
+  } catch {
+    return undefined;
+  }
+}
+
+/** `h1:5432,h2:5433/db` of a URL: where it points, never its user or password; undefined when unreadable. */
+export function urlWhere(url: string): string | undefined {
+  try {
+    const { rest, hosts, ports } = splitHostList(url, 'DATABASE_URL');
+    const path = new URL(rest).pathname;
+    const list = hosts.map((h, i) => endpointText({ host: blankToUndefined(h), port: undefined }) + (ports[i] ? `:${ports[i]}` : '')).join(',');
+    return `${list}${path}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** How to name a setting in a message: `sslmode= in DATABASE_URL`, `PGSSLMODE`, or both for a default. */
 export function settingName(name: string, from: Origin, urlVariable: string): string {
   if (from === 'default') return `${name} (libpq's default; set ${name}= in ${urlVariable} or PG${name.toUpperCase()})`;
   if (from === 'DATABASE_URL' || from === 'DATABASE_URL_FILE') return `${name}= in ${from}`;
   return from;
+}
+
+/**
+ * The URL with its host list replaced by one placeholder host (for `new URL`), and the list itself:
+ * `h1:5432,[::1]:5433,h3` as names and ports, in order. The user info ends at the authority's last
+ * `@`, as WHATWG's parser reads it. Bad entries are not echoed: a password with an unencoded `/`
+ * ends the authority early, and its pieces would land in the host list.
+ */
+function splitHostList(url: string, urlVariable: string): { rest: string; hosts: string[]; ports: string[] } {
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
+  if (m === null) return { rest: url, hosts: [''], ports: [''] };
+  const [, scheme, authority, tail] = m as unknown as [string, string, string, string];
+  const at = authority.lastIndexOf('@');
+  const userinfo = authority.slice(0, at + 1);
+  const hosts: string[] = [];
+  const ports: string[] = [];
+  authority.slice(at + 1).split(',').forEach((entry, i, all) => {
+    const e = /^\[([0-9a-f:.%a-z]*)\](?::(\d*))?$/i.exec(entry) ?? /^([^:[\]]*)(?::(\d*))?$/.exec(entry);
+    if (e === null) {
+      const which = all.length > 1 ? ` (entry ${i + 1} of the host list is not)` : '';
+      throw new SettingsProblem(`${urlVariable}: the host must be host, host:port or [IPv6]:port, several separated by commas such as h1:5432,h2:5433${which}`);
+    }
+    hosts.push(decode(e[1]!));
+    ports.push(e[2] ?? '');
+  });
+  return { rest: `${scheme}${userinfo}host${tail}`, hosts, ports };
+}
+
+/** Host names and ports paired as libpq pairs them: one port for every host, or one port per host. */
+function endpoints(names: string[], ports: string[], urlVariable: string): Endpoint[] {
+  if (ports.length !== 1 && ports.length !== names.length) {
+    throw new SettingsProblem(`${urlVariable}: ${names.length} hosts and ${ports.length} ports: give one port for all hosts or one per host`);
+  }
+  return names.map((name, i) => {
+    const portText = blankToUndefined(ports.length === 1 ? ports[0] : ports[i]);
+    const port = portText === undefined ? undefined : Number(portText);
+    if (port !== undefined && !(/^\d+$/.test(portText!) && port > 0 && port < 65536)) {
+      throw new SettingsProblem(`${urlVariable}: the port must be a number from 1 to 65535`);
+    }
+    return { host: blankToUndefined(name.trim()), port };
+  });
+}
+
+/** `host:port`, `[::1]:5433`, as a person reads it in a message (libpq's defaults when unset). */
+export function endpointText(endpoint: Endpoint): string {
+  const host = endpoint.host ?? 'localhost';
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return endpoint.port === undefined ? shown : `${shown}:${endpoint.port}`;
 }
 
 function decode(text: string): string {

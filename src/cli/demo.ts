@@ -224,6 +224,7 @@ function redactPassword(url: string): string {
     if (u.password) u.password = '';
     return u.toString().replace(/:@/, '@');
   } catch {
-    return url;
+    // Several hosts (h1:5432,h2:5433), which `new URL` refuses: the user info loses its password.
+    return url.replace(/^([a-z]+:\/\/[^:@/]*):[^@]*@/i, '$1@');
   }
 }

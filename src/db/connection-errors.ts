@@ -5,12 +5,14 @@
  */
 import { ConfigError, SyncError } from '../errors.js';
 import type pg from 'pg';
-import { settingName, type Target } from '../database-url.js';
+import { endpointText, settingName, type Endpoint, type Target } from '../database-url.js';
 import { EXPIRED_CERT as EXPIRED, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../tls-codes.js';
 
 /** One connection's plan (connection.ts): the pg config, or why there is none; its errors are explained against it. */
 export interface Attempt {
   target: Target | undefined;
+  /** The host this connection goes to (the first of the URL's until a search chose another). */
+  endpoint: Endpoint | undefined;
   /** TLS was asked for on this connection. */
   tls: boolean;
   config: pg.ClientConfig;
@@ -38,10 +40,10 @@ export class PreferWithoutTls extends ConfigError {
 
 /** The error to report for a connection that `attempt` planned and pg could not open. */
 export function explainConnectFailure(error: Error, attempt: Attempt): Error {
-  const target = attempt.target;
-  if (error instanceof SyncError || target === undefined) return error;
+  const { target, endpoint } = attempt;
+  if (error instanceof SyncError || target === undefined || endpoint === undefined) return error;
   const code = (error as { code?: unknown }).code;
-  const where = `cannot connect to the database at ${target.urlVariable} (host ${hostOf(target)}, sslmode=${target.ssl.mode}, from ${origin(target)})`;
+  const where = `cannot connect to the database at ${target.urlVariable} (host ${endpointText(endpoint)}, sslmode=${target.ssl.mode}, from ${origin(target)})`;
   const mode = target.ssl.mode;
   const prefer = mode === 'prefer' && attempt.tls;
   const modeSetting = `sslmode= in ${target.urlVariable} or PGSSLMODE`;
@@ -58,7 +60,7 @@ export function explainConnectFailure(error: Error, attempt: Attempt): Error {
   } else if (attempt.tls && code === WRONG_HOST) {
     const names = (error as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
     const presented = typeof names === 'string' ? `it names ${names}` : error.message;
-    sentence = `${where}: the server's certificate is not issued for ${target.host ?? 'localhost'} (${presented}); use a host name the certificate names in ${target.urlVariable}, or set ${modeSetting} to verify-ca to check the CA but not the name`;
+    sentence = `${where}: the server's certificate is not issued for ${endpoint.host ?? 'localhost'} (${presented}); use a host name the certificate names in ${target.urlVariable}, or set ${modeSetting} to verify-ca to check the CA but not the name`;
   } else if (attempt.tls && typeof code === 'string' && EXPIRED.has(code)) {
     sentence = `${where}: the server's certificate is outside its validity period (${code}); it must be renewed at the server (or this machine's clock is wrong)`;
   } else if (attempt.tls && typeof code === 'string' && /^(ERR_SSL_|ERR_TLS_|CERT_|ERR_OSSL_)/.test(code)) {
@@ -82,11 +84,47 @@ function noTlsAtServer(error: Error): boolean {
   return error.message === 'The server does not support SSL connections';
 }
 
-function hostOf(target: Target): string {
-  const host = target.host ?? 'localhost';
-  return target.port === undefined ? host : `${host.includes(':') ? `[${host}]` : host}:${target.port}`;
-}
-
 function origin(target: Target): string {
   return target.ssl.modeFrom === 'default' ? "libpq's default" : target.ssl.modeFrom;
+}
+
+/** One host passed over by a connection of several hosts, and why. */
+export interface PassedOver {
+  endpoint: Endpoint;
+  /** A phrase after the host: "refused the connection …", "is a standby …". */
+  reason: string;
+  /** The failure's SQLSTATE or system error code, when the host could not be connected to. */
+  code: string | undefined;
+  configError: boolean;
+}
+
+/** A host that could not be connected to, as one entry of the list. */
+export function failure(endpoint: Endpoint, error: Error): PassedOver {
+  const code = (error as { code?: unknown }).code;
+  const known = typeof code === 'string' && !(error instanceof ConfigError) ? code : undefined;
+  const reason = known === 'ECONNREFUSED' ? 'refused the connection (nothing listens there)' : `failed: ${error.message}${known ? ` (${known})` : ''}`;
+  return { endpoint, reason, code: known, configError: error instanceof ConfigError };
+}
+
+/** SQLSTATE sqlclient_unable_to_establish_sqlconnection: what libpq-based drivers report when no host would do. */
+const UNABLE_TO_CONNECT = '08001';
+
+/**
+ * No host of a several-host DATABASE_URL (or the one host, under target_session_attrs) would do.
+ * The message names every host tried and why it was passed over; never the password, which no
+ * part of it holds. Its `code` is the one failure code every host shared (a password refused
+ * everywhere stays 28P01), else 08001: a connection that may succeed later, as during a failover.
+ */
+export class NoHostAccepted extends Error {
+  readonly code: string;
+  constructor(
+    target: Target,
+    readonly passedOver: PassedOver[],
+  ) {
+    const wanted = target.sessionAttrs === 'any' ? 'accepted a connection' : `suits target_session_attrs=${target.sessionAttrs}`;
+    const tried = passedOver.map((p) => `${endpointText(p.endpoint)} ${p.reason}`).join('; ');
+    super(`cannot connect to the database at ${target.urlVariable}: no host ${wanted} (${tried})`);
+    const codes = new Set(passedOver.map((p) => p.code));
+    this.code = codes.size === 1 ? ([...codes][0] ?? UNABLE_TO_CONNECT) : UNABLE_TO_CONNECT;
+  }
 }

@@ -4,18 +4,24 @@
  * a sidecar (a Vault agent, a refreshed RDS IAM token) is used without a restart; pooled
  * connections that are already open keep going with what they logged in with. TLS follows
  * libpq's sslmode (database-url.ts), and a refused connection is told in a sentence that names
- * the host, the sslmode in force and the setting to change (connection-errors.ts).
+ * the host, the sslmode in force and the setting to change (connection-errors.ts). A URL of
+ * several hosts, or with target_session_attrs, has each new connection choose its host first
+ * (host-search.ts); the TLS settings apply to every host, each verified under its own name.
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { ConfigError } from '../errors.js';
-import { explainConnectFailure, PreferWithoutTls, type Attempt } from './connection-errors.js';
-import { resolveTarget, SettingsProblem, type DatabaseSettings, type Target } from '../database-url.js';
+import { explainConnectFailure, failure, NoHostAccepted, PreferWithoutTls, type Attempt, type PassedOver } from './connection-errors.js';
+import { checkRole, needsSearch, searchHosts } from './host-search.js';
+import { resolveTarget, SettingsProblem, type DatabaseSettings, type Endpoint, type Target } from '../database-url.js';
 
 export type { DatabaseSettings } from '../database-url.js';
 
 type PgClientClass = new (config: pg.ClientConfig) => pg.Client;
+
+/** How long each host of a several-host URL is given to answer when connect_timeout does not say. */
+const HOST_TIMEOUT_MS = 10_000;
 
 export class Connector {
   /** Under sslmode=prefer, the server refused TLS: later connections go without it, as libpq's retry does. */
@@ -27,12 +33,14 @@ export class Connector {
     const connector = this;
     this.Client = class SyncClient extends pg.Client {
       readonly #attempt: Attempt;
+      readonly #poolConfig: pg.ClientConfig;
 
       constructor(poolConfig: pg.ClientConfig) {
         // pg.Pool calls this where a throw would escape its callbacks: a failure waits for connect().
         const attempt = connector.plan();
         super({ ...poolConfig, ...attempt.config });
         this.#attempt = attempt;
+        this.#poolConfig = poolConfig;
       }
 
       override connect(): Promise<pg.Client>;
@@ -46,7 +54,47 @@ export class Connector {
           process.nextTick(callback, attempt.failure);
           return;
         }
-        super.connect((err: Error | null) => callback((err ? explainConnectFailure(err, attempt) : err) as Error));
+        if (!needsSearch(attempt.target!)) {
+          super.connect((err: Error | null) => callback((err ? explainConnectFailure(err, attempt) : err) as Error));
+          return;
+        }
+        this.#connectSearching(attempt).then(() => callback(null as unknown as Error), callback);
+      }
+
+      /** The first host that suits target_session_attrs, found with connections of their own, then this one to it. */
+      async #connectSearching(attempt: Attempt): Promise<void> {
+        const target = attempt.target!;
+        const explain = (error: Error, endpoint: Endpoint) => explainConnectFailure(error, { ...attempt, endpoint });
+        let endpoint = target.hosts[0]!;
+        let passedOver: PassedOver[] = [];
+        // With one host there is nothing to choose: this client checks it itself.
+        if (target.hosts.length > 1) {
+          ({ endpoint, passedOver } = await searchHosts(target, (e, wanted) => connector.probe(this.#poolConfig, attempt, e, wanted), explain));
+        }
+        this.host = endpoint.host ?? pg.defaults.host!;
+        this.port = endpoint.port ?? pg.defaults.port!;
+        const wanted = target.sessionAttrs === 'prefer-standby' ? 'any' : target.sessionAttrs;
+        let reason: string | undefined;
+        // Connected but not yet handed to the pool, this client has no 'error' listener of the pool's:
+        // a server that dies during the role check must reject the check, not crash the process.
+        const quiet = () => undefined;
+        this.on('error', quiet);
+        try {
+          await new Promise<void>((resolve, reject) => super.connect((err: Error | null) => (err ? reject(err) : resolve())));
+          // The roles may have changed since the search looked (a promotion in between).
+          reason = await checkRole(this, wanted);
+        } catch (error) {
+          const explained = explain(error as Error, endpoint);
+          if (explained instanceof PreferWithoutTls || target.hosts.length === 1) throw explained;
+          await this.end().catch(() => undefined);
+          throw new NoHostAccepted(target, [...passedOver, failure(endpoint, explained)]);
+        } finally {
+          this.off('error', quiet);
+        }
+        if (reason !== undefined) {
+          await this.end().catch(() => undefined);
+          throw new NoHostAccepted(target, [...passedOver, { endpoint, reason, code: undefined, configError: false }]);
+        }
       }
     };
   }
@@ -66,15 +114,45 @@ export class Connector {
     }
   }
 
+  /**
+   * Whether `endpoint` suits `wanted`: the reason it is passed over, or undefined; a connection of
+   * its own, closed again. Throws pg's error when it cannot connect.
+   */
+  async probe(poolConfig: pg.ClientConfig, attempt: Attempt, endpoint: Endpoint, wanted: Parameters<typeof checkRole>[1]): Promise<string | undefined> {
+    const timeoutMs = attempt.target!.connectTimeoutMs ?? HOST_TIMEOUT_MS;
+    const client = new pg.Client({
+      ...poolConfig,
+      ...attempt.config,
+      host: endpoint.host,
+      port: endpoint.port,
+      connectionTimeoutMillis: timeoutMs,
+    });
+    // Set before pg's own timer of the same length, so it has fired when pg reports the timeout.
+    let timedOut = false;
+    const timer = setTimeout(() => (timedOut = true), timeoutMs);
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return await checkRole(client, wanted);
+    } catch (error) {
+      if (timedOut) return `did not answer within ${timeoutMs / 1000} s (connect_timeout)`;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      await client.end().catch(() => undefined);
+    }
+  }
+
   /** This connection's pg settings, read afresh; never throws (see the constructor above). */
   plan(): Attempt {
     let target: Target | undefined;
     try {
       target = resolveTarget(this.currentUrl(), this.settings);
       const ssl = this.tlsOptions(target);
+      const endpoint = target.hosts[0]!;
       const config: pg.ClientConfig = {
-        host: target.host,
-        port: target.port,
+        host: endpoint.host,
+        port: endpoint.port,
         user: target.user,
         database: target.database,
         ssl,
@@ -83,11 +161,12 @@ export class Connector {
         ...(target.applicationName === undefined ? {} : { application_name: target.applicationName }),
         ...(target.options === undefined ? {} : { options: target.options }),
         ...(target.channelBinding ? { enableChannelBinding: true } : {}),
+        ...(target.connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: target.connectTimeoutMs }),
       };
-      return { target, tls: ssl !== false, config, failure: undefined };
+      return { target, endpoint, tls: ssl !== false, config, failure: undefined };
     } catch (error) {
       const failure = error instanceof ConfigError ? error : new ConfigError(error instanceof SettingsProblem ? error.message : String(error));
-      return { target, tls: false, config: { ssl: false }, failure };
+      return { target, endpoint: undefined, tls: false, config: { ssl: false }, failure };
     }
   }
 

@@ -10,6 +10,7 @@
  */
 import { hostname } from 'node:os';
 import type { Config } from '../config.js';
+import { urlWhere } from '../database-url.js';
 import type { Pool } from '../db/pool.js';
 import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
 import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type StartedRun, type Trigger } from '../load/audit.js';
@@ -182,12 +183,6 @@ function withoutCredentials(url: string): string {
 
 /** host:port/database of DATABASE_URL, never its user or password. */
 function databaseName(databaseUrl: string | undefined): string {
-  if (!databaseUrl) return 'the database';
-  try {
-    const u = new URL(databaseUrl);
-    return `${u.host || 'localhost'}${u.pathname}`;
-  } catch {
-    return 'the database';
-  }
+  return (databaseUrl && urlWhere(databaseUrl)) || 'the database';
 }
 

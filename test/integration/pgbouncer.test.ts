@@ -9,9 +9,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { runCli, startCli } from '../support/harness.js';
+import { jobEnv, runCli, startCli, waitFor } from '../support/harness.js';
 import { pgbouncerAvailable, startPgBouncer, type Bouncer } from '../support/pgbouncer.js';
+import { compareWithListing } from '../support/listing-compare.js';
 import { describeWith } from '../support/programs.js';
+import { rawListing } from '../support/raw-listing.js';
+import { hasPg15, startStockPostgres, type StockPostgres } from '../support/stock-postgres.js';
 
 const RECORDS = 300;
 
@@ -22,15 +25,7 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
       let sim: Simulator;
       let direct: pg.Client;
       const schema = `t_bouncer_${mode}_${randomBytes(3).toString('hex')}`;
-      const env = () => ({
-        DATABASE_URL: bouncer.url,
-        SYNC_DB_SCHEMA: schema,
-        WINE_API_BASE_URL: sim.url,
-        WINE_API_EMAIL: sim.email,
-        WINE_API_PASSWORD: sim.password,
-        WINE_API_RETRY_BASE_MS: '20',
-        LOG_LEVEL: 'info',
-      });
+      const env = () => jobEnv(bouncer.url, schema, sim);
       /** The run lock of this schema, as pg_locks shows it: held or not. */
       const lockHeld = async () => {
         const { rows: r } = await direct.query<{ n: number }>(
@@ -134,10 +129,63 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
   }
 });
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
+describeWith("Debian's pgbouncer and PostgreSQL 15 (/usr/lib/postgresql/15/bin)", pgbouncerAvailable() && hasPg15(), 'through PgBouncer, the server behind it restarted', () => {
+  let server: StockPostgres;
+  let bouncer: Bouncer;
+  let sim: Simulator;
+  const schema = 'bouncer_restart';
+
+  beforeAll(async () => {
+    server = await startStockPostgres();
+    [bouncer, sim] = await Promise.all([startPgBouncer(server.url('postgres'), 'transaction'), startSimulator({ records: 5_000 })]);
+  });
+
+  afterAll(async () => {
+    await sim?.close();
+    await bouncer?.stop();
+    await server?.stop();
+  });
+
+  const env = () => jobEnv(bouncer.url, schema, sim);
+  const onServer = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = await server.admin();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+
+  for (const mode of ['fast', 'immediate'] as const) {
+    it(`pg_ctl restart -m ${mode} mid-run: the daemon's attempt fails, its retry loads every row, nothing is left running`, async () => {
+      sim.mutate({ change: 50, remove: 10, add: 20 });
+      sim.setFault('slow', { delayMs: 8_000, times: 1 });
+      const daemon = startCli(['schedule', '--run-now'], { ...env(), SYNC_SCHEDULE: '0 0 1 1 *', SYNC_RUN_RETRY_DELAYS: '2s,2s' });
+      try {
+        const started = JSON.parse(await daemon.waitForLog(/sync started/)) as { runId: number };
+        // The run's lock and its load transaction are open on server connections of PgBouncer.
+        await waitFor(async () =>
+          onServer(async (c) => (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`)).rows[0].n >= 2),
+        );
+        await server.restart(mode);
+        await daemon.waitForLog(/"status":"succeeded".*"msg":"sync finished"/, 60_000);
+        await daemon.waitForLog(/next sync scheduled/);
+        daemon.kill('SIGTERM');
+        expect((await daemon.result).code).toBe(0);
+
+        const rows = await onServer(async (c) => (await c.query(`SELECT id::int, trigger, attempt, retry_of::int, status FROM "${schema}".sync_runs WHERE id >= $1 ORDER BY id`, [started.runId])).rows);
+        expect(rows.filter((r) => r.status === 'running')).toEqual([]);
+        const [first, retry, ...more] = rows;
+        expect(more).toEqual([]);
+        expect(first).toMatchObject({ id: started.runId, trigger: 'run-now', attempt: 1 });
+        // Failed (it could write its row) or abandoned (the retry found it running).
+        expect(['failed', 'abandoned']).toContain(first.status);
+        expect(retry).toMatchObject({ trigger: 'retry', attempt: 2, retry_of: started.runId, status: 'succeeded' });
+        const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
+        expect(await onServer((c) => compareWithListing(c, schema, listing))).toMatchObject({ live: sim.recordCount(), wrong: 0 });
+      } finally {
+        daemon.kill('SIGKILL');
+      }
+    }, 120_000);
   }
-}
+});

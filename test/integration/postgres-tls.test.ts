@@ -127,6 +127,17 @@ describeWith('openssl and PostgreSQL 15 (/usr/lib/postgresql/15/bin)', runs(OPEN
     succeeded(await migrate({ DATABASE_URL: tlsServer.url('postgres', { host: 'localhost', params: { sslmode: 'verify-full', sslrootcert: caFile } }) }));
   });
 
+  it('several hosts: the TLS settings apply to each, every host verified under its own name', async () => {
+    const params = { sslmode: 'verify-full', sslrootcert: caFile };
+    // The certificate names localhost only: 127.0.0.1 is passed over, localhost (the same server) taken.
+    succeeded(await migrate({ DATABASE_URL: tlsServer.url('postgres', { host: `127.0.0.1:${tlsServer.port},localhost`, params }) }));
+    const neither = await migrate({ DATABASE_URL: tlsServer.url('postgres', { host: `127.0.0.1:${tlsServer.port},127.0.0.1`, params }) });
+    expect(neither.code).toBe(2);
+    const line = `(host 127.0.0.1:${tlsServer.port}, sslmode=verify-full, from DATABASE_URL): the server's certificate is not issued for 127.0.0.1`;
+    expect(neither.stderr).toContain('cannot connect to the database at DATABASE_URL: no host accepted a connection');
+    expect(neither.stderr.split(line).length - 1).toBe(2);
+  });
+
   it('verify-full without a root certificate is a configuration error naming sslrootcert', async () => {
     const result = await migrate({ DATABASE_URL: tlsServer.url('postgres', { host: 'localhost', params: { sslmode: 'verify-full' } }) });
     expect(result.code).toBe(2);

@@ -45,16 +45,20 @@ export async function createTestDb(label: string): Promise<TestDb> {
 }
 
 export function syncEnv(db: TestDb, sim?: Simulator, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...jobEnv(db.url, db.schema, sim), ...extra };
+}
+
+/** The job's settings for a database URL and schema of the test's own (a pooler, a pair of servers), with `sim` as the upstream. */
+export function jobEnv(databaseUrl: string, schema: string, sim?: Simulator): Record<string, string> {
   return {
-    DATABASE_URL: db.url,
-    SYNC_DB_SCHEMA: db.schema,
+    DATABASE_URL: databaseUrl,
+    SYNC_DB_SCHEMA: schema,
     WINE_API_RETRY_BASE_MS: '20',
     LOG_LEVEL: 'info',
     // A test's daemon starts between two slots of the default schedule, so catch-up would add a run
     // at start that a test of something else does not expect; the catch-up tests turn it on.
     SYNC_CATCH_UP: 'false',
     ...(sim ? { WINE_API_BASE_URL: sim.url, WINE_API_EMAIL: sim.email, WINE_API_PASSWORD: sim.password } : {}),
-    ...extra,
   };
 }
 
@@ -153,6 +157,15 @@ const pools: Pool[] = [];
 /** Closes the pools opened by inProcess(); the fixture (fixture.ts) calls it at teardown. */
 export async function closeInProcessPools(): Promise<void> {
   await Promise.all(pools.splice(0).map((p) => p.end()));
+}
+
+/** Polls `check` every 50 ms until it is true; throws after `timeoutMs`. */
+export async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export async function tempDir(): Promise<string> {

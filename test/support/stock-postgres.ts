@@ -29,18 +29,24 @@ export interface StockPostgresOptions {
 
 export interface StockPostgres {
   port: number;
+  /** The data directory and the directory of its Unix socket (and log). */
+  dataDir: string;
+  socketDir: string;
   /** postgres://user[:password]@host:port/postgres with these query parameters. */
   url(user: string, options?: { password?: string; host?: string; params?: Record<string, string> }): string;
   /** A superuser connection through the Unix socket; ended by the caller. */
   admin(): Promise<pg.Client>;
   /** The server's log so far. */
   log(): Promise<string>;
+  /** `pg_ctl restart -m <mode>`: `fast` ends every session (admin_shutdown), `immediate` kills them. */
+  restart(mode: 'fast' | 'immediate'): Promise<void>;
   stop(): Promise<void>;
 }
 
 const asRoot = userInfo().uid === 0;
 
-function asPostgres(command: string, args: string[]): Promise<unknown> {
+/** Runs a server program as the `postgres` user when this process is root (initdb and postgres refuse root). */
+export function asPostgres(command: string, args: string[]): Promise<unknown> {
   return asRoot ? run('runuser', ['-u', 'postgres', '--', command, ...args]) : run(command, args);
 }
 
@@ -77,6 +83,8 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
   }
   return {
     port,
+    dataDir: data,
+    socketDir: dir,
     url: (user, { password, host = '127.0.0.1', params = {} } = {}) => {
       const query = new URLSearchParams(params).toString();
       const auth = password === undefined ? encodeURIComponent(user) : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
@@ -88,6 +96,9 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
       return client;
     },
     log: () => readFile(logFile, 'utf8').catch(() => ''),
+    restart: async (mode) => {
+      await asPostgres(join(PG15_BIN, 'pg_ctl'), ['-D', data, '-l', logFile, '-m', mode, '-w', '-t', '60', 'restart']);
+    },
     stop: async () => {
       await asPostgres(join(PG15_BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });

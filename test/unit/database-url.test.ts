@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { Connector } from '../../src/db/connection.js';
-import { resolveTarget, SettingsProblem } from '../../src/database-url.js';
+import { resolveTarget, SettingsProblem, urlPassword, urlWhere } from '../../src/database-url.js';
 import { ConfigError } from '../../src/errors.js';
+import { mismatch } from '../../src/db/host-search.js';
 
 const SECRET = 'p@ss:w/rd?#%';
 const URL_WITH_SECRET = `postgres://sync:${encodeURIComponent(SECRET)}@db.example.com:6543/wine`;
@@ -27,9 +28,9 @@ function problem(url: string, libpq = {}): string {
 
 describe('DATABASE_URL as libpq reads it', () => {
   it('takes user, password (percent-decoded), host, port and database from the URL; query parameters win', () => {
-    expect(resolveTarget(URL_WITH_SECRET, {})).toMatchObject({ host: 'db.example.com', port: 6543, user: 'sync', password: SECRET, database: 'wine' });
-    expect(resolveTarget('postgresql://[::1]:5433/wine', {})).toMatchObject({ host: '::1', port: 5433, user: undefined, password: undefined });
-    expect(resolveTarget('postgres:///wine?host=/var/run/postgresql&user=sync&dbname=other', {})).toMatchObject({ host: '/var/run/postgresql', user: 'sync', database: 'other' });
+    expect(resolveTarget(URL_WITH_SECRET, {})).toMatchObject({ hosts: [{ host: 'db.example.com', port: 6543 }], user: 'sync', password: SECRET, database: 'wine', sessionAttrs: 'any' });
+    expect(resolveTarget('postgresql://[::1]:5433/wine', {})).toMatchObject({ hosts: [{ host: '::1', port: 5433 }], user: undefined, password: undefined });
+    expect(resolveTarget('postgres:///wine?host=/var/run/postgresql&user=sync&dbname=other', {})).toMatchObject({ hosts: [{ host: '/var/run/postgresql', port: undefined }], user: 'sync', database: 'other' });
   });
 
   it('sslmode defaults to prefer; PGSSL* apply where the URL is silent and the URL wins where it speaks', () => {
@@ -50,7 +51,7 @@ describe('DATABASE_URL as libpq reads it', () => {
     expect(problem('postgres://h/db', { sslmode: 'allow' })).toBe('PGSSLMODE: must be one of disable, prefer, require, verify-ca, verify-full (allow is not supported: use prefer, which tries TLS first) (got "allow")');
     expect(problem('postgres://h/db?sslmode=verify-ca')).toContain('sslmode= in DATABASE_URL: sslmode=verify-ca verifies the server\'s certificate against a CA: give the CA certificate with sslrootcert=/path/ca.pem in DATABASE_URL or PGSSLROOTCERT');
     expect(problem('postgres://h/db?sslcert=/c.pem')).toBe('DATABASE_URL: a client certificate needs both sslcert and sslkey (in the URL or PGSSLCERT and PGSSLKEY)');
-    expect(problem('postgres://h:99999/db')).toBe('DATABASE_URL: is not a URL such as postgres://user@host:5432/db');
+    expect(problem('postgres://h:99999/db')).toBe('DATABASE_URL: the port must be a number from 1 to 65535');
     expect(problem('postgres://h/db?port=0')).toBe('DATABASE_URL: the port must be a number from 1 to 65535');
     expect(problem('mysql://h/db')).toBe('DATABASE_URL: must start with postgres:// or postgresql://');
   });
@@ -60,6 +61,110 @@ describe('DATABASE_URL as libpq reads it', () => {
       expect(problem(url)).not.toContain('p@ss');
       expect(problem(url)).not.toContain(encodeURIComponent(SECRET));
     }
+  });
+});
+
+describe("DATABASE_URL with several hosts, as libpq reads it", () => {
+  const hosts = (url: string) => resolveTarget(url, {}).hosts;
+
+  it('takes every host in order, each with its port or the default, IPv6 in brackets', () => {
+    expect(hosts('postgres://u@h1:5432,h2:5433/db')).toEqual([{ host: 'h1', port: 5432 }, { host: 'h2', port: 5433 }]);
+    expect(hosts('postgres://u@h1,h2/db')).toEqual([{ host: 'h1', port: undefined }, { host: 'h2', port: undefined }]);
+    expect(hosts('postgresql://[::1]:5433,[fe80::1],10.0.0.2:6432/db')).toEqual([
+      { host: '::1', port: 5433 },
+      { host: 'fe80::1', port: undefined },
+      { host: '10.0.0.2', port: 6432 },
+    ]);
+    expect(resolveTarget(`postgres://sync:${encodeURIComponent(SECRET)}@a:1,b:2/wine`, {})).toMatchObject({ user: 'sync', password: SECRET, database: 'wine' });
+  });
+
+  it('host= and port= in the query: lists that replace the URL\'s, one port for all hosts or one each', () => {
+    expect(hosts('postgres:///db?host=a,b&port=5432,5433')).toEqual([{ host: 'a', port: 5432 }, { host: 'b', port: 5433 }]);
+    expect(hosts('postgres://x/db?host=a,b&port=6000')).toEqual([{ host: 'a', port: 6000 }, { host: 'b', port: 6000 }]);
+    expect(problem('postgres:///db?host=a,b,c&port=1,2')).toBe('DATABASE_URL: 3 hosts and 2 ports: give one port for all hosts or one per host');
+  });
+
+  it('target_session_attrs: libpq\'s six values, any by default; connect_timeout in seconds, at least 2', () => {
+    expect(resolveTarget('postgres://a,b/db', {}).sessionAttrs).toBe('any');
+    for (const attrs of ['any', 'read-write', 'read-only', 'primary', 'standby', 'prefer-standby']) {
+      expect(resolveTarget(`postgres://a,b/db?target_session_attrs=${attrs}`, {}).sessionAttrs).toBe(attrs);
+    }
+    expect(problem('postgres://a,b/db?target_session_attrs=master')).toBe(
+      'target_session_attrs= in DATABASE_URL: must be one of any, read-write, read-only, primary, standby, prefer-standby (got "master")',
+    );
+    expect(resolveTarget('postgres://a/db?connect_timeout=1', {}).connectTimeoutMs).toBe(2000);
+    expect(resolveTarget('postgres://a/db?connect_timeout=0', {}).connectTimeoutMs).toBeUndefined();
+    expect(problem('postgres://a/db?connect_timeout=soon')).toBe('connect_timeout= in DATABASE_URL: must be a whole number of seconds (got "soon")');
+  });
+
+  it('refuses a bad host list, naming DATABASE_URL (or DATABASE_URL_FILE) and never the password', () => {
+    const secret = `sync:${encodeURIComponent(SECRET)}`;
+    const bad = [
+      `postgres://${secret}@h1:5432,h2:port/db`,
+      `postgres://${secret}@h1:5432,[::1/db`,
+      `postgres://${secret}@h1:5432,h2:0/db`,
+      `postgres://${secret}@h1:5432,h2:5432:1/db`,
+      // An unencoded / in the password ends the authority early: its pieces are not echoed.
+      'postgres://sync:pa/ss@h1,h2/db',
+    ];
+    const messages = bad.map((url) => problem(url));
+    const hostList = 'DATABASE_URL: the host must be host, host:port or [IPv6]:port, several separated by commas such as h1:5432,h2:5433';
+    expect(messages).toEqual([
+      `${hostList} (entry 2 of the host list is not)`,
+      `${hostList} (entry 2 of the host list is not)`,
+      'DATABASE_URL: the port must be a number from 1 to 65535',
+      `${hostList} (entry 2 of the host list is not)`,
+      hostList,
+    ]);
+    for (const m of messages) {
+      expect(m).not.toContain('p@ss');
+      expect(m).not.toContain(encodeURIComponent(SECRET));
+      expect(m).not.toMatch(/sync|pa\/ss/);
+    }
+    expect(() => resolveTarget('postgres://a,b:x/db', { urlFile: '/run/secrets/url' })).toThrow(/^DATABASE_URL_FILE: /);
+  });
+
+  it('loadConfig accepts it and refuses a bad one as a configuration error naming DATABASE_URL', () => {
+    const needs = { api: false, database: true };
+    expect(loadConfig({ DATABASE_URL: 'postgres://u:dbsecret@h1:5432,h2:5433/db?target_session_attrs=read-write' }, needs).database?.url).toContain('h1:5432,h2:5433');
+    let error: unknown;
+    try {
+      loadConfig({ DATABASE_URL: 'postgres://u:dbsecret@h1:5432,h2:5433/db?target_session_attrs=writable' }, needs);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).exitCode).toBe(2);
+    expect((error as Error).message).toContain('target_session_attrs= in DATABASE_URL: must be one of');
+    expect((error as Error).message).not.toContain('dbsecret');
+  });
+
+  it('the password and the place of a several-host URL, for scrubbing and for messages', () => {
+    expect(urlPassword(`postgres://sync:${encodeURIComponent(SECRET)}@h1:5432,h2:5433/db`)).toBe(SECRET);
+    expect(urlPassword('postgres://h1,h2/db?password=qs')).toBe('qs');
+    expect(urlWhere(`postgres://sync:${encodeURIComponent(SECRET)}@h1:5432,[::1]:5433/db`)).toBe('h1:5432,[::1]:5433/db');
+  });
+});
+
+describe("target_session_attrs: which host suits, with libpq's meanings", () => {
+  const primary = { recovery: false, read_only: false };
+  const readOnlyPrimary = { recovery: false, read_only: true };
+  const standby = { recovery: true, read_only: true };
+
+  it('read-write needs a primary whose sessions write by default; primary only a primary; standby and read-only the opposites', () => {
+    const table = (['any', 'read-write', 'read-only', 'primary', 'standby'] as const).map((wanted) => [
+      wanted,
+      mismatch(primary, wanted) ?? 'takes',
+      mismatch(readOnlyPrimary, wanted) ?? 'takes',
+      mismatch(standby, wanted) ?? 'takes',
+    ]);
+    expect(table).toEqual([
+      ['any', 'takes', 'takes', 'takes'],
+      ['read-write', 'takes', 'is read-only (default_transaction_read_only is on)', 'is a standby (in recovery, read-only)'],
+      ['read-only', 'accepts writes', 'takes', 'takes'],
+      ['primary', 'takes', 'takes', 'is a standby (in recovery)'],
+      ['standby', 'is a primary (not in recovery)', 'is a primary (not in recovery)', 'takes'],
+    ]);
   });
 });
 
