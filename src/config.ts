@@ -80,6 +80,8 @@ export interface UiSettings {
   token: string | undefined;
   /** SYNC_STALE_AFTER in ms when set; else the daemon judges by its schedule and `serve` by DEFAULT_STALE_AFTER_MS. */
   staleAfterMs: number | undefined;
+  /** SYNC_UI_ALLOWED_HOSTS: `Host` names (`name` or `name:port`, lower case) the page answers to besides its own, behind a reverse proxy. */
+  allowedHosts: string[];
 }
 
 /** Without a schedule to judge by: a daily run plus two hours for it to finish. */
@@ -168,6 +170,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   if (uiToken !== undefined && uiToken.length < 16) problems.push('SYNC_UI_TOKEN: must be at least 16 characters (e.g. openssl rand -hex 24)');
   const staleAfter = blankToUndefined(env.SYNC_STALE_AFTER);
   const staleAfterMs = staleAfter === undefined ? undefined : duration(staleAfter, 'SYNC_STALE_AFTER', problems);
+  const allowedHosts = hostList(env, 'SYNC_UI_ALLOWED_HOSTS', problems);
   const notifyOn = value('SYNC_NOTIFY_ON', z.enum(['failure', 'all'], { message: 'must be failure or all' }), 'failure');
 
   const databaseUrl = secret(env, 'DATABASE_URL', problems);
@@ -237,7 +240,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost },
     pushgatewayUrl,
     notify: notifyUrl === undefined ? undefined : { url: notifyUrl, on: notifyOn },
-    ui: { token: uiToken, staleAfterMs },
+    ui: { token: uiToken, staleAfterMs, allowedHosts },
   };
 }
 
@@ -300,6 +303,23 @@ function outboundUrl(raw: string | undefined, name: string, problems: string[]):
     return undefined;
   }
   return raw;
+}
+
+/** A comma-separated list of host names, each `name` or `name:port` (IPv6 in brackets), as a `Host` header names them. */
+function hostList(env: Env, name: string, problems: string[]): string[] {
+  const entries = (blankToUndefined(env[name]) ?? '').split(',').map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  for (const entry of entries) {
+    let url: URL | undefined;
+    try {
+      url = new URL(`http://${entry}`);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.host !== entry && `${url.host}:80` !== entry) || entry.includes('*')) {
+      problems.push(`${name}: "${entry}" is not a host name or name:port as a Host header names it (e.g. status.example.com, status.example.com:8443)`);
+    }
+  }
+  return entries;
 }
 
 /** SYNC_BI_SCHEMA, by default `<SYNC_DB_SCHEMA>_bi`; never the data schema itself. */

@@ -37,6 +37,7 @@ export const SCHEDULE = defineCommand({
       'SYNC_METRICS_PORT',
       'SYNC_METRICS_HOST',
       'SYNC_UI_TOKEN',
+      'SYNC_UI_ALLOWED_HOSTS',
       'SYNC_STALE_AFTER',
       ...SETTINGS.API_SETTINGS,
       ...SETTINGS.LOAD_SETTINGS,
@@ -202,7 +203,7 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health,
       metrics: reporter.metrics!, // the daemon's reporter always has them
       health: () => assessHealth(health, Date.now(), false),
       page: pageOn
-        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: daemonStaleRule(config), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
+        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, boundHost: host, allowedHosts: config.ui.allowedHosts, staleRule: daemonStaleRule(config), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
         : undefined,
       onError: (err) => log.warn({ err }, 'cannot collect the metrics'),
     });
