@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
@@ -49,12 +49,14 @@ export interface Config {
   /** The rejects (sync_rejects) of this many newest runs are kept; older ones are pruned after each run. */
   rejectsKeep: number;
   logLevel: string;
+  /** SYNC_HEALTH_FILE; when it is not set, the default heartbeat in the first of healthPrivateDirs (for messages). */
   healthFile: string;
   /**
-   * The default health file's own directory, `$TMPDIR/wine-recon-sync-<uid>`: made 0700, and not
-   * used when it is not this user's and private. Undefined when SYNC_HEALTH_FILE is set.
+   * The default health file's own directories, in order: `$TMPDIR/wine-recon-sync-<uid>`, then
+   * `$XDG_CACHE_HOME/wine-recon-sync` (`~/.cache`), for when another user made the first one
+   * (observe/health.ts, heartbeatFile). Empty when SYNC_HEALTH_FILE is set.
    */
-  healthPrivateDir: string | undefined;
+  healthPrivateDirs: string[];
   /** First retry delay; later ones double (tests shorten it). */
   retryBaseMs: number;
   /** The views made for BI drivers: their schema and the fractional digits of their decimals. */
@@ -150,8 +152,10 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const timeoutMs = value('WINE_API_TIMEOUT_MS', count(1), '120000');
   const retries = value('WINE_API_RETRIES', count(1), '5');
   // Not a fixed name in the shared $TMPDIR: another user could make it first, or forge a heartbeat there.
-  const healthPrivateDir = setting(env, 'SYNC_HEALTH_FILE') ? undefined : join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
-  const healthFile = healthPrivateDir === undefined ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused') : join(healthPrivateDir, 'health');
+  const healthPrivateDirs = setting(env, 'SYNC_HEALTH_FILE')
+    ? []
+    : [join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`), join(blankToUndefined(env.XDG_CACHE_HOME) ?? join(blankToUndefined(env.HOME) ?? homedir(), '.cache'), 'wine-recon-sync')];
+  const healthFile = healthPrivateDirs.length === 0 ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused') : join(healthPrivateDirs[0]!, 'health');
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
   // 8x the largest listing measured (1M records, 256 MB): room to grow, but not a disk's worth of endless body.
@@ -231,7 +235,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     rejectsKeep,
     logLevel,
     healthFile,
-    healthPrivateDir,
+    healthPrivateDirs,
     retryBaseMs,
     bi,
     lockTimeoutMs,

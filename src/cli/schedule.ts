@@ -10,7 +10,7 @@ import { forceExitLater, newApi, openContext, type Context, type Io } from './co
 import { DEFAULT_STALE_AFTER_MS } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { LockHeldError, SchemaTooNewError, SyncError, describeError } from '../errors.js';
-import { assessHealth, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
+import { assessHealth, heartbeatFile, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
 import { staleRuleFromSchedule, type StaleRule } from '../observe/page/freshness.js';
 import { pageHandler, type DaemonView } from '../observe/page/routes.js';
@@ -64,7 +64,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     // `healthcheck` then says why the daemon is not running, rather than only that its process is gone.
     if (error instanceof SchemaTooNewError) {
       const refused: Health = { pid: process.pid, state: 'refused', refused: error.message, heartbeatAt: new Date().toISOString(), nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
-      await writeHealth(config.healthFile, refused, config.healthPrivateDir).catch((err) => log.warn({ err }, 'cannot write the health file'));
+      await writeHealth(config.healthFile, refused, config.healthPrivateDirs).catch((err) => log.warn({ err }, 'cannot write the health file'));
     }
     throw error;
   }
@@ -92,7 +92,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const beat = (): Promise<void> =>
     (writing = writing.then(async () => {
       health.heartbeatAt = new Date().toISOString();
-      await writeHealth(config.healthFile, health, config.healthPrivateDir).catch((err) => log.warn({ err }, 'cannot write the health file'));
+      await writeHealth(config.healthFile, health, config.healthPrivateDirs).catch((err) => log.warn({ err }, 'cannot write the health file'));
     }));
 
   const tick = (trigger: 'schedule' | 'manual'): Promise<void> | undefined => {
@@ -155,7 +155,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   }
   await writing;
   await server?.close();
-  await rm(config.healthFile, { force: true });
+  await rm(config.healthPrivateDirs.length === 0 ? config.healthFile : await heartbeatFile(config.healthPrivateDirs, false), { force: true });
   await ctx.close();
   log.info('daemon stopped');
   return 0;
@@ -165,8 +165,8 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
 export async function healthcheckCommand(args: string[], io: Io): Promise<number> {
   parseCommand(HEALTHCHECK, args);
   const { loadConfig } = await import('../config.js');
-  const { healthFile } = loadConfig(io.env, { api: false, database: false });
-  const read = await readHealth(healthFile);
+  const { healthFile, healthPrivateDirs } = loadConfig(io.env, { api: false, database: false });
+  const read = await readHealth(healthPrivateDirs.length === 0 ? healthFile : await heartbeatFile(healthPrivateDirs, false));
   if (!read.ok) {
     io.stderr.write(`unhealthy: ${stripControls(read.problem)}\n`);
     return 1;
