@@ -146,25 +146,16 @@ export function redactUrl(text: string): string {
 
 /**
  * The proxy passwords (decoded and as written), and the base64 of `user:password` that a
- * Proxy-Authorization header carries, for the logger's secret registry.
+ * Proxy-Authorization header carries, for the logger's secret registry. Not the user names: a name
+ * is no secret, and censoring it would mangle every message that mentions it.
  */
 export function proxySecrets(config: ProxyConfig): string[] {
   const out: string[] = [];
   for (const setting of [config.http, config.https]) {
     if (!setting) continue;
     const url = new URL(setting.url);
-    if (url.username !== '' || url.password !== '') {
-      out.push(Buffer.from(`${safeDecode(url.username)}:${safeDecode(url.password)}`).toString('base64'));
-    }
-    for (const part of [url.password, url.username]) {
-      if (part === '') continue;
-      out.push(part);
-      try {
-        out.push(decodeURIComponent(part));
-      } catch {
-        // the raw form is registered already
-      }
-    }
+    if (url.password === '') continue;
+    out.push(Buffer.from(`${safeDecode(url.username)}:${safeDecode(url.password)}`).toString('base64'), url.password, safeDecode(url.password));
   }
   return out;
 }

@@ -15,7 +15,8 @@ import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
 import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type Trigger } from '../load/audit.js';
 import type { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type RunNotice, type Where } from './notify.js';
-import type { Logger, SecretRegistry } from '../log.js';
+import type { Logger } from '../log.js';
+import { urlSecrets, webhookSecrets, type SecretRegistry } from '../secret-registry.js';
 import type { SyncOutcome } from '../run/sync.js';
 
 export const PUSH_JOB = 'wine_recon_sync';
@@ -49,12 +50,9 @@ export class RunReporter {
     const { config, secrets } = ctx;
     if (config.notify) {
       // A webhook URL is a credential: its path and query are what authorizes the POST.
-      const url = new URL(config.notify.url);
-      secrets.add(config.notify.url);
-      secrets.add(url.pathname + url.search);
-      secrets.add(decodeURIComponent(url.password));
+      for (const value of webhookSecrets(config.notify.url)) secrets.add(value);
     }
-    if (config.pushgatewayUrl) secrets.add(decodeURIComponent(new URL(config.pushgatewayUrl).password));
+    for (const value of urlSecrets(config.pushgatewayUrl)) secrets.add(value);
     this.where = { host: hostname(), database: databaseName(config.databaseUrl), schema: config.schema };
   }
 

@@ -46,10 +46,11 @@ describe('proxy variables, read as curl reads them', () => {
     }
   });
 
-  it('lists the proxy credentials, decoded and as written, for the secret registry', () => {
+  it('lists the proxy password, decoded and as written, for the secret registry, and never the user name', () => {
     // The base64 of `alice:p@ss-word` is what a Proxy-Authorization header carries.
     const basic = Buffer.from('alice:p@ss-word').toString('base64');
-    expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice:p%40ss-word@proxy:3128' }).config)).toEqual([basic, 'p%40ss-word', 'p@ss-word', 'alice', 'alice']);
+    expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice:p%40ss-word@proxy:3128' }).config)).toEqual([basic, 'p%40ss-word', 'p@ss-word']);
+    expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice@proxy:3128' }).config)).toEqual([]);
     expect(proxySecrets(read({}).config)).toEqual([]);
   });
 

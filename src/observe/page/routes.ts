@@ -8,7 +8,7 @@ import type { Pool } from '../../db/pool.js';
 import type { Logger, SecretRegistry } from '../../log.js';
 import { fieldsBody } from './fields-page.js';
 import { judgeFreshness, type StaleRule } from './freshness.js';
-import { escapeHtml, query } from './html.js';
+import { query } from './html.js';
 import { FAVICON, layout, STYLESHEET } from './layout.js';
 import { overviewBody, PLOT_CHOICES, RUNS_PER_PAGE } from './overview.js';
 import { PageQueries, STATUSES, TRIGGERS, type RunFilter } from './queries.js';
@@ -55,7 +55,7 @@ export function pageHandler(options: PageOptions): PageHandler {
   const csrf = options.daemon && options.token !== undefined ? new CsrfTokens(options.token) : undefined;
 
   const send = (res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}) => {
-    res.writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra }).end(options.secrets ? options.secrets.scrub(body, escapeHtml) : body);
+    res.writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra }).end(options.secrets ? options.secrets.scrub(body) : body);
   };
   const page = (res: ServerResponse, title: string, body: Parameters<typeof layout>[0]['body'], refreshSeconds?: number) =>
     send(res, 200, 'text/html; charset=utf-8', layout({ title, body, refreshSeconds }));
