@@ -3,7 +3,8 @@
  * `sync_runs.error` (which BI users and the status page read), the webhook body and the page.
  *
  * A secret is found by what it is, in every form it can take on its way out: as it is; JSON-escaped
- * once (a log line, a JSON body) or twice (an error quoting a JSON excerpt, logged); HTML-escaped
+ * once (a log line, a JSON body), twice (an error quoting a JSON excerpt, logged) or more
+ * (JSON_LEVELS); HTML-escaped
  * (the page) or chat-escaped (`&amp;`, `&lt;`, `&gt;`: the webhook text); URL-encoded (`%20` or
  * `+` for a space); whitespace-folded (an error excerpt collapses runs of whitespace to one space);
  * and cut at the edge of an excerpt (a prefix of at least MIN_FULL_SCRUB characters right before
@@ -18,8 +19,16 @@
  */
 
 const CENSOR = '[Redacted]';
-/** Secrets at least this long are scrubbed in every form, and their prefixes of this length or more at an excerpt's edge. */
+/**
+ * Secrets at least this long (whitespace folded) are scrubbed in every form, and their prefixes of
+ * this length or more at an excerpt's edge.
+ */
 export const MIN_FULL_SCRUB = 8;
+/**
+ * JSON escapes stacked: an upstream's JSON body quoting the request (1) or quoting that again (2),
+ * the error's excerpt (3), the log line or webhook body around the error (4).
+ */
+const JSON_LEVELS = 4;
 /** What an excerpt that was cut ends with (responses.ts, summary.ts, redirects.ts). */
 const ELLIPSIS = '…';
 
@@ -54,8 +63,9 @@ export class SecretRegistry {
     const long = new Set<string>();
     const short = new Set<string>();
     for (const value of this.values) {
-      if (value.length >= MIN_FULL_SCRUB) {
-        for (const form of encodedForms(value)) if (form.length >= MIN_FULL_SCRUB) long.add(form);
+      // Measured as the excerpt shows it: runs of whitespace count as one character.
+      if (value.replace(/\s+/g, ' ').trim().length >= MIN_FULL_SCRUB) {
+        for (const form of encodedForms(value)) long.add(form);
       } else {
         short.add(value);
         short.add(jsonEscaped(value));
@@ -87,8 +97,8 @@ export function encodedForms(value: string): string[] {
       new URLSearchParams({ v: base }).toString().slice(2),
     ];
     for (const encoded of encodings) {
-      const once = jsonEscaped(encoded);
-      forms.add(encoded).add(once).add(jsonEscaped(once));
+      let form = encoded;
+      for (let level = 0; level <= JSON_LEVELS; level++, form = jsonEscaped(form)) forms.add(form);
     }
   }
   return [...forms];
