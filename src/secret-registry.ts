@@ -161,17 +161,18 @@ export function urlSecrets(url: string | undefined): string[] {
 }
 
 /**
- * A webhook URL's secrets: the whole URL, its password, and its path and query when longer than a
- * few characters (what authorizes a Slack or Teams POST), never a bare `/`.
+ * A webhook URL's secrets: its password, and its path and query when longer than a few characters
+ * (what authorizes a Slack or Teams POST), never a bare `/`. Not the scheme and host, which the log
+ * shows (`https://hooks.slack.com/…`) to say where a notification went.
  */
 export function webhookSecrets(url: string): string[] {
-  const out = [url, ...urlSecrets(url)];
+  const out = urlSecrets(url);
   try {
     const parsed = new URL(url);
     const path = parsed.pathname + parsed.search;
     if (path.length >= MIN_SECRET_PATH) out.push(path);
   } catch {
-    // config.ts accepted it as a URL; the whole of it is registered above anyway
+    // config.ts accepted it as a URL
   }
   return out;
 }

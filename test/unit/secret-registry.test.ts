@@ -65,10 +65,11 @@ describe('what is registered', () => {
     expect(urlSecrets(undefined)).toEqual([]);
   });
 
-  it('from a webhook URL: the URL, and its path only when longer than a few characters', () => {
-    expect(webhookSecrets('https://hooks.slack.com/services/T000/B000/XXXX')).toEqual(['https://hooks.slack.com/services/T000/B000/XXXX', '/services/T000/B000/XXXX']);
-    expect(webhookSecrets('https://chat.example.com/')).toEqual(['https://chat.example.com/']);
-    expect(webhookSecrets('https://bot:hunter2-long@chat.example.com/')).toEqual(['https://bot:hunter2-long@chat.example.com/', 'hunter2-long']);
+  it('from a webhook URL: its password, and its path and query only when longer than a few characters', () => {
+    expect(webhookSecrets('https://hooks.slack.com/services/T000/B000/XXXX')).toEqual(['/services/T000/B000/XXXX']);
+    expect(webhookSecrets('https://chat.example.com/?k=1')).toEqual([]);
+    expect(webhookSecrets('https://chat.example.com/hook?key=abc123')).toEqual(['/hook?key=abc123']);
+    expect(webhookSecrets('https://bot:hunter2-long@chat.example.com/')).toEqual(['hunter2-long']);
   });
 
   it('nothing empty or blank', () => {
