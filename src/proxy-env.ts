@@ -5,6 +5,7 @@
  * and the HTTP client (extract/http/), which routes each request by them.
  */
 import { BlockList, isIP } from 'node:net';
+import { decodeOrKeep, urlSecrets } from './secret-registry.js';
 
 export interface ProxySetting {
   /** The proxy URL, credentials included (never log it: see redactUrl). */
@@ -155,15 +156,7 @@ export function proxySecrets(config: ProxyConfig): string[] {
     if (!setting) continue;
     const url = new URL(setting.url);
     if (url.password === '') continue;
-    out.push(Buffer.from(`${safeDecode(url.username)}:${safeDecode(url.password)}`).toString('base64'), url.password, safeDecode(url.password));
+    out.push(Buffer.from(`${decodeOrKeep(url.username)}:${decodeOrKeep(url.password)}`).toString('base64'), ...urlSecrets(setting.url));
   }
   return out;
-}
-
-function safeDecode(part: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    return part;
-  }
 }

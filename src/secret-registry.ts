@@ -155,7 +155,7 @@ export function urlSecrets(url: string | undefined): string[] {
   for (const m of url.matchAll(/[?&]password=([^&#]*)/gi)) raw.push(m[1]!);
   const out: string[] = [];
   for (const value of raw) {
-    out.push(value, safeDecode(value.replace(/\+/g, ' ')), safeDecode(value));
+    out.push(value, decodeOrKeep(value.replace(/\+/g, ' ')), decodeOrKeep(value));
   }
   return [...new Set(out)].filter((v) => v !== '');
 }
@@ -177,7 +177,8 @@ export function webhookSecrets(url: string): string[] {
   return out;
 }
 
-function safeDecode(text: string): string {
+/** `text` percent-decoded, or as it is when it is not valid percent-encoding. */
+export function decodeOrKeep(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
