@@ -33,7 +33,7 @@ function http(url: string, options: { method?: string; headers?: Record<string, 
 }
 
 const PAGES = ['/', '/index.json', '/runs/1', '/runs/1.json', '/fields.json', '/runs/1/rejects/1/raw'];
-const FORGED = ['rebind.attacker.example', `rebind.attacker.example:PORT`, 'localhost.attacker.example:PORT', '127.0.0.1.nip.io:PORT', 'localhost:1', 'user@localhost:PORT'];
+const FORGED = ['rebind.attacker.example', `rebind.attacker.example:PORT`, 'localhost.attacker.example:PORT', '127.0.0.1.nip.io:PORT', 'localhost:1', 'localhost:80', 'user@localhost:PORT', 'localhost:PORT/x'];
 
 async function startServe(env: Record<string, string> = {}): Promise<{ serve: CliProcess; base: string; port: string }> {
   const serve = startCli(['serve', '--port', '0'], { DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: fx.db.schema, ...env });

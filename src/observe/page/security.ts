@@ -102,20 +102,16 @@ export function isLoopback(host: string): boolean {
 export function hostAllowed(req: IncomingMessage, bound: string, allowed: readonly string[]): boolean {
   const header = req.headers.host;
   if (header === undefined) return false;
-  let url: URL;
-  try {
-    url = new URL(`http://${header}`);
-  } catch {
-    return false;
-  }
-  if (url.host !== header.toLowerCase() && `${url.host}:80` !== header.toLowerCase()) return false; // userinfo, paths and the like
-  const name = url.hostname.replace(/\.$/, '');
-  const ownPort = url.port === '' || url.port === String(req.socket.localPort);
+  const [name, port] = splitHost(header);
+  // A plain name or address: no user information, path or other decoration.
+  if (!/^(?:[a-z0-9-]+\.)*[a-z0-9-]+\.?$|^\[[0-9a-f:.]+\]$/.test(name)) return false;
+  const bare = name.replace(/\.$/, '');
   const boundName = bound.toLowerCase();
-  if ((isLoopback(name) || name === boundName || name === `[${boundName}]`) && ownPort) return true;
+  const ownPort = port === undefined || port === String(req.socket.localPort);
+  if ((isLoopback(bare) || bare === boundName || bare === `[${boundName}]`) && ownPort) return true;
   return allowed.some((entry) => {
     const [entryName, entryPort] = splitHost(entry);
-    return entryName === name && (entryPort === undefined || entryPort === (url.port || '80'));
+    return entryName === bare && (entryPort === undefined || entryPort === (port ?? '80'));
   });
 }
 
