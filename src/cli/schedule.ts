@@ -10,7 +10,7 @@ import { forceExitLater, newApi, openContext, type Context, type Io } from './co
 import { DEFAULT_STALE_AFTER_MS } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { LockHeldError, SchemaTooNewError, SyncError, describeError } from '../errors.js';
-import { assessHealth, heartbeatFile, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
+import { assessHealth, heartbeatToRead, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
 import { staleRuleFromSchedule, type StaleRule } from '../observe/page/freshness.js';
 import { pageHandler, type DaemonView } from '../observe/page/routes.js';
@@ -155,7 +155,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   }
   await writing;
   await server?.close();
-  await rm(config.healthPrivateDirs.length === 0 ? config.healthFile : await heartbeatFile(config.healthPrivateDirs, false), { force: true });
+  await rm(await heartbeatToRead(config.healthFile, config.healthPrivateDirs), { force: true });
   await ctx.close();
   log.info('daemon stopped');
   return 0;
@@ -166,7 +166,7 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   parseCommand(HEALTHCHECK, args);
   const { loadConfig } = await import('../config.js');
   const { healthFile, healthPrivateDirs } = loadConfig(io.env, { api: false, database: false });
-  const read = await readHealth(healthPrivateDirs.length === 0 ? healthFile : await heartbeatFile(healthPrivateDirs, false));
+  const read = await readHealth(await heartbeatToRead(healthFile, healthPrivateDirs));
   if (!read.ok) {
     io.stderr.write(`unhealthy: ${stripControls(read.problem)}\n`);
     return 1;

@@ -99,6 +99,11 @@ export async function heartbeatFile(dirs: readonly string[], make: boolean): Pro
   throw new Error(`no private directory of this user's (mode 0700) for the heartbeat: ${problems.join('; ')}; remove the one another user made, or set SYNC_HEALTH_FILE to a file in a directory of the daemon's user`);
 }
 
+/** Where the heartbeat is to be read (`healthcheck`) or removed (the daemon, as it stops): SYNC_HEALTH_FILE, or the default's file. */
+export async function heartbeatToRead(file: string, privateDirs: readonly string[]): Promise<string> {
+  return privateDirs.length === 0 ? file : heartbeatFile(privateDirs, false);
+}
+
 async function privateDirProblem(dir: string): Promise<string | undefined> {
   const stat = await lstat(dir);
   const uid = process.getuid?.();
