@@ -61,7 +61,7 @@ const log = createLogger({ level: 'warn', secrets: new SecretRegistry() });
 const server = await startMetricsServer({
   host: '127.0.0.1',
   port: 0,
-  page: pageHandler({ pool, schema, timezone: 'Europe/Paris', token: undefined, staleRule: () => ({ ms: 26 * 3_600_000, why: '' }), log }),
+  page: pageHandler({ pool, schema, timezone: 'Europe/Paris', token: undefined, boundHost: '127.0.0.1', allowedHosts: [], staleRule: () => ({ ms: 26 * 3_600_000, why: '' }), log }),
   onError: () => undefined,
 });
 const mid = Math.floor(runs / 2);

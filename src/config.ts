@@ -3,7 +3,8 @@
  * reported together, each naming its variable, and no secret value is ever echoed.
  */
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
@@ -49,12 +50,14 @@ export interface Config {
   /** The rejects (sync_rejects) of this many newest runs are kept; older ones are pruned after each run. */
   rejectsKeep: number;
   logLevel: string;
+  /** SYNC_HEALTH_FILE; when it is not set, the default heartbeat in the first of healthPrivateDirs (for messages). */
   healthFile: string;
   /**
-   * The default health file's own directory, `$TMPDIR/wine-recon-sync-<uid>`: made 0700, and not
-   * used when it is not this user's and private. Undefined when SYNC_HEALTH_FILE is set.
+   * The default health file's own directories, in order: `$TMPDIR/wine-recon-sync-<uid>`, then
+   * `$XDG_CACHE_HOME/wine-recon-sync` (`~/.cache`), for when another user made the first one
+   * (observe/health.ts, heartbeatFile). Empty when SYNC_HEALTH_FILE is set.
    */
-  healthPrivateDir: string | undefined;
+  healthPrivateDirs: string[];
   /** First retry delay; later ones double (tests shorten it). */
   retryBaseMs: number;
   /** The views made for BI drivers: their schema and the fractional digits of their decimals. */
@@ -98,6 +101,8 @@ export interface UiSettings {
   token: string | undefined;
   /** SYNC_STALE_AFTER in ms when set; else the daemon judges by its schedule and `serve` by DEFAULT_STALE_AFTER_MS. */
   staleAfterMs: number | undefined;
+  /** SYNC_UI_ALLOWED_HOSTS: `Host` names (`name` or `name:port`, lower case) the page answers to besides its own, behind a reverse proxy. */
+  allowedHosts: string[];
 }
 
 /** Without a schedule to judge by: a daily run plus two hours for it to finish. */
@@ -173,8 +178,10 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const timeoutMs = value('WINE_API_TIMEOUT_MS', count(1), '120000');
   const retries = value('WINE_API_RETRIES', count(1), '5');
   // Not a fixed name in the shared $TMPDIR: another user could make it first, or forge a heartbeat there.
-  const healthPrivateDir = setting(env, 'SYNC_HEALTH_FILE') ? undefined : join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
-  const healthFile = healthPrivateDir === undefined ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused') : join(healthPrivateDir, 'health');
+  const healthPrivateDirs = setting(env, 'SYNC_HEALTH_FILE')
+    ? []
+    : [join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`), join(blankToUndefined(env.XDG_CACHE_HOME) ?? join(blankToUndefined(env.HOME) ?? homedir(), '.cache'), 'wine-recon-sync')];
+  const healthFile = healthPrivateDirs.length === 0 ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused') : join(healthPrivateDirs[0]!, 'health');
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
   // 8x the largest listing measured (1M records, 256 MB): room to grow, but not a disk's worth of endless body.
@@ -193,6 +200,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   if (uiToken !== undefined && uiToken.length < 16) problems.push('SYNC_UI_TOKEN: must be at least 16 characters (e.g. openssl rand -hex 24)');
   const staleAfter = blankToUndefined(env.SYNC_STALE_AFTER);
   const staleAfterMs = staleAfter === undefined ? undefined : duration(staleAfter, 'SYNC_STALE_AFTER', problems);
+  const allowedHosts = hostList(env, 'SYNC_UI_ALLOWED_HOSTS', problems);
   const openLineageUrl = outboundUrl(blankToUndefined(env.SYNC_OPENLINEAGE_URL), 'SYNC_OPENLINEAGE_URL', problems);
   const openLineageKey = secret(env, 'SYNC_OPENLINEAGE_API_KEY', problems);
   const openLineageNamespace = value('SYNC_OPENLINEAGE_NAMESPACE', z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'), 'wine-recon-sync');
@@ -258,7 +266,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     rejectsKeep,
     logLevel,
     healthFile,
-    healthPrivateDir,
+    healthPrivateDirs,
     retryBaseMs,
     bi,
     lockTimeoutMs,
@@ -269,7 +277,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     notify: notifyUrl === undefined ? undefined : { url: notifyUrl, ...notifyOn },
     runRetryDelaysMs,
     catchUp,
-    ui: { token: uiToken, staleAfterMs },
+    ui: { token: uiToken, staleAfterMs, allowedHosts },
     openLineage: openLineageUrl === undefined ? undefined : { url: openLineageUrl, apiKey: openLineageKey, namespace: openLineageNamespace },
   };
 }
@@ -348,6 +356,23 @@ function outboundUrl(raw: string | undefined, name: string, problems: string[]):
     return undefined;
   }
   return raw;
+}
+
+/** A comma-separated list of host names, each `name` or `name:port` (IPv6 in brackets), as a `Host` header names them. */
+function hostList(env: Env, name: string, problems: string[]): string[] {
+  const entries = (blankToUndefined(env[name]) ?? '').split(',').map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  for (const entry of entries) {
+    let url: URL | undefined;
+    try {
+      url = new URL(`http://${entry}`);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.host !== entry && `${url.host}:80` !== entry) || entry.includes('*')) {
+      problems.push(`${name}: "${entry}" is not a host name or name:port as a Host header names it (e.g. status.example.com, status.example.com:8443)`);
+    }
+  }
+  return entries;
 }
 
 /** SYNC_BI_SCHEMA, by default `<SYNC_DB_SCHEMA>_bi`; never the data schema itself. */

@@ -1,15 +1,17 @@
 /**
  * The pino root logger. Logs go to stderr (stdout is for what the user asked for): JSON lines,
  * pretty when stderr is a terminal. Secrets are removed twice: by field path (`redact`) and, as a
- * last line of defence for errors from libraries, by value in every written line.
+ * last line of defence for errors from libraries, by value in every written line (secret-registry.ts).
  */
 import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
+import type { SecretRegistry } from './secret-registry.js';
 import { stripJsonControls } from './safe-text.js';
 import { terminalLine } from './terminal-line.js';
 
 export type { Logger };
+export { SecretRegistry } from './secret-registry.js';
 
 const REDACT_PATHS = [
   'password',
@@ -29,41 +31,6 @@ const REDACT_PATHS = [
 ];
 
 const CENSOR = '[Redacted]';
-
-/** Values that must never be written, whatever field or message they end up in. */
-export class SecretRegistry {
-  private readonly values = new Set<string>();
-  add(value: string | undefined): void {
-    if (value !== undefined && value !== '') this.values.add(value);
-  }
-  /**
-   * For log lines and webhooks, every value of 6 characters or more: shorter ones would censor
-   * ordinary words in every line (a real secret is longer). `encode`: another form a secret may
-   * take in `text` (the status page passes HTML escaping).
-   */
-  scrub(text: string, encode?: (value: string) => string): string {
-    return this.scrubValues(text, 6, encode);
-  }
-  /**
-   * For text stored where other people read it (sync_runs.error, which BI users see through
-   * sync_freshness): every value, whatever its length. A short secret may censor an ordinary word
-   * in one error; it is never stored.
-   */
-  scrubAll(text: string): string {
-    return this.scrubValues(text, 1);
-  }
-  private scrubValues(text: string, minLength: number, encode?: (value: string) => string): string {
-    let out = text;
-    // Longest first: a secret that contains another is censored whole.
-    for (const v of [...this.values].sort((a, b) => b.length - a.length)) {
-      if (v.length < minLength) continue;
-      for (const form of [v, JSON.stringify(v).slice(1, -1), ...(encode ? [encode(v)] : [])]) {
-        if (out.includes(form)) out = out.split(form).join(CENSOR);
-      }
-    }
-    return out;
-  }
-}
 
 export interface LoggerOptions {
   level: string;

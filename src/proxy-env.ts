@@ -5,6 +5,7 @@
  * and the HTTP client (extract/http/), which routes each request by them.
  */
 import { BlockList, isIP } from 'node:net';
+import { decodeOrKeep, urlSecrets } from './secret-registry.js';
 
 export interface ProxySetting {
   /** The proxy URL, credentials included (never log it: see redactUrl). */
@@ -66,19 +67,40 @@ function proxySetting(env: Env, names: string[], problems: string[]): ProxySetti
   return { url: url.toString(), from: found.name };
 }
 
-/** The proxy for a request to `target`, or undefined to connect directly. */
+/**
+ * The proxy for a request to `target`, or undefined to connect directly. A loopback target is
+ * never proxied, whatever the variables say, as browsers do (Chromium's implicit bypass rules):
+ * `http://localhost` may carry the password in clear (insecure-http.ts) only because that traffic
+ * never leaves the machine, and through a proxy it would.
+ */
 export function proxyFor(config: ProxyConfig, target: string | URL): ProxySetting | undefined {
   const url = typeof target === 'string' ? new URL(target) : target;
   const setting = url.protocol === 'https:' ? config.https : url.protocol === 'http:' ? config.http : undefined;
-  if (setting === undefined || bypassesProxy(config.noProxy, url)) return undefined;
+  if (setting === undefined || isLoopbackHost(url.hostname) || bypassesProxy(config.noProxy, url)) return undefined;
   return setting;
+}
+
+const LOOPBACK_V4 = new BlockList();
+LOOPBACK_V4.addSubnet('127.0.0.0', 8, 'ipv4');
+const LOOPBACK_V6 = new BlockList();
+LOOPBACK_V6.addAddress('::1', 'ipv6');
+LOOPBACK_V6.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/** `localhost` and its subdomains, 127.0.0.0/8, `::1` and IPv4-mapped 127/8, as a URL's hostname writes them. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = unbracket(hostname.toLowerCase()).replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  const family = isIP(host);
+  if (family === 4) return LOOPBACK_V4.check(host, 'ipv4');
+  if (family === 6) return LOOPBACK_V6.check(host, 'ipv6');
+  return false;
 }
 
 /**
  * NO_PROXY as curl reads it: `*` is every host; a name matches itself and its subdomains (a
  * leading `.` or `*.` changes nothing); an IP address or CIDR block matches addresses (not names
- * that resolve to them); `host:port` only that port. Nothing is bypassed by default, not even
- * localhost.
+ * that resolve to them); `host:port` only that port. Loopback targets are bypassed before NO_PROXY
+ * is read (proxyFor).
  */
 export function bypassesProxy(noProxy: string[], target: URL): boolean {
   const host = unbracket(target.hostname.toLowerCase()).replace(/\.$/, '');
@@ -125,33 +147,16 @@ export function redactUrl(text: string): string {
 
 /**
  * The proxy passwords (decoded and as written), and the base64 of `user:password` that a
- * Proxy-Authorization header carries, for the logger's secret registry.
+ * Proxy-Authorization header carries, for the logger's secret registry. Not the user names: a name
+ * is no secret, and censoring it would mangle every message that mentions it.
  */
 export function proxySecrets(config: ProxyConfig): string[] {
   const out: string[] = [];
   for (const setting of [config.http, config.https]) {
     if (!setting) continue;
     const url = new URL(setting.url);
-    if (url.username !== '' || url.password !== '') {
-      out.push(Buffer.from(`${safeDecode(url.username)}:${safeDecode(url.password)}`).toString('base64'));
-    }
-    for (const part of [url.password, url.username]) {
-      if (part === '') continue;
-      out.push(part);
-      try {
-        out.push(decodeURIComponent(part));
-      } catch {
-        // the raw form is registered already
-      }
-    }
+    if (url.password === '') continue;
+    out.push(Buffer.from(`${decodeOrKeep(url.username)}:${decodeOrKeep(url.password)}`).toString('base64'), ...urlSecrets(setting.url));
   }
   return out;
-}
-
-function safeDecode(part: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    return part;
-  }
 }

@@ -1,10 +1,10 @@
 /** What every command needs: validated config, the logger with its secrets, the pool. */
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config, type ConfigNeeds } from '../config.js';
-import { urlPassword } from '../database-url.js';
 import { createPool, type Pool } from '../db/pool.js';
 import type { WineApi, WineApiOptions } from '../extract/http/api.js';
-import { createLogger, SecretRegistry, type Logger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
+import { SecretRegistry, urlSecrets } from '../secret-registry.js';
 import { proxySecrets } from '../proxy-env.js';
 
 export interface Io {
@@ -28,7 +28,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   const config = { ...loadConfig(io.env, needs), ...overrides };
   const secrets = new SecretRegistry();
   secrets.add(config.api?.password);
-  if (config.databaseUrl) secrets.add(urlPassword(config.databaseUrl));
+  for (const value of urlSecrets(config.databaseUrl)) secrets.add(value);
   // As read at start; a rotated one never reaches a message either (neither pg's nor ours carry it).
   secrets.add(config.database?.libpq?.password);
   if (config.database?.passwordFile) secrets.add(readSecret(config.database.passwordFile));

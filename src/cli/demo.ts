@@ -131,7 +131,7 @@ async function explore(out: (line?: string) => void, ctx: Context, embedded: Emb
   const page = await startMetricsServer({
     host: '127.0.0.1',
     port: 0,
-    page: statusPage(ctx),
+    page: statusPage(ctx, '127.0.0.1'),
     onError: (err) => ctx.log.warn({ err }, 'status page failed'),
   });
   try {

@@ -12,7 +12,7 @@ import { migrate } from '../db/migrate.js';
 import { CronSchedule } from '../cron-schedule.js';
 import { SchemaTooNewError, SyncError, describeError } from '../errors.js';
 import { latestDaemonRunSince } from '../load/audit.js';
-import { assessHealth, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
+import { assessHealth, heartbeatToRead, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
 import { staleRuleFromSchedule, type StaleRule } from '../observe/page/freshness.js';
 import { pageHandler, type DaemonView } from '../observe/page/routes.js';
@@ -41,6 +41,7 @@ export const SCHEDULE = defineCommand({
       'SYNC_METRICS_PORT',
       'SYNC_METRICS_HOST',
       'SYNC_UI_TOKEN',
+      'SYNC_UI_ALLOWED_HOSTS',
       'SYNC_STALE_AFTER',
       'SYNC_RUN_RETRY_DELAYS',
       'SYNC_CATCH_UP',
@@ -69,7 +70,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     // `healthcheck` then says why the daemon is not running, rather than only that its process is gone.
     if (error instanceof SchemaTooNewError) {
       const refused: Health = { pid: process.pid, state: 'refused', refused: error.message, heartbeatAt: new Date().toISOString(), nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
-      await writeHealth(config.healthFile, refused, config.healthPrivateDir).catch((err) => log.warn({ err }, 'cannot write the health file'));
+      await writeHealth(config.healthFile, refused, config.healthPrivateDirs).catch((err) => log.warn({ err }, 'cannot write the health file'));
     }
     throw error;
   }
@@ -86,7 +87,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const beat = (): Promise<void> =>
     (writing = writing.then(async () => {
       health.heartbeatAt = new Date().toISOString();
-      await writeHealth(config.healthFile, health, config.healthPrivateDir).catch((err) => log.warn({ err }, 'cannot write the health file'));
+      await writeHealth(config.healthFile, health, config.healthPrivateDirs).catch((err) => log.warn({ err }, 'cannot write the health file'));
     }));
 
   const schedule = new CronSchedule(config.schedule, config.timezone);
@@ -119,7 +120,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   await daemon.stop(new Error(signal));
   await writing;
   await server?.close();
-  await rm(config.healthFile, { force: true });
+  await rm(await heartbeatToRead(config.healthFile, config.healthPrivateDirs), { force: true });
   await ctx.close();
   log.info('daemon stopped');
   return 0;
@@ -145,8 +146,8 @@ async function catchUp(ctx: Context, daemon: Daemon, schedule: CronSchedule): Pr
 export async function healthcheckCommand(args: string[], io: Io): Promise<number> {
   parseCommand(HEALTHCHECK, args);
   const { loadConfig } = await import('../config.js');
-  const { healthFile } = loadConfig(io.env, { api: false, database: false });
-  const read = await readHealth(healthFile);
+  const { healthFile, healthPrivateDirs } = loadConfig(io.env, { api: false, database: false });
+  const read = await readHealth(await heartbeatToRead(healthFile, healthPrivateDirs));
   if (!read.ok) {
     io.stderr.write(`unhealthy: ${stripControls(read.problem)}\n`);
     return 1;
@@ -183,7 +184,7 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health,
       metrics: reporter.metrics!, // the daemon's reporter always has them
       health: () => assessHealth(health, Date.now(), false),
       page: pageOn
-        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: daemonStaleRule(config, schedule), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
+        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, boundHost: host, allowedHosts: config.ui.allowedHosts, staleRule: daemonStaleRule(config, schedule), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
         : undefined,
       onError: (err) => log.warn({ err }, 'cannot collect the metrics'),
     });

@@ -22,16 +22,17 @@ export const SERVE = defineCommand({
     port: { type: 'string', value: 'P', default: String(DEFAULT_SERVE_PORT), integer: { min: 0, max: 65535 }, help: 'the port to listen on (0: any free one)' },
     host: { type: 'string', value: 'H', default: '127.0.0.1', help: 'the interface to listen on; beyond loopback SYNC_UI_TOKEN is required' },
   },
-  env: { needs: ['DATABASE_URL'], reads: ['SYNC_DB_SCHEMA', 'SYNC_TIMEZONE', 'SYNC_UI_TOKEN', 'SYNC_STALE_AFTER', 'SYNC_RUN_TIMEOUT_MS', 'LOG_LEVEL'] },
+  env: { needs: ['DATABASE_URL'], reads: ['SYNC_DB_SCHEMA', 'SYNC_TIMEZONE', 'SYNC_UI_TOKEN', 'SYNC_UI_ALLOWED_HOSTS', 'SYNC_STALE_AFTER', 'SYNC_RUN_TIMEOUT_MS', 'LOG_LEVEL'] },
   notes: 'SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE) guards every page: Authorization: Bearer <token>, or Basic auth with the token as the password.',
 });
 
 /** The status page of `serve` (and of the demo), on the context's pool and settings. */
-export function statusPage(ctx: Context): PageHandler {
+/** The page `serve` and the demo serve; `boundHost` is the address it listens on (its own name for the Host check). */
+export function statusPage(ctx: Context, boundHost: string): PageHandler {
   const { config } = ctx;
   const staleMs = config.ui.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const why = `Late when the last successful load is older than ${roughDuration(staleMs)} (SYNC_STALE_AFTER${config.ui.staleAfterMs === undefined ? ', default' : ''}).`;
-  return pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, staleRule: () => ({ ms: staleMs, why }), runTimeoutMs: config.runTimeoutMs, secrets: ctx.secrets, log: ctx.log });
+  return pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, boundHost, allowedHosts: config.ui.allowedHosts, staleRule: () => ({ ms: staleMs, why }), runTimeoutMs: config.runTimeoutMs, secrets: ctx.secrets, log: ctx.log });
 }
 
 export async function serveCommand(args: string[], io: Io): Promise<number> {
@@ -50,7 +51,7 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
       server = await startMetricsServer({
         host: flags.host,
         port: Number(flags.port),
-        page: statusPage(ctx),
+        page: statusPage(ctx, flags.host),
         onError: (err) => log.warn({ err }, 'status page failed'),
       });
     } catch (error) {

@@ -6,6 +6,7 @@
  */
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 
 /** A heartbeat older than this means the daemon is stuck or gone. */
 const STALE_MS = 60_000;
@@ -73,31 +74,61 @@ export function describeLastRun(run: NonNullable<Health['lastRun']>): string {
 
 /**
  * Writes the heartbeat: to a fresh temporary file (never through a symbolic link planted there),
- * then renamed over `path`, so a reader never sees half a file. `privateDir`, the default file's
- * directory, is made 0700 first, and refused when it is another user's or open to others.
+ * then renamed over the file, so a reader never sees half a file. `path` is SYNC_HEALTH_FILE; with
+ * `privateDirs` (the default's directories, when SYNC_HEALTH_FILE is not set) the file is `health`
+ * in the first of them that is, or can be made, a private directory of this user's (heartbeatFile).
+ * Returns the file written.
  */
-export async function writeHealth(path: string, health: Health, privateDir?: string): Promise<void> {
-  if (privateDir !== undefined) await ensurePrivateDir(privateDir);
-  const temporary = `${path}.tmp`;
+export async function writeHealth(path: string, health: Health, privateDirs: readonly string[] = []): Promise<string> {
+  const file = privateDirs.length === 0 ? path : await heartbeatFile(privateDirs, true);
+  const temporary = `${file}.tmp`;
   await rm(temporary, { force: true });
-  const file = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
-    await file.writeFile(JSON.stringify(health));
+    await handle.writeFile(JSON.stringify(health));
   } finally {
-    await file.close();
+    await handle.close();
   }
-  await rename(temporary, path);
+  await rename(temporary, file);
+  return file;
 }
 
-async function ensurePrivateDir(dir: string): Promise<void> {
-  await mkdir(dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST') throw error;
-  });
+/**
+ * The default heartbeat's file: `health` in the first of `dirs` that is a private directory (0700)
+ * of this user's, made so when `make` and it does not exist. Another local user can make the
+ * first one, in the shared $TMPDIR, before the daemon does: it is then refused (that user could
+ * read or replace the heartbeat), and the next one, under this user's own home, is used instead.
+ * The daemon (make) and `healthcheck` (not) go through the same list with the same rule, so they
+ * agree. When none will do, the error says so and names SYNC_HEALTH_FILE.
+ */
+export async function heartbeatFile(dirs: readonly string[], make: boolean): Promise<string> {
+  const problems: string[] = [];
+  for (const dir of dirs) {
+    try {
+      if (make) await mkdir(dir, { mode: 0o700, recursive: true });
+      const problem = await privateDirProblem(dir);
+      if (problem === undefined) return join(dir, 'health');
+      problems.push(problem);
+    } catch (error) {
+      problems.push(`${dir} cannot be made (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  if (!make) return join(dirs[0]!, 'health');
+  throw new Error(`no private directory of this user's (mode 0700) for the heartbeat: ${problems.join('; ')}; remove the one another user made, or set SYNC_HEALTH_FILE to a file in a directory of the daemon's user`);
+}
+
+/** Where the heartbeat is to be read (`healthcheck`) or removed (the daemon, as it stops): SYNC_HEALTH_FILE, or the default's file. */
+export async function heartbeatToRead(file: string, privateDirs: readonly string[]): Promise<string> {
+  return privateDirs.length === 0 ? file : heartbeatFile(privateDirs, false);
+}
+
+async function privateDirProblem(dir: string): Promise<string | undefined> {
   const stat = await lstat(dir);
   const uid = process.getuid?.();
-  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
-    throw new Error(`the health file's directory ${dir} is not a private directory of this user's (mode 0700): another user may have made it; remove it, or set SYNC_HEALTH_FILE`);
-  }
+  if (!stat.isDirectory()) return `${dir} is not a directory`;
+  if (uid !== undefined && stat.uid !== uid) return `${dir} belongs to uid ${stat.uid}, another user, who may have made it first`;
+  if ((stat.mode & 0o077) !== 0) return `${dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)})`;
+  return undefined;
 }
 
 export type HeartbeatRead = { ok: true; health: Health } | { ok: false; problem: string };

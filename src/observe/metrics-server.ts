@@ -4,6 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { guardConnections } from './connection-guard.js';
 import type { Verdict } from './health.js';
 import type { SyncMetrics } from './metrics.js';
 import type { PageHandler } from './page/routes.js';
@@ -14,13 +15,22 @@ export interface MetricsServer {
 }
 
 /**
- * A scraper or a probe needs one connection and a second; anyone else on the network (the server
- * has no authentication) gets no more than these, and no connection held open by a slow client.
+ * The port must keep answering /healthz and /metrics whatever other clients do: an orchestrator
+ * that gets no answer from a liveness probe restarts a healthy daemon, possibly in the middle of a
+ * run. So there is no cap on connections (a global cap is exactly what a slow client fills, and
+ * then the probe is the one turned away); instead a connection that has not sent its request head
+ * is cut after a few seconds, and one address cannot hold more than `perAddressWaiting` such
+ * connections, nor all together more than `totalWaiting`: beyond that the oldest is closed, never
+ * the newcomer (connection-guard.ts). A probe sends its request as it connects, and /healthz and
+ * /metrics are answered from memory, ahead of the page and without touching the database.
  */
 export const SERVER_LIMITS = {
-  maxConnections: 64,
+  /** Waiting connections (no request head yet, or idle) one client address may hold; its oldest is closed beyond. */
+  perAddressWaiting: 2_048,
+  /** Waiting connections of all clients together; the oldest is closed beyond (well under a container's file-descriptor limit). */
+  totalWaiting: 8_192,
   /** The whole request head must arrive within this (a slow-header client is answered 408 and cut off). */
-  headersTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
   /** The whole request within this. */
   requestTimeoutMs: 30_000,
   /** How often the two timeouts above are checked (Node's default, 30 s, would let them run late). */
@@ -75,7 +85,7 @@ export async function startMetricsServer(options: {
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /healthz\n');
   });
   server.keepAliveTimeout = 5_000;
-  server.maxConnections = limits.maxConnections;
+  guardConnections(server, { perAddress: limits.perAddressWaiting, total: limits.totalWaiting });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

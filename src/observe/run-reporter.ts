@@ -17,7 +17,8 @@ import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type Started
 import { LineageEmitter } from './lineage.js';
 import type { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type ChainNotice, type RunNotice, type Where } from './notify.js';
-import type { Logger, SecretRegistry } from '../log.js';
+import type { Logger } from '../log.js';
+import { urlSecrets, webhookSecrets, type SecretRegistry } from '../secret-registry.js';
 import type { SyncOutcome } from '../run/sync.js';
 
 export const PUSH_JOB = 'wine_recon_sync';
@@ -55,13 +56,10 @@ export class RunReporter {
     const { config, secrets } = ctx;
     if (config.notify) {
       // A webhook URL is a credential: its path and query are what authorizes the POST.
-      const url = new URL(config.notify.url);
-      secrets.add(config.notify.url);
-      secrets.add(url.pathname + url.search);
-      secrets.add(decodeURIComponent(url.password));
+      for (const value of webhookSecrets(config.notify.url)) secrets.add(value);
     }
-    if (config.pushgatewayUrl) secrets.add(decodeURIComponent(new URL(config.pushgatewayUrl).password));
-    if (config.openLineage) secrets.add(decodeURIComponent(new URL(config.openLineage.url).password));
+    for (const value of urlSecrets(config.pushgatewayUrl)) secrets.add(value);
+    for (const value of urlSecrets(config.openLineage?.url)) secrets.add(value);
     this.where = { host: hostname(), database: databaseName(config.databaseUrl), schema: config.schema };
     this.lineage = config.openLineage ? new LineageEmitter({ ...ctx, onUndelivered: () => this.metrics?.lineageUndelivered() }) : undefined;
   }

@@ -72,7 +72,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     }
     const row = await finishRun(pool, runId, {
       status,
-      error: error === null ? null : (deps.secrets?.scrubAll(error) ?? error),
+      error: error === null ? null : (deps.secrets?.scrub(error) ?? error),
       counts: run.counts(status),
       unknownFields: run.unknownFields(),
       fieldCounts: run.fieldCounts(),

@@ -2,7 +2,7 @@
  * `healthcheck` (which reads the heartbeat file) agrees with `/healthz` (answered by the daemon)
  * right after a run ends, not up to 15 s later: the file is rewritten when a run starts and ends.
  */
-import { stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
@@ -51,6 +51,32 @@ describe('the default health file', () => {
       const check = await runCli(['healthcheck'], { TMPDIR: fx.dir });
       expect(check.code, check.stderr).toBe(0);
       expect(check.stdout).toMatch(/^healthy: idle/);
+    } finally {
+      daemon.kill('SIGTERM');
+      expect((await daemon.result).code).toBe(0);
+    }
+  });
+});
+
+describe('a default health directory that another user made first in TMPDIR', () => {
+  it('is left alone: the daemon writes its heartbeat under the cache directory, and healthcheck finds it there', async () => {
+    const tmp = join(fx.dir, 'shared-tmp');
+    const squatted = join(tmp, `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
+    await mkdir(squatted, { mode: 0o777, recursive: true });
+    await chmod(squatted, 0o777);
+    // As root: really another user's (nobody's). Otherwise one open to every user, refused alike.
+    if (process.getuid?.() === 0) await chown(squatted, 65534, 65534);
+    const env = { TMPDIR: tmp, XDG_CACHE_HOME: join(fx.dir, 'cache') };
+    const fallback = join(fx.dir, 'cache', 'wine-recon-sync');
+    const daemon = startCli(['schedule', '--run-now'], { ...fx.env, ...env, SYNC_SCHEDULE: '0 0 1 1 *' });
+    try {
+      await daemon.waitForLog(/next sync scheduled/);
+      expect((await stat(fallback)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(fallback, 'health'))).mode & 0o777).toBe(0o600);
+      const check = await runCli(['healthcheck'], env);
+      expect(check.code, check.stderr).toBe(0);
+      expect(check.stdout).toMatch(/^healthy: idle, next run \S+, last run \d+ succeeded/);
+      expect(await readdir(squatted)).toEqual([]);
     } finally {
       daemon.kill('SIGTERM');
       expect((await daemon.result).code).toBe(0);

@@ -24,12 +24,13 @@ const tempDir = async () => {
 };
 afterAll(() => Promise.all(made.map((d) => rm(d, { recursive: true, force: true }))));
 const isRoot = process.getuid?.() === 0;
+
 const hasRunuser = isRoot && spawnSync('runuser', ['-u', 'nobody', '--', 'true']).status === 0;
 
 describe('writing the heartbeat', () => {
   it('makes the private directory 0700 and the file 0600, and healthcheck reads it', async () => {
     const dir = join(await tempDir(), 'wine-recon-sync-x');
-    await writeHealth(join(dir, 'health'), fresh(), dir);
+    expect(await writeHealth('unused', fresh(), [dir])).toBe(join(dir, 'health'));
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
     expect((await stat(join(dir, 'health'))).mode & 0o777).toBe(0o600);
     const check = await runCli(['healthcheck'], { SYNC_HEALTH_FILE: join(dir, 'health') });
@@ -42,11 +43,11 @@ describe('writing the heartbeat', () => {
     const open = join(base, 'open');
     await mkdir(open, { mode: 0o777 });
     await chmod(open, 0o777);
-    await expect(writeHealth(join(open, 'health'), fresh(), open)).rejects.toThrow(/is not a private directory of this user's \(mode 0700\).*set SYNC_HEALTH_FILE/);
+    await expect(writeHealth('unused', fresh(), [open])).rejects.toThrow(/^no private directory of this user's \(mode 0700\) for the heartbeat: .*open is open to other users \(mode 777\); remove the one another user made, or set SYNC_HEALTH_FILE/);
     const linked = join(base, 'linked');
     await mkdir(join(base, 'elsewhere'), { mode: 0o700 });
     await symlink(join(base, 'elsewhere'), linked);
-    await expect(writeHealth(join(linked, 'health'), fresh(), linked)).rejects.toThrow(/is not a private directory/);
+    await expect(writeHealth('unused', fresh(), [linked])).rejects.toThrow(/linked is not a directory/);
     expect(spawnSync('ls', ['-A', join(base, 'elsewhere')]).stdout.toString()).toBe('');
   });
 
@@ -60,6 +61,25 @@ describe('writing the heartbeat', () => {
     expect(await readFile(victim, 'utf8')).toBe('precious');
     expect((await lstat(join(dir, 'health'))).isFile()).toBe(true);
     expect(JSON.parse(await readFile(join(dir, 'health'), 'utf8'))).toMatchObject({ pid: process.pid });
+  });
+});
+
+describe('default directories that another user made first, or that cannot be made', () => {
+  // As root: really another user's (nobody's). Otherwise: one open to every user, refused alike.
+  const squat = async (dir: string) => {
+    await mkdir(dir, { mode: 0o777 });
+    await chmod(dir, 0o777);
+    if (isRoot) await chown(dir, NOBODY, NOBODY);
+  };
+
+  it('when no directory will do, the daemon says why and names SYNC_HEALTH_FILE', async () => {
+    const base = await tempDir();
+    const squatted = join(base, 'wine-recon-sync-x');
+    await squat(squatted);
+    await writeFile(join(base, 'not-a-dir'), '');
+    await expect(writeHealth('unused', fresh(), [squatted, join(base, 'not-a-dir', 'wine-recon-sync')])).rejects.toThrow(
+      /^no private directory of this user's \(mode 0700\) for the heartbeat: .*wine-recon-sync-x (belongs to uid 65534, another user, who may have made it first|is open to other users \(mode 777\)); .*not-a-dir\/wine-recon-sync cannot be made \(ENOTDIR\); remove the one another user made, or set SYNC_HEALTH_FILE/,
+    );
   });
 });
 

@@ -4,11 +4,10 @@
  * `http://` requests are forwarded in absolute form (the packaged rules deny CONNECT to any port
  * but 443, so a tunnel for http:// fails with 403), `https://` goes through CONNECT to 443.
  *
- * The https:// upstream must therefore listen on port 443. The test binds the simulator on port
- * 443 of a random 127.x.y.z address (Linux routes all of 127/8 to loopback; a random one keeps
- * clear of anything else on the machine), which needs root or CAP_NET_BIND_SERVICE, as CI has.
- * Where binding 443 is refused, the smallest honest deviation is taken and printed: one line adds
- * the simulator's port to `SSL_ports`.
+ * The https:// upstream must therefore listen on port 443, and on an address of this machine other
+ * than loopback (loopback targets are never proxied): port 443 of that address needs root or
+ * CAP_NET_BIND_SERVICE, as CI has. Where binding 443 is refused (or taken), the smallest honest
+ * deviation is taken and printed: one line adds the simulator's port to `SSL_ports`.
  */
 import { existsSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,11 +19,13 @@ import { runCli, syncEnv } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 import { startReceiver } from '../support/receiver.js';
 import { PACKAGED_CONFIG, SQUID, startSquid, type Squid } from '../support/squid.js';
-import { issueServerCertificate, makeTestPki, type TestPki } from '../support/tls-and-proxy.js';
+import { issueServerCertificate, makeTestPki, siteAddress, type TestPki } from '../support/tls-and-proxy.js';
 
 const hasOpenssl = runs('openssl', ['version']);
 const hasSquid = runs(SQUID, ['-v']) && existsSync(PACKAGED_CONFIG);
 const hasPushgateway = runs('prometheus-pushgateway');
+/** Where the upstreams, the webhook and the Pushgateway listen: loopback targets are never proxied. */
+const SITE = siteAddress();
 const RECORDS = 90;
 const PROXY_USER = 'sync-user';
 // '@' and ':' must be percent-encoded in the URL: the test proves they are decoded for the header.
@@ -34,7 +35,7 @@ const PROXY_PASSWORD_IN_URL = encodeURIComponent(PROXY_PASSWORD);
 // The only suite of the file: when it is skipped, vitest runs no hooks of the file either.
 const fx = useSyncFixture('proxy_squid');
 let pki: TestPki;
-/** The upstream as documented: login over http:// (on 127.0.0.1), listing over https:// on 443. */
+/** The upstream as documented: login over http://, listing over https:// on 443. */
 let upstream: Simulator;
 /** A second upstream over plain HTTP only. */
 let plainUpstream: Simulator;
@@ -43,26 +44,21 @@ let squid: Squid;
 let authSquid: Squid;
 
 const hostOf = (url: string) => new URL(url).host;
-const random = (low: number, high: number) => low + Math.floor(Math.random() * (high - low + 1));
 
-/** The TLS simulator on port 443 of a random loopback address, its certificate issued for that address. */
+/** The TLS simulator on port 443 of SITE, its certificate issued for that address. */
 async function upstreamOn443(): Promise<{ sim: Simulator; sslPortAdded?: number }> {
-  for (let attempt = 0; attempt < 8; attempt++) {
-    const host = `127.${random(1, 254)}.${random(0, 255)}.${random(1, 254)}`;
-    const tls = await issueServerCertificate('openssl', fx.dir, `squid-upstream-${attempt}`, host, `IP:${host}`);
-    try {
-      return { sim: await startSimulator({ records: RECORDS, seed: 31, tls, host, port: 443, plainHttp: { host: '127.0.0.1' } }) };
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code === 'EADDRINUSE') continue;
-      if (code !== 'EACCES') throw error;
-      const sim = await startSimulator({ records: RECORDS, seed: 31, tls: pki.valid, plainHttp: {} });
-      const port = Number(new URL(sim.url).port);
-      console.warn(`\n*** proxy-squid: cannot listen on port 443 (not root); Squid's SSL_ports gets port ${port} added (the one deviation from its packaged rules) ***\n`);
-      return { sim, sslPortAdded: port };
-    }
+  const host = SITE!;
+  const tls = await issueServerCertificate('openssl', fx.dir, 'squid-upstream', host, `IP:${host}`);
+  try {
+    return { sim: await startSimulator({ records: RECORDS, seed: 31, tls, host, port: 443, plainHttp: {} }) };
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'EACCES' && code !== 'EADDRINUSE') throw error;
+    const sim = await startSimulator({ records: RECORDS, seed: 31, tls, host, plainHttp: {} });
+    const port = Number(new URL(sim.url).port);
+    console.warn(`\n*** proxy-squid: cannot listen on port 443 of ${host} (${code}); Squid's SSL_ports gets port ${port} added (the one deviation from its packaged rules) ***\n`);
+    return { sim, sslPortAdded: port };
   }
-  throw new Error('no free port 443 on eight random loopback addresses');
 }
 
 /** Access-log lines with this method and URL (forwarded: http://host:port/path; CONNECT: host:port). */
@@ -77,12 +73,12 @@ async function lastRun(): Promise<{ status: string; inserted: number; error: str
   return row!;
 }
 
-describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'through a stock Squid (Debian packaged rules)', () => {
+describeWith('openssl, squid (Debian packages) and an address other than loopback', hasOpenssl && hasSquid && SITE !== undefined, 'through a stock Squid (Debian packaged rules)', () => {
   beforeAll(async () => {
     pki = await makeTestPki('openssl', fx.dir);
     ({ sim: upstream, sslPortAdded } = await upstreamOn443());
     fx.onTeardown(() => upstream.close());
-    plainUpstream = await startSimulator({ records: RECORDS, seed: 31 });
+    plainUpstream = await startSimulator({ records: RECORDS, seed: 31, host: SITE });
     fx.onTeardown(() => plainUpstream.close());
     squid = await startSquid('openssl', { extraSslPort: sslPortAdded });
     fx.onTeardown(() => squid.stop());
@@ -92,7 +88,7 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
 
   /** The upstream's documented addresses: login over http://, listing over https://. */
   const specEnv = (extra: Record<string, string>) => ({
-    ...syncEnv(fx.db, upstream, { WINE_API_LOGIN_URL: `${upstream.plainUrl!}/api/login`, ...extra }),
+    ...syncEnv(fx.db, upstream, { WINE_API_LOGIN_URL: `${upstream.plainUrl!}/api/login`, WINE_API_ALLOW_INSECURE_HTTP: 'true', ...extra }),
     NODE_EXTRA_CA_CERTS: pki.caFile,
   });
 
@@ -115,7 +111,7 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
   it('runs an http://-only upstream through it: the login POST and the listing GET are forwarded, never tunnelled', async () => {
     const before = (await squid.accessLog()).length;
     const { logins, listings } = plainUpstream.stats;
-    const r = await runCli(['run', '--dry-run'], syncEnv(fx.db, plainUpstream, { HTTP_PROXY: squid.url }));
+    const r = await runCli(['run', '--dry-run'], syncEnv(fx.db, plainUpstream, { WINE_API_ALLOW_INSECURE_HTTP: 'true', HTTP_PROXY: squid.url }));
     expect(r.code, r.stderr).toBe(0);
     expect(await lastRun()).toMatchObject({ status: 'succeeded', error: null });
     expect(plainUpstream.stats).toMatchObject({ logins: logins + 1, listings: listings + 1 });
@@ -128,10 +124,10 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
   });
 
   it('sends the SYNC_NOTIFY_URL webhook through it as a forwarded POST', async () => {
-    const hook = await startReceiver();
+    const hook = await startReceiver(undefined, SITE);
     fx.onTeardown(() => hook.close());
     const before = (await squid.accessLog()).length;
-    const env = syncEnv(fx.db, plainUpstream, { HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
+    const env = syncEnv(fx.db, plainUpstream, { WINE_API_ALLOW_INSECURE_HTTP: 'true', HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
     const r = await runCli(['run', '--dry-run'], env);
     expect(r.code, r.stderr).toBe(0);
     expect(hook.posts).toHaveLength(1);
@@ -147,8 +143,8 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
 
     beforeAll(async () => {
       const port = await freePort();
-      gatewayUrl = `http://127.0.0.1:${port}`;
-      gateway = spawn('prometheus-pushgateway', [`--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+      gatewayUrl = `http://${SITE!}:${port}`;
+      gateway = spawn('prometheus-pushgateway', [`--web.listen-address=${SITE!}:${port}`], { stdio: 'ignore' });
       fx.onTeardown(() => gateway.kill('SIGKILL'));
       for (const deadline = Date.now() + 30_000; ; ) {
         const ready = await fetch(`${gatewayUrl}/-/ready`).then((r) => r.ok, () => false);
@@ -160,7 +156,7 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
 
     it('pushes the metrics through it as a forwarded PUT', async () => {
       const before = (await squid.accessLog()).length;
-      const env = syncEnv(fx.db, plainUpstream, { HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_PUSHGATEWAY_URL: gatewayUrl });
+      const env = syncEnv(fx.db, plainUpstream, { WINE_API_ALLOW_INSECURE_HTTP: 'true', HTTP_PROXY: squid.url, NO_PROXY: hostOf(plainUpstream.url), SYNC_PUSHGATEWAY_URL: gatewayUrl });
       const r = await runCli(['run', '--dry-run'], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain('metrics pushed');
@@ -197,7 +193,7 @@ describeWith('openssl and squid (Debian packages)', hasOpenssl && hasSquid, 'thr
       const r = await runCli(['run'], specEnv({ HTTP_PROXY, HTTPS_PROXY: squid.url, WINE_API_RETRIES: '5' }));
       expect(r.code).toBe(1);
       const { error } = await lastRun();
-      expect(error).toMatch(/^login request to http:\/\/127\.0\.0\.1:\d+ failed: the proxy from HTTP_PROXY refused to forward the request to 127\.0\.0\.1:\d+ \(HTTP 407\); the proxy wants credentials: put them in HTTP_PROXY/);
+      expect(error).toMatch(/^login request to http:\/\/[\d.]+:\d+ failed: the proxy from HTTP_PROXY refused to forward the request to [\d.]+:\d+ \(HTTP 407\); the proxy wants credentials: put them in HTTP_PROXY/);
       expect(r.stderr + error).not.toContain(PROXY_PASSWORD_IN_URL);
       // One request: the refusal is not retried.
       const log = (await authSquid.accessLog()).slice(before);

@@ -13,17 +13,19 @@ import { freePort } from '../support/global-setup.js';
 import { inProcess, runCli, startCli, syncEnv } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 import { startReceiver } from '../support/receiver.js';
-import { makeTestPki, startTinyproxy, type TestPki, type Tinyproxy } from '../support/tls-and-proxy.js';
+import { issueServerCertificate, makeTestPki, siteAddress, startTinyproxy, type TestPki, type Tinyproxy } from '../support/tls-and-proxy.js';
 
 const hasOpenssl = runs('openssl', ['version']);
 const hasTinyproxy = runs('tinyproxy', ['-v']);
+/** Where the proxied upstreams listen: loopback targets are never proxied. */
+const SITE = siteAddress();
 const RECORDS = 120;
 const PROXY_USER = 'sync-user';
 const PROXY_PASSWORD = 'proxy-Pa55word-xyz';
 
 const portOf = (sim: Simulator) => new URL(sim.url).port;
 /** tinyproxy logs each request line; a tunnel shows as `CONNECT host:port`. */
-const tunnelsTo = (log: string, sim: Simulator) => log.split('\n').filter((l) => l.includes(`CONNECT 127.0.0.1:${portOf(sim)} `)).length;
+const tunnelsTo = (log: string, sim: Simulator) => log.split('\n').filter((l) => l.includes(`CONNECT ${new URL(sim.url).host} `)).length;
 /** …and a forwarded request (what http:// targets get, as with curl) as `GET http://host:port/path`. */
 const forwardedTo = (log: string, url: string) => log.split('\n').filter((l) => new RegExp(`: (GET|POST|PUT) ${url.replace(/[.?]/g, '\\$&')}`).test(l)).length;
 
@@ -35,8 +37,8 @@ beforeAll(async () => {
 });
 
 /** A simulator of this file's records, over HTTPS with `tls`; closed with the fixture. */
-async function sim(tls?: { key: Buffer; cert: Buffer }): Promise<Simulator> {
-  const s = await startSimulator({ records: RECORDS, seed: 12, tls });
+async function sim(tls?: { key: Buffer; cert: Buffer }, host?: string): Promise<Simulator> {
+  const s = await startSimulator({ records: RECORDS, seed: 12, tls, host });
   fx.onTeardown(() => s.close());
   return s;
 }
@@ -135,16 +137,20 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'HTTPS upstream wit
   });
 });
 
-describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinyproxy, 'through a proxy (tinyproxy)', () => {
+describeWith('openssl, tinyproxy (Debian packages) and an address other than loopback', hasOpenssl && hasTinyproxy && SITE !== undefined, 'through a proxy (tinyproxy)', () => {
   let httpsSim: Simulator;
   let httpSim: Simulator;
   let proxy: Tinyproxy;
   let authProxy: Tinyproxy;
   let deadProxy: string;
+  let siteCert: { key: Buffer; cert: Buffer };
+  /** An http:// upstream on SITE is not loopback: its clear-text login must be allowed. */
+  const siteEnv = (upstream: Simulator, extra: Record<string, string> = {}) => syncEnv(fx.db, upstream, { WINE_API_ALLOW_INSECURE_HTTP: 'true', ...extra });
 
   beforeAll(async () => {
-    httpsSim = await sim(pki.valid);
-    httpSim = await sim();
+    siteCert = await issueServerCertificate('openssl', fx.dir, 'site', SITE!, `IP:${SITE!}`);
+    httpsSim = await sim(siteCert, SITE);
+    httpSim = await sim(undefined, SITE);
     // CONNECT only to the https upstream: http:// requests are forwarded, they need no tunnel.
     const connectPorts = [Number(portOf(httpsSim))];
     proxy = await tinyproxy({ connectPorts });
@@ -155,7 +161,7 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
 
   it('tunnels login and listing to an https upstream through HTTPS_PROXY (CONNECT), and logs the proxy', async () => {
     const before = tunnelsTo(await proxy.log(), httpsSim);
-    const r = await runCli(['run'], { ...syncEnv(fx.db, httpsSim), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: proxy.url });
+    const r = await runCli(['run'], { ...siteEnv(httpsSim), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: proxy.url });
     expect(r.code, r.stderr).toBe(0);
     expect(await lastRun()).toMatchObject({ status: 'succeeded' });
     expect(tunnelsTo(await proxy.log(), httpsSim) - before).toBe(2);
@@ -165,7 +171,7 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
 
   it('prefers lower-case http_proxy over HTTP_PROXY for an http upstream, and forwards its requests in absolute form', async () => {
     const before = forwardedTo(await proxy.log(), `${httpSim.url}/api/`);
-    const ctx = inProcess(syncEnv(fx.db, httpSim, { http_proxy: proxy.url, HTTP_PROXY: deadProxy }));
+    const ctx = inProcess(siteEnv(httpSim, { http_proxy: proxy.url, HTTP_PROXY: deadProxy }));
     const outcome = await ctx.run();
     expect(outcome.run.status, outcome.run.error ?? '').toBe('succeeded');
     const log = await proxy.log();
@@ -177,10 +183,10 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
 
   it('connects directly to a host listed in NO_PROXY, and only on the listed port', async () => {
     const before = forwardedTo(await proxy.log(), `${httpSim.url}/api/`);
-    const bypassed = await inProcess(syncEnv(fx.db, httpSim, { HTTP_PROXY: deadProxy, NO_PROXY: `intranet.example, 127.0.0.1:${portOf(httpSim)}` })).run();
+    const bypassed = await inProcess(siteEnv(httpSim, { HTTP_PROXY: deadProxy, NO_PROXY: `intranet.example, ${SITE!}:${portOf(httpSim)}` })).run();
     expect(bypassed.run.status, bypassed.run.error ?? '').toBe('succeeded');
 
-    const otherPort = await inProcess(syncEnv(fx.db, httpSim, { HTTP_PROXY: proxy.url, no_proxy: `127.0.0.1:${Number(portOf(httpSim)) + 1}` })).run();
+    const otherPort = await inProcess(siteEnv(httpSim, { HTTP_PROXY: proxy.url, no_proxy: `${SITE!}:${Number(portOf(httpSim)) + 1}` })).run();
     expect(otherPort.run.status).toBe('succeeded');
     // Only the second run passed through the proxy.
     expect(forwardedTo(await proxy.log(), `${httpSim.url}/api/`) - before).toBe(2);
@@ -189,7 +195,7 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
   it('sends the credentials in the proxy URL (Proxy-Authorization) and never shows them', async () => {
     const auth = `http://${PROXY_USER}:${PROXY_PASSWORD}@${new URL(authProxy.url).host}`;
     const before = tunnelsTo(await authProxy.log(), httpsSim);
-    const r = await runCli(['run', '--dry-run'], { ...syncEnv(fx.db, httpsSim, { LOG_LEVEL: 'trace' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: auth });
+    const r = await runCli(['run', '--dry-run'], { ...siteEnv(httpsSim, { LOG_LEVEL: 'trace' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY: auth });
     expect(r.code, r.stderr).toBe(0);
     expect(tunnelsTo(await authProxy.log(), httpsSim) - before).toBe(2);
     expect(r.stderr).toContain(`"proxy":"http://***@${new URL(authProxy.url).host}/"`);
@@ -201,10 +207,10 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
     const logins = httpsSim.stats.logins;
     for (const HTTPS_PROXY of [authProxy.url, wrong]) {
       const before = tunnelsTo(await authProxy.log(), httpsSim);
-      const r = await runCli(['run'], { ...syncEnv(fx.db, httpsSim, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY });
+      const r = await runCli(['run'], { ...siteEnv(httpsSim, { WINE_API_RETRIES: '5' }), NODE_EXTRA_CA_CERTS: pki.caFile, HTTPS_PROXY });
       expect(r.code).toBe(1);
       const { error } = await lastRun();
-      expect(error).toMatch(/^login request to https:\/\/127\.0\.0\.1:\d+ failed: the proxy from HTTPS_PROXY refused to connect to 127\.0\.0\.1:\d+ \(HTTP 40[17]\); the proxy wants credentials: put them in HTTPS_PROXY/);
+      expect(error).toMatch(/^login request to https:\/\/[\d.]+:\d+ failed: the proxy from HTTPS_PROXY refused to connect to [\d.]+:\d+ \(HTTP 40[17]\); the proxy wants credentials: put them in HTTPS_PROXY/);
       expect(r.stderr + error).not.toContain(PROXY_PASSWORD);
       // One CONNECT: the refusal is not retried.
       expect(tunnelsTo(await authProxy.log(), httpsSim) - before).toBe(1);
@@ -213,12 +219,12 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
   });
 
   it('sends the SYNC_NOTIFY_URL webhook through the proxy too', async () => {
-    const hook = await startReceiver();
+    const hook = await startReceiver(undefined, SITE);
     // CONNECT to 443 only, like a stock proxy: the http:// webhook is forwarded, not tunnelled.
     const hookProxy = await tinyproxy({ connectPorts: [443] });
     try {
       // The upstream is exempt (NO_PROXY); the webhook is not.
-      const env = syncEnv(fx.db, httpSim, { HTTP_PROXY: hookProxy.url, NO_PROXY: `127.0.0.1:${portOf(httpSim)}`, SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
+      const env = siteEnv(httpSim, { HTTP_PROXY: hookProxy.url, NO_PROXY: `${SITE!}:${portOf(httpSim)}`, SYNC_NOTIFY_URL: hook.url, SYNC_NOTIFY_ON: 'all' });
       const r = await runCli(['run'], env);
       expect(r.code, r.stderr).toBe(0);
       expect(hook.posts).toHaveLength(1);
@@ -229,10 +235,10 @@ describeWith('openssl and tinyproxy (Debian packages)', hasOpenssl && hasTinypro
   });
 
   it('says so when the proxy does not allow a tunnel to the https upstream port (403)', async () => {
-    const other = await sim(pki.valid);
-    const outcome = await inProcess(syncEnv(fx.db, other, { HTTPS_PROXY: proxy.url, WINE_API_RETRIES: '5' })).run();
+    const other = await sim(siteCert, SITE);
+    const outcome = await inProcess(siteEnv(other, { HTTPS_PROXY: proxy.url, WINE_API_RETRIES: '5' })).run();
     expect(outcome.run.status).toBe('failed');
-    expect(outcome.run.error).toMatch(/the proxy from HTTPS_PROXY refused to connect to 127\.0\.0\.1:\d+ \(HTTP 403\); the proxy does not allow a tunnel/);
+    expect(outcome.run.error).toMatch(/the proxy from HTTPS_PROXY refused to connect to [\d.]+:\d+ \(HTTP 403\); the proxy does not allow a tunnel/);
     expect(other.stats.connections).toBe(0);
   });
 });

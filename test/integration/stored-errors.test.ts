@@ -1,6 +1,6 @@
 /**
  * sync_runs.error is read by BI users (sync_freshness.last_run_error): the upstream's error text
- * stored there passes through the same secret scrubbing as the logs, whatever the secret's length.
+ * stored there passes through the same secret scrubbing as the logs, and only secrets are censored.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -57,5 +57,17 @@ describe('sync_runs.error', () => {
     const [bi] = await fx.db.rows<{ last_run_error: string }>(`SELECT last_run_error FROM "${fx.db.schema}_bi".sync_freshness`);
     expect(bi!.last_run_error).toContain("[Redacted]");
     expect(bi!.last_run_error).not.toContain(TOKEN);
+  });
+
+  it('keeps the rest of the text intact: a webhook path `/` and a proxy user name are not secrets', async () => {
+    const r = await runCli(['run'], {
+      ...env(`${url}/fail`),
+      WINE_API_EMAIL: 'proxyuser@b.c',
+      SYNC_NOTIFY_URL: 'http://127.0.0.1:9/',
+      HTTPS_PROXY: 'http://proxyuser:proxy-Passw0rd-long@127.0.0.1:9',
+    });
+    expect(r.code, r.stderr).toBe(1);
+    const [row] = await fx.db.rows<{ error: string }>('SELECT error FROM sync_runs ORDER BY id DESC LIMIT 1');
+    expect(row!.error).toBe('login failed with HTTP 500 (text/plain): "internal error while handling {\\"email\\":\\"proxyuser@b.c\\",\\"password\\":\\"[Redacted]\\"}" (gave up after 1 attempts)');
   });
 });

@@ -19,7 +19,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(path = '/hooks/T000/B000/webhook-secret-token-42'): Promise<Receiver> {
+/** `host`: where it listens (a proxy test needs an address other than loopback, which is never proxied). */
+export async function startReceiver(path = '/hooks/T000/B000/webhook-secret-token-42', host = '127.0.0.1'): Promise<Receiver> {
   const posts: Received[] = [];
   let failing = { n: 0, status: 200 };
   let hanging = false;
@@ -37,10 +38,10 @@ export async function startReceiver(path = '/hooks/T000/B000/webhook-secret-toke
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}${path}`,
+    url: `http://${host}:${port}${path}`,
     posts,
     failNext: (n, status) => (failing = { n, status }),
     hang: (on) => (hanging = on),

@@ -64,8 +64,10 @@ describe('loadConfig', () => {
 
   it('keeps the default health file in a directory of its own user, not under a fixed name in the shared TMPDIR', () => {
     const dir = join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`);
-    expect(loadConfig(API, needs)).toMatchObject({ healthFile: join(dir, 'health'), healthPrivateDir: dir });
-    expect(loadConfig({ ...API, SYNC_HEALTH_FILE: '/run/wrs/health' }, needs)).toMatchObject({ healthFile: '/run/wrs/health', healthPrivateDir: undefined });
+    expect(loadConfig(API, needs)).toMatchObject({ healthFile: join(dir, 'health'), healthPrivateDirs: [dir, expect.stringMatching(/\/wine-recon-sync$/)] });
+    expect(loadConfig({ ...API, XDG_CACHE_HOME: '/home/x/.cache' }, needs).healthPrivateDirs).toEqual([dir, '/home/x/.cache/wine-recon-sync']);
+    expect(loadConfig({ ...API, HOME: '/home/y' }, needs).healthPrivateDirs).toEqual([dir, '/home/y/.cache/wine-recon-sync']);
+    expect(loadConfig({ ...API, SYNC_HEALTH_FILE: '/run/wrs/health' }, needs)).toMatchObject({ healthFile: '/run/wrs/health', healthPrivateDirs: [] });
   });
 
   it('accepts a separate login address and 6-field schedules', () => {

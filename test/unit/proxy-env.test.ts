@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
-import { bypassesProxy, proxyFor, proxySecrets, readProxyEnv, redactUrl } from '../../src/proxy-env.js';
+import { insecureHttpProblem } from '../../src/insecure-http.js';
+import { bypassesProxy, isLoopbackHost, proxyFor, proxySecrets, readProxyEnv, redactUrl } from '../../src/proxy-env.js';
 
 const read = (env: Record<string, string>) => {
   const problems: string[] = [];
@@ -45,10 +46,11 @@ describe('proxy variables, read as curl reads them', () => {
     }
   });
 
-  it('lists the proxy credentials, decoded and as written, for the secret registry', () => {
+  it('lists the proxy password, decoded and as written, for the secret registry, and never the user name', () => {
     // The base64 of `alice:p@ss-word` is what a Proxy-Authorization header carries.
     const basic = Buffer.from('alice:p@ss-word').toString('base64');
-    expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice:p%40ss-word@proxy:3128' }).config)).toEqual([basic, 'p%40ss-word', 'p@ss-word', 'alice', 'alice']);
+    expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice:p%40ss-word@proxy:3128' }).config)).toEqual([basic, 'p%40ss-word', 'p@ss-word']);
+    expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice@proxy:3128' }).config)).toEqual([]);
     expect(proxySecrets(read({}).config)).toEqual([]);
   });
 
@@ -60,10 +62,36 @@ describe('proxy variables, read as curl reads them', () => {
 });
 
 describe('NO_PROXY', () => {
-  it('bypasses nothing when empty: not even loopback', () => {
+  it('bypasses nothing when empty', () => {
     expect(bypass('', 'http://127.0.0.1:8080')).toBe(false);
     expect(bypass('', 'http://localhost:8080')).toBe(false);
-    expect(proxyFor(read({ HTTP_PROXY: 'http://p:1' }).config, 'http://127.0.0.1:9')?.url).toBe('http://p:1/');
+    expect(proxyFor(read({ HTTP_PROXY: 'http://p:1' }).config, 'http://wine.example.com:9')?.url).toBe('http://p:1/');
+  });
+});
+
+describe('loopback targets', () => {
+  const proxies = read({ HTTP_PROXY: 'http://p:1', HTTPS_PROXY: 'http://p:2' }).config;
+  const LOOPBACK = ['localhost', 'LOCALHOST.', 'wine.localhost', '127.0.0.1', '127.1.2.3', '[::1]', '[::ffff:127.0.0.1]', '[0:0:0:0:0:0:0:1]'];
+
+  it('are never proxied, whatever HTTP_PROXY, HTTPS_PROXY and NO_PROXY say', () => {
+    for (const host of LOOPBACK) {
+      expect(isLoopbackHost(new URL(`http://${host}/`).hostname), host).toBe(true);
+      for (const scheme of ['http', 'https']) expect(proxyFor(proxies, `${scheme}://${host}:8080/api/login`), `${scheme} ${host}`).toBeUndefined();
+    }
+  });
+
+  it('are exactly what is: other names and addresses still go through the proxy', () => {
+    for (const host of ['localhost.example.com', 'mylocalhost', '128.0.0.1', '10.0.0.1', '[::2]', '[::ffff:10.0.0.1]', '0x7f.example']) {
+      expect(isLoopbackHost(new URL(`http://${host}/`).hostname), host).toBe(false);
+      expect(proxyFor(proxies, `http://${host}/`)?.url, host).toBe('http://p:1/');
+    }
+  });
+
+  it('cover every host the clear-text rule lets an http:// password go to', () => {
+    for (const host of ['localhost', '127.0.0.1', '127.9.9.9', '[::1]', 'wine.example.com', '10.0.0.1']) {
+      const url = new URL(`http://${host}:8080/`);
+      if (insecureHttpProblem(url, false) === undefined) expect(proxyFor(proxies, url), host).toBeUndefined();
+    }
   });
 
   it('* bypasses every host', () => {

@@ -56,8 +56,9 @@ describe('SYNC_UI_TOKEN and SYNC_STALE_AFTER', () => {
   it('are read from the environment, the token also from a file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wrs-ui-'));
     writeFileSync(join(dir, 'token'), 'from-a-file-0123456789\n');
-    expect(loadConfig({ ...DB, SYNC_UI_TOKEN_FILE: join(dir, 'token'), SYNC_STALE_AFTER: '90m' }, { api: false, database: true }).ui).toEqual({ token: 'from-a-file-0123456789', staleAfterMs: 5_400_000 });
-    expect(loadConfig(DB, { api: false, database: true }).ui).toEqual({ token: undefined, staleAfterMs: undefined });
+    expect(loadConfig({ ...DB, SYNC_UI_TOKEN_FILE: join(dir, 'token'), SYNC_STALE_AFTER: '90m' }, { api: false, database: true }).ui).toEqual({ token: 'from-a-file-0123456789', staleAfterMs: 5_400_000, allowedHosts: [] });
+    expect(loadConfig(DB, { api: false, database: true }).ui).toEqual({ token: undefined, staleAfterMs: undefined, allowedHosts: [] });
+    expect(loadConfig({ ...DB, SYNC_UI_ALLOWED_HOSTS: ' Status.Example.com , ops.example.com:8443,' }, { api: false, database: true }).ui.allowedHosts).toEqual(['status.example.com', 'ops.example.com:8443']);
   });
   it('refuse a short token and a length of time without a unit, naming the variable and never echoing the token', () => {
     let error: unknown;

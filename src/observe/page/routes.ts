@@ -8,12 +8,12 @@ import type { Pool } from '../../db/pool.js';
 import type { Logger, SecretRegistry } from '../../log.js';
 import { fieldsBody } from './fields-page.js';
 import { judgeFreshness, type StaleRule } from './freshness.js';
-import { escapeHtml, query } from './html.js';
+import { query } from './html.js';
 import { FAVICON, layout, STYLESHEET } from './layout.js';
 import { overviewBody, PLOT_CHOICES, RUNS_PER_PAGE } from './overview.js';
 import { PageQueries, STATUSES, TRIGGERS, type RunFilter } from './queries.js';
 import { RAW_SHOWN, REJECTS_PER_PAGE, runBody } from './run-page.js';
-import { authorized, CsrfTokens, refuseUnauthorized, sameOrigin, securityHeaders } from './security.js';
+import { CsrfTokens, hostAllowed, presentedToken, refuseHost, refuseTooMany, refuseUnauthorized, sameOrigin, sameSecret, securityHeaders, TokenAttempts } from './security.js';
 
 /** What only the daemon knows: its schedule, the progress of its run, and how to start one. */
 export interface DaemonView {
@@ -30,6 +30,10 @@ export interface PageOptions {
   schema: string;
   timezone: string;
   token: string | undefined;
+  /** The address the server listens on (`serve --host`, SYNC_METRICS_HOST): a name the page answers to. */
+  boundHost: string;
+  /** SYNC_UI_ALLOWED_HOSTS: more names (`name` or `name:port`) the page answers to, behind a reverse proxy. */
+  allowedHosts: readonly string[];
   staleRule: () => StaleRule;
   /** SYNC_RUN_TIMEOUT_MS: a `running` row older than this (and a minute) was most likely left by a process that died. */
   runTimeoutMs?: number | undefined;
@@ -53,7 +57,7 @@ export function pageHandler(options: PageOptions): PageHandler {
   const csrf = options.daemon && options.token !== undefined ? new CsrfTokens(options.token) : undefined;
 
   const send = (res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}) => {
-    res.writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra }).end(options.secrets ? options.secrets.scrub(body, escapeHtml) : body);
+    res.writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra }).end(options.secrets ? options.secrets.scrub(body) : body);
   };
   const page = (res: ServerResponse, title: string, body: Parameters<typeof layout>[0]['body'], refreshSeconds?: number) =>
     send(res, 200, 'text/html; charset=utf-8', layout({ title, body, refreshSeconds }));
@@ -145,7 +149,6 @@ export function pageHandler(options: PageOptions): PageHandler {
 
   const runNow = async (req: IncomingMessage, res: ServerResponse) => {
     if (!csrf || !options.daemon) return notFound(res, 'run-now is only in the daemon, with SYNC_UI_TOKEN set');
-    if (!sameOrigin(req)) return send(res, 403, 'text/plain; charset=utf-8', 'refused: this request does not come from this page (Origin)\n');
     const body = await readForm(req);
     if (!csrf.valid(body.get('csrf') ?? undefined)) return send(res, 403, 'text/plain; charset=utf-8', 'refused: missing or wrong CSRF token; reload the page and press the button again\n');
     const going = await queries.running();
@@ -154,8 +157,41 @@ export function pageHandler(options: PageOptions): PageHandler {
     res.writeHead(303, { ...securityHeaders(), location: `/?run-now=${started ? 'started' : 'busy'}` }).end();
   };
 
+  const attempts = new TokenAttempts();
+  /**
+   * The request gate, before any path is looked at. Without a token the page answers only to its
+   * own names (DNS rebinding, see hostAllowed); with SYNC_UI_ALLOWED_HOSTS set, with a token too.
+   * A request that changes something must come from a page of this server (Origin). Wrong tokens
+   * are limited per address.
+   */
+  const admitted = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const checkHost = options.token === undefined || options.allowedHosts.length > 0;
+    if (checkHost && !hostAllowed(req, options.boundHost, options.allowedHosts)) {
+      refuseHost(res);
+      return false;
+    }
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD' && !sameOrigin(req)) {
+      send(res, 403, 'text/plain; charset=utf-8', 'refused: this request does not come from this page (Origin)\n');
+      return false;
+    }
+    if (options.token === undefined) return true;
+    const address = req.socket.remoteAddress ?? '';
+    const now = Date.now();
+    const wait = attempts.retryAfter(address, now);
+    if (wait !== undefined) {
+      refuseTooMany(res, wait);
+      return false;
+    }
+    const given = presentedToken(req);
+    if (given !== undefined && sameSecret(given, options.token)) return true;
+    if (given !== undefined || req.headers.authorization !== undefined) attempts.failed(address, now);
+    refuseUnauthorized(res);
+    return false;
+  };
+
   return (req, res) => {
-    if (!authorized(req, options.token)) return refuseUnauthorized(res);
+    if (!admitted(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://page.invalid');
     const path = url.pathname;
     const method = req.method ?? 'GET';

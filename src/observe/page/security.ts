@@ -41,12 +41,6 @@ export function presentedToken(req: IncomingMessage): string | undefined {
   return colon < 0 ? undefined : decoded.slice(colon + 1);
 }
 
-export function authorized(req: IncomingMessage, token: string | undefined): boolean {
-  if (token === undefined) return true;
-  const given = presentedToken(req);
-  return given !== undefined && sameSecret(given, token);
-}
-
 export function refuseUnauthorized(res: ServerResponse): void {
   res
     .writeHead(401, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Basic realm="wine-recon-sync", charset="UTF-8"' })
@@ -95,4 +89,83 @@ export function sameOrigin(req: IncomingMessage): boolean {
 /** Loopback: only this machine can reach the server. */
 export function isLoopback(host: string): boolean {
   return /^(localhost|127(?:\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
+}
+
+/**
+ * Whom the page answers to, by the `Host` a request names. A DNS-rebinding page (a name of the
+ * attacker's that first resolves to their server, then to 127.0.0.1) reaches a loopback port from
+ * the operator's own browser, as the same origin as itself: only the `Host` header still says whose
+ * name was used. So the page answers only to the names of where it listens: loopback names and
+ * addresses at its own port, the address it was bound to, and the names a reverse proxy forwards
+ * (SYNC_UI_ALLOWED_HOSTS, `name` or `name:port`), as Jupyter, webpack-dev-server and Vite do.
+ */
+export function hostAllowed(req: IncomingMessage, bound: string, allowed: readonly string[]): boolean {
+  const header = req.headers.host;
+  if (header === undefined) return false;
+  const [name, port] = splitHost(header);
+  // A plain name or address: no user information, path or other decoration.
+  if (!/^(?:[a-z0-9-]+\.)*[a-z0-9-]+\.?$|^\[[0-9a-f:.]+\]$/.test(name)) return false;
+  const bare = name.replace(/\.$/, '');
+  const boundName = bound.toLowerCase();
+  const ownPort = port === undefined || port === String(req.socket.localPort);
+  if ((isLoopback(bare) || bare === boundName || bare === `[${boundName}]`) && ownPort) return true;
+  return allowed.some((entry) => {
+    const [entryName, entryPort] = splitHost(entry);
+    return entryName === bare && (entryPort === undefined || entryPort === (port ?? '80'));
+  });
+}
+
+/** `name[:port]` (IPv6 in brackets) as name and port. */
+function splitHost(entry: string): [string, string | undefined] {
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(entry.toLowerCase());
+  return m ? [m[1]!, m[2]] : [entry.toLowerCase(), undefined];
+}
+
+export function refuseHost(res: ServerResponse): void {
+  res
+    .writeHead(421, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8' })
+    .end('421: this page answers only to the name it is served under (loopback, its bound address, or one in SYNC_UI_ALLOWED_HOSTS)\n');
+}
+
+/**
+ * Wrong tokens, counted per client address: after `limit` in `windowMs`, that address gets 429
+ * until the oldest of them leaves the window, whatever it sends (checking the token then would
+ * still tell a guess that is right). A token of 16 characters or more cannot be guessed at a few
+ * attempts a minute; behind a reverse proxy every client shares the proxy's address, so a
+ * stranger's guesses can keep an operator out for at most one window. Requests that bring no
+ * token (a browser's first, before its login dialog) do not count.
+ */
+export class TokenAttempts {
+  private readonly failures = new Map<string, number[]>();
+  constructor(
+    private readonly limit = 10,
+    private readonly windowMs = 60_000,
+    /** Addresses remembered at most (the oldest forgotten first): a flood of addresses costs bounded memory. */
+    private readonly addresses = 10_000,
+  ) {}
+
+  /** Seconds until `address` may try again, or undefined when it may now. */
+  retryAfter(address: string, now: number): number | undefined {
+    const recent = this.recent(address, now);
+    if (recent.length < this.limit) return undefined;
+    return Math.max(1, Math.ceil((recent[0]! + this.windowMs - now) / 1000));
+  }
+
+  failed(address: string, now: number): void {
+    const recent = this.recent(address, now);
+    recent.push(now);
+    this.failures.delete(address); // re-inserted last: Map order is the forgetting order
+    this.failures.set(address, recent);
+    if (this.failures.size > this.addresses) this.failures.delete(this.failures.keys().next().value!);
+  }
+
+  private recent(address: string, now: number): number[] {
+    return (this.failures.get(address) ?? []).filter((t) => now - t < this.windowMs);
+  }
+}
+
+export function refuseTooMany(res: ServerResponse, retryAfterSeconds: number): void {
+  res
+    .writeHead(429, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(retryAfterSeconds) })
+    .end(`429: too many wrong tokens from this address; try again in ${retryAfterSeconds} s\n`);
 }
