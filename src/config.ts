@@ -3,7 +3,6 @@
  * reported together, each naming its variable, and no secret value is ever echoed.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
