@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { PACKAGE_ROOT } from '../src/paths.js';
+import { PACKAGE_ROOT } from '../src/io/paths.js';
 import { measureFloor, rowsDifferingFromFloor } from './floor.js';
 import { listingFiles, type ListingFiles } from './listing-files.js';
 import { BENCH_EMAIL, BENCH_PASSWORD, startListingServer, type ListingServer } from './listing-server.js';

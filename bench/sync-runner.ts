@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { PACKAGE_ROOT } from '../src/paths.js';
+import { PACKAGE_ROOT } from '../src/io/paths.js';
 import { BackendCpuSampler, type ProcCpu } from './backend-cpu.js';
 import { spansOf, stepOverlap } from './step-overlap.js';
 

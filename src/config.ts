@@ -7,11 +7,11 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
-import { resolveTarget, SettingsProblem, type DatabaseSettings } from './database-url.js';
-import { isCronExpression } from './cron-schedule.js';
+import { resolveTarget, SettingsProblem, type DatabaseSettings } from './outbound/database-url.js';
+import { isCronExpression } from './schedule/cron-schedule.js';
 import { ConfigError } from './errors.js';
-import { insecureHttpProblem } from './insecure-http.js';
-import { readProxyEnv, type ProxyConfig } from './proxy-env.js';
+import { insecureHttpProblem } from './outbound/insecure-http.js';
+import { readProxyEnv, type ProxyConfig } from './outbound/proxy-env.js';
 
 export interface ApiConfig {
   baseUrl: string;
@@ -29,7 +29,7 @@ export interface ApiConfig {
 }
 
 /** Outbound proxy for upstream calls, from the environment as curl reads it (see proxy-env.ts). */
-export type { ProxyConfig } from './proxy-env.js';
+export type { ProxyConfig } from './outbound/proxy-env.js';
 
 export interface Config {
   api: ApiConfig | undefined;

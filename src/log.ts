@@ -6,12 +6,12 @@
 import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
-import type { SecretRegistry } from './secret-registry.js';
-import { stripJsonControls } from './safe-text.js';
-import { terminalLine } from './terminal-line.js';
+import type { SecretRegistry } from './text/secret-registry.js';
+import { stripJsonControls } from './text/safe-text.js';
+import { terminalLine } from './text/terminal-line.js';
 
 export type { Logger };
-export { SecretRegistry } from './secret-registry.js';
+export { SecretRegistry } from './text/secret-registry.js';
 
 const REDACT_PATHS = [
   'password',

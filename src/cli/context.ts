@@ -4,8 +4,8 @@ import { loadConfig, type Config, type ConfigNeeds } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
 import type { WineApi, WineApiOptions } from '../extract/http/api.js';
 import { createLogger, type Logger } from '../log.js';
-import { SecretRegistry, urlSecrets } from '../secret-registry.js';
-import { proxySecrets } from '../proxy-env.js';
+import { SecretRegistry, urlSecrets } from '../text/secret-registry.js';
+import { proxySecrets } from '../outbound/proxy-env.js';
 
 export interface Io {
   env: Record<string, string | undefined>;

@@ -13,16 +13,16 @@
  * at the next start takes the chain up (sync_runs.retry_at says a retry was planned).
  */
 import type { Context } from './context.js';
-import type { CronSchedule } from '../cron-schedule.js';
+import type { CronSchedule } from '../schedule/cron-schedule.js';
 import { LockHeldError, describeError } from '../errors.js';
 import type { WineApi } from '../extract/http/api.js';
 import { findRun, setRetryAt, type RetryOf, type RunRow, type Trigger } from '../load/audit.js';
 import type { Health } from '../observe/health.js';
 import { NOT_RETRIED, type ChainNotice } from '../observe/notify.js';
 import type { RunReporter } from '../observe/run-reporter.js';
-import { retryAfterOf, retryRule } from '../retry-class.js';
+import { retryAfterOf, retryRule } from '../schedule/retry-class.js';
 import { runSync } from '../run/sync.js';
-import { attemptsAllowed, planRetry } from './retry-plan.js';
+import { attemptsAllowed, planRetry } from '../schedule/retry-plan.js';
 
 /** Longest single wait of the timer: then it looks at the clock again. */
 const MAX_WAIT_MS = 60_000;

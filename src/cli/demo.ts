@@ -17,7 +17,7 @@ import type { BiRounding } from '../load/bi-rounding.js';
 import { startMetricsServer } from '../observe/metrics-server.js';
 import { DEFAULT_SERVE_PORT, statusPage } from './serve.js';
 import { formatSummary } from './summary.js';
-import { PACKAGE_ROOT } from '../paths.js';
+import { PACKAGE_ROOT } from '../io/paths.js';
 import { runSync } from '../run/sync.js';
 import { startSimulator } from '../simulator/server.js';
 

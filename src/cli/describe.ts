@@ -8,14 +8,14 @@ import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { PROGRAM, SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { openContext, type Context, type Io } from './context.js';
-import { CronSchedule } from '../cron-schedule.js';
+import { CronSchedule } from '../schedule/cron-schedule.js';
 import { DEFAULT_STALE_AFTER_MS, durationMs, type Config } from '../config.js';
 import { describeDatabase, type DatabaseDescription } from '../db/relations.js';
 import { DBT_HEADER, dbtSources, formFor } from '../describe/dbt-sources.js';
 import { toJsonSchema } from '../describe/json-schema.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { staleRuleFromSchedule } from '../observe/page/freshness.js';
-import { APP_VERSION } from '../paths.js';
+import { APP_VERSION } from '../io/paths.js';
 
 const { SCHEMA_SETTINGS } = SETTINGS;
 

@@ -11,10 +11,10 @@ import { findRun, recentRuns, type RunRow } from '../load/audit.js';
 import { formatRun, formatRunsTable, formatSummary } from './summary.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
-import { APP_VERSION } from '../paths.js';
-import { stripControls } from '../safe-text.js';
+import { APP_VERSION } from '../io/paths.js';
+import { stripControls } from '../text/safe-text.js';
 import { stat } from 'node:fs/promises';
-import { terminalLine } from '../terminal-line.js';
+import { terminalLine } from '../text/terminal-line.js';
 
 const { SCHEMA_SETTINGS, LOAD_SETTINGS, API_SETTINGS, REPORTING } = SETTINGS;
 

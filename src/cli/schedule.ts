@@ -9,7 +9,7 @@ import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
 import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
 import { DEFAULT_STALE_AFTER_MS } from '../config.js';
 import { migrate } from '../db/migrate.js';
-import { CronSchedule } from '../cron-schedule.js';
+import { CronSchedule } from '../schedule/cron-schedule.js';
 import { SchemaTooNewError, SyncError, describeError } from '../errors.js';
 import { latestDaemonRunSince } from '../load/audit.js';
 import { assessHealth, heartbeatToRead, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
@@ -18,10 +18,10 @@ import { staleRuleFromSchedule, type StaleRule } from '../observe/page/freshness
 import { pageHandler, type DaemonView } from '../observe/page/routes.js';
 import { isLoopback } from '../observe/page/security.js';
 import { RunReporter } from '../observe/run-reporter.js';
-import { stripControls } from '../safe-text.js';
+import { stripControls } from '../text/safe-text.js';
 import { decideCatchUp } from './catch-up.js';
 import { Daemon, firstErrorOf } from './daemon.js';
-import { attemptsAllowed } from './retry-plan.js';
+import { attemptsAllowed } from '../schedule/retry-plan.js';
 
 const HEARTBEAT_MS = 15_000;
 const SHUTDOWN_MS = 10_000;

@@ -1,7 +1,7 @@
 /** What people read on stdout: a run's summary and the table of recent runs, without control characters. */
 import type { RunRow } from '../load/audit.js';
 import { describeBiRounding, type BiRounding } from '../load/bi-rounding.js';
-import { stripControls } from '../safe-text.js';
+import { stripControls } from '../text/safe-text.js';
 import { listNewFields, type NewField } from '../transform/schema-drift.js';
 
 export function formatSummary(

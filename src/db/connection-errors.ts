@@ -5,8 +5,8 @@
  */
 import { ConfigError, SyncError } from '../errors.js';
 import type pg from 'pg';
-import { endpointText, settingName, type Endpoint, type Target } from '../database-url.js';
-import { EXPIRED_CERT as EXPIRED, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../tls-codes.js';
+import { endpointText, settingName, type Endpoint, type Target } from '../outbound/database-url.js';
+import { EXPIRED_CERT as EXPIRED, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../outbound/tls-codes.js';
 
 /** One connection's plan (connection.ts): the pg config, or why there is none; its errors are explained against it. */
 export interface Attempt {

@@ -14,9 +14,9 @@ import pg from 'pg';
 import { ConfigError } from '../errors.js';
 import { explainConnectFailure, failure, NoHostAccepted, PreferWithoutTls, type Attempt, type PassedOver } from './connection-errors.js';
 import { checkRole, needsSearch, searchHosts } from './host-search.js';
-import { resolveTarget, SettingsProblem, type DatabaseSettings, type Endpoint, type Target } from '../database-url.js';
+import { resolveTarget, SettingsProblem, type DatabaseSettings, type Endpoint, type Target } from '../outbound/database-url.js';
 
-export type { DatabaseSettings } from '../database-url.js';
+export type { DatabaseSettings } from '../outbound/database-url.js';
 
 type PgClientClass = new (config: pg.ClientConfig) => pg.Client;
 

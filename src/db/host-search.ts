@@ -10,7 +10,7 @@
  * the check is safe through a transaction pooler.
  */
 import type pg from 'pg';
-import type { Endpoint, SessionAttrs, Target } from '../database-url.js';
+import type { Endpoint, SessionAttrs, Target } from '../outbound/database-url.js';
 import { ConfigError } from '../errors.js';
 import { failure, NoHostAccepted, PreferWithoutTls, type PassedOver } from './connection-errors.js';
 

@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BiSettings } from '../config.js';
 import { SchemaTooNewError } from '../errors.js';
-import { APP_VERSION, SQL_DIR } from '../paths.js';
+import { APP_VERSION, SQL_DIR } from '../io/paths.js';
 import { biDecimalType } from '../bi-types.js';
 import { installBiViews } from './bi-views.js';
 import { checkFieldCatalogue } from './catalogue-check.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { QueryResult, QueryResultRow } from 'pg';
 import type { PoolClient } from './pool.js';
 import type { Logger } from '../log.js';
-import { SQL_DIR } from '../paths.js';
+import { SQL_DIR } from '../io/paths.js';
 import { renderFieldLists } from './field-sql.js';
 
 /** `file` is relative to sql/, e.g. `load/apply.sql`. */

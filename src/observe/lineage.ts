@@ -20,7 +20,7 @@ import { OUTPUT_RELATIONS, endEventType, inputDataset, lineageEvent, postgresNam
 import type { StartedRun } from '../load/audit.js';
 import { lineageRuns, type LineageRun } from '../load/lineage-runs.js';
 import type { Logger, SecretRegistry } from '../log.js';
-import { APP_VERSION } from '../paths.js';
+import { APP_VERSION } from '../io/paths.js';
 import { deliver, redactedUrl } from './notify.js';
 
 /** The `producer` of every event: the package and its version. */

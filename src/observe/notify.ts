@@ -7,7 +7,7 @@
  */
 import type { Agents } from 'got';
 import { RECORD_KINDS, type RunRow, type RunStatus } from '../load/audit.js';
-import { chatText } from '../safe-text.js';
+import { chatText } from '../text/safe-text.js';
 import { listNewFields, type NewField } from '../transform/schema-drift.js';
 
 export type { NewField };

@@ -10,7 +10,7 @@
  */
 import { hostname } from 'node:os';
 import type { Config } from '../config.js';
-import { urlWhere } from '../database-url.js';
+import { urlWhere } from '../outbound/database-url.js';
 import type { Pool } from '../db/pool.js';
 import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
 import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type StartedRun, type Trigger } from '../load/audit.js';
@@ -18,7 +18,7 @@ import { LineageEmitter } from './lineage.js';
 import type { SyncMetrics } from './metrics.js';
 import { deliver, notificationBody, notifyEvent, redactedUrl, type ChainNotice, type RunNotice, type Where } from './notify.js';
 import type { Logger } from '../log.js';
-import { urlSecrets, webhookSecrets, type SecretRegistry } from '../secret-registry.js';
+import { urlSecrets, webhookSecrets, type SecretRegistry } from '../text/secret-registry.js';
 import type { SyncOutcome } from '../run/sync.js';
 
 export const PUSH_JOB = 'wine_recon_sync';

@@ -13,7 +13,7 @@ import type { Logger, SecretRegistry } from '../log.js';
 import { finishRun, markAbandoned, pruneRejects, recordProgress, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { checkListingFile, checkReplaySource } from '../load/sources.js';
-import { APP_VERSION } from '../paths.js';
+import { APP_VERSION } from '../io/paths.js';
 import { runDeadline } from './deadline.js';
 import { idleTimeoutMs, type SyncDeps, type SyncRequest, type SyncSource } from './request.js';
 import { Run } from './run.js';

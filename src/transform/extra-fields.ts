@@ -21,7 +21,7 @@
  * Each value's kind (valueKind) is counted per field name: the BI views type a field's column
  * from the kinds seen (load/discovered-fields.ts).
  */
-import { viewCache, viewOf } from '../byte-view.js';
+import { viewCache, viewOf } from '../io/byte-view.js';
 import { copyText } from './copy-line.js';
 import { daysInMonth } from './date.js';
 import { MAX_DIGITS } from './decimal.js';

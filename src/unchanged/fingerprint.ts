@@ -12,7 +12,7 @@
  * are read through a DataView of the caller's buffer (byte-view.ts: 213 -> 112 ms over the
  * 1M-record listing).
  */
-import { viewOf } from '../byte-view.js';
+import { viewOf } from '../io/byte-view.js';
 
 const C1 = 0x239b961b;
 const C2 = 0xab0e9789 | 0;

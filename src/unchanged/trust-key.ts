@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PACKAGE_ROOT, SQL_DIR } from '../paths.js';
+import { PACKAGE_ROOT, SQL_DIR } from '../io/paths.js';
 import { FINGERPRINT_NAME } from './fingerprint.js';
 
 export interface TrustKey {

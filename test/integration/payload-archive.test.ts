@@ -11,7 +11,7 @@ import { InvalidListingError } from '../../src/errors.js';
 import { startRun } from '../../src/load/audit.js';
 import { preferredAlgorithm, type PayloadAlgorithm } from '../../src/load/payload-codec.js';
 import { compressListing, restorePayload, storePayload } from '../../src/load/payloads.js';
-import { SQL_DIR } from '../../src/paths.js';
+import { SQL_DIR } from '../../src/io/paths.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { inProcess, runCli, tableText, type InProcess, type TestDb } from '../support/harness.js';
 import { listing } from '../support/listing.js';

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodedForms } from '../../src/secret-registry.js';
+import { encodedForms } from '../../src/text/secret-registry.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';
 import { startCli, syncEnv } from '../support/harness.js';

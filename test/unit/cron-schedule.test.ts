@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CronSchedule, isCronExpression } from '../../src/cron-schedule.js';
+import { CronSchedule, isCronExpression } from '../../src/schedule/cron-schedule.js';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 

@@ -1,5 +1,5 @@
 /**
- * DATABASE_URL and libpq's variables as the job reads them (src/database-url.ts), and the TLS
+ * DATABASE_URL and libpq's variables as the job reads them (src/outbound/database-url.ts), and the TLS
  * options each sslmode becomes (src/db/connection.ts); the TLS behaviour itself is tested against
  * a real server in test/integration/postgres-tls.test.ts.
  */
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { Connector } from '../../src/db/connection.js';
-import { resolveTarget, SettingsProblem, urlPassword, urlWhere } from '../../src/database-url.js';
+import { resolveTarget, SettingsProblem, urlPassword, urlWhere } from '../../src/outbound/database-url.js';
 import { ConfigError } from '../../src/errors.js';
 import { mismatch } from '../../src/db/host-search.js';
 

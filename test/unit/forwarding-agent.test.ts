@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import got from 'got';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentFor } from '../../src/extract/http/http-agents.js';
-import { readProxyEnv } from '../../src/proxy-env.js';
+import { readProxyEnv } from '../../src/outbound/proxy-env.js';
 
 let server: Server;
 let port: number;

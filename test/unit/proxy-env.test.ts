@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
-import { insecureHttpProblem } from '../../src/insecure-http.js';
-import { bypassesProxy, isLoopbackHost, proxyFor, proxySecrets, readProxyEnv, redactUrl } from '../../src/proxy-env.js';
+import { insecureHttpProblem } from '../../src/outbound/insecure-http.js';
+import { bypassesProxy, isLoopbackHost, proxyFor, proxySecrets, readProxyEnv, redactUrl } from '../../src/outbound/proxy-env.js';
 
 const read = (env: Record<string, string>) => {
   const problems: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatText, stripControls, stripJsonControls } from '../../src/safe-text.js';
+import { chatText, stripControls, stripJsonControls } from '../../src/text/safe-text.js';
 
 describe('text from outside, shown to people', () => {
   it('loses control characters (C0 but newline and tab, DEL, C1, bidi overrides)', () => {

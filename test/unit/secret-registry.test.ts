@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SecretRegistry, urlSecrets, webhookSecrets } from '../../src/secret-registry.js';
+import { SecretRegistry, urlSecrets, webhookSecrets } from '../../src/text/secret-registry.js';
 
 const registry = (...values: string[]) => {
   const r = new SecretRegistry();

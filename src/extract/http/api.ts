@@ -10,7 +10,7 @@ import got, { type Request } from 'got';
 import type { ApiConfig, ProxyConfig } from '../../config.js';
 import { AbortedError, SyncError, UpstreamError } from '../../errors.js';
 import type { Logger, SecretRegistry } from '../../log.js';
-import { redactUrl } from '../../proxy-env.js';
+import { redactUrl } from '../../outbound/proxy-env.js';
 import { connectionError, proxyRefusal } from './connection-errors.js';
 import { checkResponse, responseOf, serverMessage, statusError, type Headers, type HeadersOf } from './responses.js';
 import { ACCEPT_ENCODING, contentCoding, decodedBody, isGzip } from './content-coding.js';

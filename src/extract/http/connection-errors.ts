@@ -6,7 +6,7 @@
 import { RequestError } from 'got';
 import { UpstreamError } from '../../errors.js';
 import { ProxyRefusedError } from './http-agents.js';
-import { EXPIRED_CERT as EXPIRED, OTHER_CERT, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../../tls-codes.js';
+import { EXPIRED_CERT as EXPIRED, OTHER_CERT, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../../outbound/tls-codes.js';
 
 
 export function connectionError(what: string, url: string, error: unknown, bytes = 0): UpstreamError {

@@ -10,7 +10,7 @@
 import type { Socket } from 'node:net';
 import type { Agents } from 'got';
 import { HttpsProxyAgent } from 'hpagent';
-import { proxyFor, type ProxyConfig, type ProxySetting } from '../../proxy-env.js';
+import { proxyFor, type ProxyConfig, type ProxySetting } from '../../outbound/proxy-env.js';
 import { ForwardingProxyAgent } from './forwarding-agent.js';
 
 export interface ProxyRoute {

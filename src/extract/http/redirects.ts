@@ -13,7 +13,7 @@
  * user info and query string (a pre-signed address carries its signature there).
  */
 import { UpstreamError } from '../../errors.js';
-import { insecureHttpProblem } from '../../insecure-http.js';
+import { insecureHttpProblem } from '../../outbound/insecure-http.js';
 
 export const MAX_REDIRECTS = 5;
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);

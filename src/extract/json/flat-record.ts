@@ -16,7 +16,7 @@
  * exactly what the state machine would have.
  */
 import { MAX_MEMBER_ENDS } from './scanner-state.js';
-import { viewOf } from '../../byte-view.js';
+import { viewOf } from '../../io/byte-view.js';
 import type { KeyGuide } from './listing-types.js';
 
 /**

@@ -7,7 +7,7 @@
  * plain digits) answers false: the record then takes the full path, which is always right.
  */
 
-import { viewOf } from '../../byte-view.js';
+import { viewOf } from '../../io/byte-view.js';
 import type { KeyGuide } from './listing-types.js';
 
 /** Unknown keys remembered per record; a record with more takes the full path. */

@@ -5,7 +5,7 @@
  * and the HTTP client (extract/http/), which routes each request by them.
  */
 import { BlockList, isIP } from 'node:net';
-import { decodeOrKeep, urlSecrets } from './secret-registry.js';
+import { decodeOrKeep, urlSecrets } from '../text/secret-registry.js';
 
 export interface ProxySetting {
   /** The proxy URL, credentials included (never log it: see redactUrl). */

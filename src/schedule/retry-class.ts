@@ -7,7 +7,7 @@
  * lock held by someone's long query). Not retried: a cause that needs a person; trying again would
  * fail the same way, or would get past a guard that exists to stop the load until someone looks.
  */
-import { SyncError, UpstreamError, type ErrorCode } from './errors.js';
+import { SyncError, UpstreamError, type ErrorCode } from '../errors.js';
 
 export type RetryClass = 'retried' | 'needs-a-person';
 

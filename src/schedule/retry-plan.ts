@@ -6,7 +6,7 @@
  * that delay moves the retry later. A retry that would start at or after the next slot is not
  * planned: that slot's run takes over, and this chain ends.
  */
-import type { RetryClass } from '../retry-class.js';
+import type { RetryClass } from './retry-class.js';
 
 export type RetryPlan =
   | { retry: true; at: number; attempt: number }
