@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BI_SCALE_RULE, isBiScale } from './bi-types.js';
-import { resolveTarget, SettingsProblem, type DatabaseSettings } from './outbound/database-url.js';
-import { isCronExpression } from './schedule/cron-schedule.js';
 import { ConfigError } from './errors.js';
+import { BI_SCALE_RULE, isBiScale } from './fields.js';
+import { resolveTarget, SettingsProblem, type DatabaseSettings } from './outbound/database-url.js';
 import { insecureHttpProblem } from './outbound/insecure-http.js';
 import { readProxyEnv, type ProxyConfig } from './outbound/proxy-env.js';
+import { isCronExpression } from './schedule/cron-schedule.js';
 
 export interface ApiConfig {
   baseUrl: string;
@@ -109,7 +109,7 @@ export const DEFAULT_STALE_AFTER_MS = 26 * 3_600_000;
 
 export interface BiSettings {
   schema: string;
-  /** S in numeric(BI_PRECISION, S): a whole number from 0 to MAX_BI_SCALE (src/bi-types.ts). */
+  /** S in numeric(BI_PRECISION, S): a whole number from 0 to MAX_BI_SCALE (src/fields.ts). */
   scale: number;
 }
 

@@ -5,7 +5,8 @@
  * field counter, both COPY writers (transform/record-copy.ts, transform/copy-line.ts) and the
  * staging column order (load/staging.ts), the schema
  * drift guard, the column lists of the runtime SQL (db/field-sql.ts renders them into sql/), and
- * the start-up check that the migrated tables agree with it (db/catalogue-check.ts).
+ * the start-up check that the migrated tables agree with it (db/catalogue-check.ts). The BI
+ * views' type for its decimals, numeric(28, S), is defined here too.
  *
  * Migrations stay hand-written: adding a field means an entry here, one migration that adds its
  * column (to bulk_wine_reconciliation and bulk_wine_reconciliation_closed_versions, and to the two
@@ -116,6 +117,37 @@ export const LATE_COLUMNS: ReadonlyArray<{ readonly name: string; readonly since
 
 /** The PostgreSQL type of each kind's column. */
 export const SQL_TYPE: Readonly<Record<FieldKind, string>> = { id: 'bigint', text: 'text', decimal: 'numeric', date: 'date' };
+
+/*
+ * The BI views' type for a decimal field, numeric(BI_PRECISION, S), defined once: config validation
+ * (SYNC_BI_SCALE), the views template (db/bi-views.ts) and the rounding count (load/bi-rounding.ts)
+ * all take the precision and the scale rule from here.
+ */
+
+/** Total digits of every BI decimal: what .NET's System.Decimal (Npgsql, Power BI) always holds. */
+export const BI_PRECISION = 28;
+/** The largest S (SYNC_BI_SCALE's documented range is 0-20). */
+export const MAX_BI_SCALE = 20;
+/** The rule as the configuration error states it. */
+export const BI_SCALE_RULE = `must be a whole number from 0 to ${MAX_BI_SCALE}`;
+
+export function isBiScale(scale: number): boolean {
+  return Number.isInteger(scale) && scale >= 0 && scale <= MAX_BI_SCALE;
+}
+
+/**
+ * The scale, when it is one; a RangeError otherwise. Every function that builds SQL text from S
+ * calls this first: S is substituted into SQL as digits, so it must be a validated integer.
+ */
+export function checkBiScale(scale: number): number {
+  if (!isBiScale(scale)) throw new RangeError(`BI scale must be 0..${MAX_BI_SCALE}, got ${scale}`);
+  return scale;
+}
+
+/** "numeric(28,S)", as PostgreSQL's format_type writes it. */
+export function biDecimalType(scale: number): string {
+  return `numeric(${BI_PRECISION},${checkBiScale(scale)})`;
+}
 
 /** The stored form (JSON), as in sync_runs.field_counts. */
 export interface FieldCounts {

@@ -1,7 +1,7 @@
 -- The views made for BI drivers, in SYNC_BI_SCHEMA. Rendered by src/db/bi-views.ts, which
 -- substitutes: {{bi}} and {{data}} (quoted schema identifiers), {{bi_name}} and {{data_name}} (the
 -- schemas' names inside a string literal), {{scale}} (S = SYNC_BI_SCALE, 0..MAX_BI_SCALE), {{bi_type}}
--- (numeric(P,S), P = BI_PRECISION = 28, src/bi-types.ts), {{int_digits}} (P - S) and {{limit}}
+-- (numeric(P,S), P = BI_PRECISION = 28, src/fields.ts), {{int_digits}} (P - S) and {{limit}}
 -- (10^(P-S) as a numeric literal). Applied in the migrate transaction, under its lock.
 --
 -- Why: pgjdbc reports an unconstrained numeric as precision 0, psqlODBC describes it as

@@ -9,9 +9,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BI_PRECISION, biDecimalType, checkBiScale } from '../bi-types.js';
 import type { BiSettings } from '../config.js';
-import { KNOWN_FIELDS } from '../fields.js';
+import { BI_PRECISION, KNOWN_FIELDS, biDecimalType, checkBiScale } from '../fields.js';
 import { SQL_DIR } from '../io/paths.js';
 import { discoveredComment, discoveredFragments, type BiShape, type DiscoveredColumn } from './bi-discovered.js';
 import { renderBiFieldLists } from './field-sql.js';

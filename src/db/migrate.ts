@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { BiSettings } from '../config.js';
 import { SchemaTooNewError } from '../errors.js';
 import { APP_VERSION, SQL_DIR } from '../io/paths.js';
-import { biDecimalType } from '../bi-types.js';
+import { biDecimalType } from '../fields.js';
 import { installBiViews } from './bi-views.js';
 import { checkFieldCatalogue } from './catalogue-check.js';
 import { migrateLock } from './lock.js';

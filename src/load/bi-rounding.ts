@@ -1,5 +1,5 @@
 /** How many live values the BI views round or leave NULL: the run says so, and warns when it gets worse. */
-import { BI_PRECISION, biDecimalType, checkBiScale } from '../bi-types.js';
+import { BI_PRECISION, biDecimalType, checkBiScale } from '../fields.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';

@@ -19,7 +19,7 @@
  * scan of every row that a full count is.
  */
 import { join } from 'node:path';
-import { AppendFile } from '../io/append-file.js';
+import { AppendFile } from '../io/file-write.js';
 import type { PoolClient } from '../db/pool.js';
 import type { Row } from '../fields.js';
 import type { Logger } from '../log.js';

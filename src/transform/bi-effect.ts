@@ -9,8 +9,7 @@
  * and abs(c) >= T is read off the digits, never through a JS number.
  * test/integration/bi-effect.test.ts holds the two to the same answer on awkward values.
  */
-import { BI_PRECISION, checkBiScale } from '../bi-types.js';
-import { FIELDS, type KnownField, type Row } from '../fields.js';
+import { BI_PRECISION, FIELDS, checkBiScale, type KnownField, type Row } from '../fields.js';
 import { MAX_DIGITS } from './decimal.js';
 
 /** What the views do to a value: ROUNDED or OVERFLOW, or 0 when they show it as it is. */

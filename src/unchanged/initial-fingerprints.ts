@@ -19,7 +19,7 @@
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
-import { AppendFile } from '../io/append-file.js';
+import { AppendFile } from '../io/file-write.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';

@@ -3,7 +3,7 @@
  * ones kept in memory as the cache, findable as each fills; the later ones written to the file.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { writeAll } from '../io/write-all.js';
+import { writeAll } from '../io/file-write.js';
 import { Block, DEFAULT_GEOMETRY, type Geometry } from './live-block.js';
 import { LiveRowFile } from './live-file.js';
 

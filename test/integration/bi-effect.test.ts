@@ -10,12 +10,11 @@
  *     the values as JSON numbers, numeric strings and exponents, COPYed into the table as written.
  */
 import { describe, expect, it } from 'vitest';
-import { BI_PRECISION, MAX_BI_SCALE } from '../../src/bi-types.js';
 import { renderFieldLists } from '../../src/db/field-sql.js';
 import { loadStatements } from '../../src/db/statements.js';
 import { ListingParser } from '../../src/extract/json/listing-parser.js';
 import { MemberReader } from '../../src/extract/json/record-members.js';
-import { DECIMAL_FIELDS, KNOWN_FIELDS } from '../../src/fields.js';
+import { BI_PRECISION, DECIMAL_FIELDS, KNOWN_FIELDS, MAX_BI_SCALE } from '../../src/fields.js';
 import { overflowThreshold } from '../../src/load/bi-rounding.js';
 import { copyRows } from '../../src/load/first-load.js';
 import { BiTally, OVERFLOW, ROUNDED } from '../../src/transform/bi-effect.js';

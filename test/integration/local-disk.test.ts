@@ -78,7 +78,7 @@ describeWith('mount in a private namespace (unshare -m, as root)', canMountTmpfs
       file.append(Buffer.alloc(200 * 1024, 120));
       try { await file.close(); console.log("closed"); } catch (error) { console.log(error.code); }'`;
     const r = spawnSync('unshare', ['-m', 'sh', '-c', script], {
-      env: { PATH: process.env.PATH ?? '', DIR: fx.dir, NODE: process.execPath, MODULE: join(ROOT, 'dist', 'src', 'io', 'append-file.js') },
+      env: { PATH: process.env.PATH ?? '', DIR: fx.dir, NODE: process.execPath, MODULE: join(ROOT, 'dist', 'src', 'io', 'file-write.js') },
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -1,10 +1,9 @@
 /** The field catalogue and what derives from it: one list, every consumer in step with it. */
 import { describe, expect, it } from 'vitest';
-import { BI_PRECISION, MAX_BI_SCALE, biDecimalType, checkBiScale } from '../../src/bi-types.js';
 import { columnProblem } from '../../src/db/catalogue-check.js';
 import { loadStatements } from '../../src/db/statements.js';
 import { renderBiViews } from '../../src/db/bi-views.js';
-import { DATA_COLUMNS, FIELDS, KNOWN_FIELDS } from '../../src/fields.js';
+import { BI_PRECISION, DATA_COLUMNS, FIELDS, KNOWN_FIELDS, MAX_BI_SCALE, biDecimalType, checkBiScale } from '../../src/fields.js';
 import { STAGING_COLUMNS } from '../../src/load/staging.js';
 import { FieldCounter } from '../../src/transform/field-counts.js';
 import { recordSchema } from '../../src/transform/record.js';

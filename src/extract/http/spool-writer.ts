@@ -6,7 +6,7 @@
  * Batches of 1 MiB make that 240 round trips, and the download goes on while one is written.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { writeAll } from '../../io/write-all.js';
+import { writeAll } from '../../io/file-write.js';
 import { spoolFault } from './spool-fault.js';
 
 const BATCH_BYTES = 1024 * 1024;
