@@ -131,8 +131,8 @@ describeWith('python3 (for a pseudo-terminal)', runs('python3'), 'the first ten 
       let statusOut = '';
       status.stdout.on('data', (d: Buffer) => (statusOut += d));
       expect(await new Promise((resolve) => status.on('close', resolve))).toBe(0);
-      expect(statusOut).toMatch(/^2 +demo +succeeded /m);
-      expect(statusOut).toMatch(/^1 +demo +succeeded /m);
+      expect(statusOut).toMatch(/^2 +demo +1 +succeeded /m);
+      expect(statusOut).toMatch(/^1 +demo +1 +succeeded /m);
 
       const serve = shell(next[1]!);
       let serveLog = '';

@@ -236,12 +236,14 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
 
   it('fits a 390 px phone and a 1280 px screen: no page scrolls sideways, plot text is 11 px or more, each run id sits under its bar', async () => {
     const failed = runIds[1]!;
-    const paths = ['/', `/runs/${runIds[0]}`, `/runs/${runIds[0]}?after=149#rejects`, `/runs/${failed}`, '/fields', '/runs/999999999', `/${'x'.repeat(300)}`];
+    const paths = ['/', `/runs/${runIds[0]}`, `/runs/${runIds[0]}?after=149#rejects`, `/runs/${runIds[0]}/rejects?after=149`, `/runs/${failed}`, '/fields', '/runs/999999999', `/${'x'.repeat(300)}`];
     for (const width of [390, 1280]) {
       const narrow = await browser.newContext({ viewport: { width, height: 844 } });
       const { page, problems } = await watchedPage(narrow);
       for (const path of paths) {
         await page.goto(`${base}${path}`);
+        // The rejects' own address leads to them on the run page, their paging kept.
+        if (path.includes('/rejects')) expect(page.url()).toBe(`${base}/runs/${runIds[0]}?after=149#rejects`);
         const m = await page.evaluate(() => {
           const texts = [...document.querySelectorAll('svg text')] as SVGTextElement[];
           // What a reader sees: the computed size times the drawing's scale on the screen.

@@ -211,6 +211,9 @@ export function pageHandler(options: PageOptions): PageHandler {
       }
       const runPath = /^\/runs\/(\d{1,18})(\.json)?$/.exec(path);
       if (runPath) return run(runPath[1]!, url, res, runPath[2] !== undefined);
+      // A run's rejects are paged on its page; this address leads there, its paging kept.
+      const rejectsPath = /^\/runs\/(\d{1,18})\/rejects$/.exec(path);
+      if (rejectsPath) return send(res, 303, 'text/plain; charset=utf-8', '', { location: `/runs/${rejectsPath[1]!}${url.search}#rejects` });
       const rawPath = /^\/runs\/(\d{1,18})\/rejects\/(\d{1,18})\/raw$/.exec(path);
       if (rawPath) {
         const raw = await queries.rejectRaw(rawPath[1]!, rawPath[2]!);
