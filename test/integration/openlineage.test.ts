@@ -44,6 +44,8 @@ afterAll(() => receiver?.close());
 
 const env = () => fx.envWith({ SYNC_OPENLINEAGE_URL: receiver.url, SYNC_OPENLINEAGE_API_KEY: KEY, SYNC_OPENLINEAGE_NAMESPACE: 'winery-prod' });
 const events = () => receiver.posts.map((p) => p.body as unknown as Event);
+/** The test database's name (wrs_test when embedded; whatever TEST_DATABASE_URL names). */
+const database = () => decodeURIComponent(new URL(fx.db.url).pathname.slice(1));
 const run = async (...args: string[]) => {
   const r = await runCli(['run', '--json', ...args], env());
   return { ...r, run: JSON.parse(r.stdout || 'null') as { id: number; status: string; error: string | null; inserted: number } | null };
@@ -89,7 +91,7 @@ describe('a succeeded run', () => {
     // The schemas do refuse: a runId that is not a UUID, a facet without its _producer.
     expect(schemas.event({ ...sent[0]!, run: { runId: 'run-1' } })).not.toEqual([]);
     expect(schemas.facet('SchemaDatasetFacet.json')({ schema: { _schemaURL: 'https://openlineage.io/x', fields: [] } })).not.toEqual([]);
-    expect(sent[0]!.job).toMatchObject({ namespace: 'winery-prod', name: `wrs_test.${fx.db.schema}` });
+    expect(sent[0]!.job).toMatchObject({ namespace: 'winery-prod', name: `${database()}.${fx.db.schema}` });
     expect(sent[0]!.producer).toMatch(/^https:\/\/www\.npmjs\.com\/package\/wine-recon-sync\/v\/\d+\.\d+\.\d+/);
     expect(r.stderr).not.toContain(KEY);
   });
@@ -101,10 +103,10 @@ describe('a succeeded run', () => {
     const db = new URL(fx.db.url);
     const ns = `postgres://${db.hostname}:${db.port || '5432'}`;
     expect(complete.outputs.map((o) => [o.namespace, o.name])).toEqual([
-      [ns, `wrs_test.${fx.db.schema}.bulk_wine_reconciliation`],
-      [ns, `wrs_test.${fx.db.schema}.bulk_wine_reconciliation_history`],
-      [ns, `wrs_test.${fx.db.schema}_bi.reconciliation`],
-      [ns, `wrs_test.${fx.db.schema}_bi.reconciliation_history`],
+      [ns, `${database()}.${fx.db.schema}.bulk_wine_reconciliation`],
+      [ns, `${database()}.${fx.db.schema}.bulk_wine_reconciliation_history`],
+      [ns, `${database()}.${fx.db.schema}_bi.reconciliation`],
+      [ns, `${database()}.${fx.db.schema}_bi.reconciliation_history`],
     ]);
     const text = JSON.stringify(events());
     for (const secret of [fx.sim.password, fx.sim.email, 'for_reporting', KEY]) expect(text).not.toContain(secret);
