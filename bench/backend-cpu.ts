@@ -115,7 +115,11 @@ export class BackendCpuSampler {
     await this.loop;
     const backends = [...this.last].map(([pid, cpu]) => ({ pid, ...cpu }));
     // Sums of tick counts: rounded to the tick (1/100 s), not left as float noise in the JSON.
-    return { user: round(sum(backends.map((b) => b.user))), system: round(sum(backends.map((b) => b.system))), backends };
+    return {
+      user: round(sum(backends.map((b) => b.user))),
+      system: round(sum(backends.map((b) => b.system))),
+      backends,
+    };
   }
 
   private async run(): Promise<void> {
@@ -135,7 +139,8 @@ export class BackendCpuSampler {
       const ports = await localPorts(this.childPid);
       for (const r of fresh) {
         // A Unix-socket session has no port: taken as the sync's (the bench connects over TCP).
-        if (r.client_port === null || r.client_port < 0 || ports.has(r.client_port)) this.last.set(r.pid, { user: 0, system: 0 });
+        if (r.client_port === null || r.client_port < 0 || ports.has(r.client_port))
+          this.last.set(r.pid, { user: 0, system: 0 });
         else if (ports.size > 0) this.others.add(r.pid);
       }
     }

@@ -30,7 +30,16 @@ import { measureFloor, rowsDifferingFromFloor } from './floor.js';
 import { listingFiles, type ListingFiles } from './listing-files.js';
 import { BENCH_EMAIL, BENCH_PASSWORD, startListingServer, type ListingServer } from './listing-server.js';
 import { captionOf, renderBenchSvg } from './plot.js';
-import { firstLoadRatioLines, judge, NAMES, stepTable, summaryTable, targetLines, timeTable, type BenchRun } from './report.js';
+import {
+  firstLoadRatioLines,
+  judge,
+  NAMES,
+  stepTable,
+  summaryTable,
+  targetLines,
+  timeTable,
+  type BenchRun,
+} from './report.js';
 import { scaleCheck } from './scale-check.js';
 import { freshSchema, measureSync, type SyncMeasure } from './sync-runner.js';
 
@@ -50,15 +59,23 @@ async function main(): Promise<void> {
   });
   const records = wholeNumber('--records', values.records, 1);
   const runs = wholeNumber('--runs', values.runs, 0);
-  const scaleRecords = values.scale === undefined ? undefined : wholeNumber('--scale (more than --records)', values.scale, records + 1);
+  const scaleRecords =
+    values.scale === undefined ? undefined : wholeNumber('--scale (more than --records)', values.scale, records + 1);
   const dataDir = values['data-dir'] ?? join(tmpdir(), 'wrs-bench-data');
   await mkdir(dataDir, { recursive: true });
   const work = await mkdtemp(join(tmpdir(), 'wrs-bench-'));
   let databaseUrl = values['database-url'] ?? process.env.BENCH_DATABASE_URL;
   let stopDb: () => Promise<void> = async () => undefined;
   if (!databaseUrl) {
-    log('BENCH_DATABASE_URL is not set: starting an embedded PostgreSQL (set it to measure against e.g. Debian\'s PostgreSQL 15)');
-    const db = await startEmbeddedPostgres({ dataDir: join(work, 'pg'), port: await freePort(), database: 'bench', ephemeral: true });
+    log(
+      "BENCH_DATABASE_URL is not set: starting an embedded PostgreSQL (set it to measure against e.g. Debian's PostgreSQL 15)",
+    );
+    const db = await startEmbeddedPostgres({
+      dataDir: join(work, 'pg'),
+      port: await freePort(),
+      database: 'bench',
+      ephemeral: true,
+    });
     databaseUrl = db.url;
     stopDb = db.stop;
   }
@@ -67,7 +84,11 @@ async function main(): Promise<void> {
   const server = await startListingServer();
   try {
     const serverVersion = (await admin.query('SHOW server_version')).rows[0].server_version as string;
-    log(`benchmark: ${records} records × ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    log(
+      `benchmark: ${records} records × ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}, load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     // With --runs 0 only the scale check runs, and it needs only the base listing, not its gzip.
     const base = await listingFiles(dataDir, records, 'base', { gzip: runs > 0, log });
     const listings =
@@ -96,9 +117,28 @@ async function main(): Promise<void> {
       results.push({ loadAverage, ...(await benchRun(server, listings!, env, admin, databaseUrl)) });
     }
     const scale =
-      scaleRecords === undefined ? undefined : await scaleCheck({ records: scaleRecords, reference: base, dataDir, env: { ...env, SYNC_DB_SCHEMA: 'bench_scale' }, admin, log });
+      scaleRecords === undefined
+        ? undefined
+        : await scaleCheck({
+            records: scaleRecords,
+            reference: base,
+            dataDir,
+            env: { ...env, SYNC_DB_SCHEMA: 'bench_scale' },
+            admin,
+            log,
+          });
 
-    const report = { date: new Date().toISOString(), commit: measured, machine: machine(), records, runs: results, postgres: serverVersion, node: process.version, uptime: uptime(), scale };
+    const report = {
+      date: new Date().toISOString(),
+      commit: measured,
+      machine: machine(),
+      records,
+      runs: results,
+      postgres: serverVersion,
+      node: process.version,
+      uptime: uptime(),
+      scale,
+    };
     const out = values.out ?? join(PACKAGE_ROOT, 'bench', 'results', `bench-${records}.json`);
     await mkdir(join(out, '..'), { recursive: true });
     await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
@@ -129,7 +169,8 @@ async function main(): Promise<void> {
       `written to ${out}${results.length > 0 ? ` and ${svg}` : ''}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
-    const missed = results.some((r) => Object.values(r.targets).some((ok) => !ok)) || (scale !== undefined && !scale.ok);
+    const missed =
+      results.some((r) => Object.values(r.targets).some((ok) => !ok)) || (scale !== undefined && !scale.ok);
     if (missed) process.exitCode = 1;
   } finally {
     await server.close();
@@ -147,14 +188,17 @@ async function benchRun(
   databaseUrl: string,
 ): Promise<BenchRun> {
   const floorBefore = await measureFloor(server, files.base, databaseUrl, admin, log);
-  log(`floor before: ${floorBefore.seconds.toFixed(2)} s (download ${floorBefore.downloadSeconds.toFixed(2)} + copy ${floorBefore.copySeconds.toFixed(2)})`);
+  log(
+    `floor before: ${floorBefore.seconds.toFixed(2)} s (download ${floorBefore.downloadSeconds.toFixed(2)} + copy ${floorBefore.copySeconds.toFixed(2)})`,
+  );
   await freshSchema(admin, env);
 
   const syncs: SyncMeasure[] = [];
   const sync = async (name: string, listing: ListingFiles, expect: 'succeeded' | 'failed', into = env) => {
     server.serve(listing);
     const m = await measureSync(name, ['run'], into, admin);
-    const cpu = (c: { user: number; system: number } | null | undefined, none: string) => (c ? `${(c.user + c.system).toFixed(1)} s` : none);
+    const cpu = (c: { user: number; system: number } | null | undefined, none: string) =>
+      c ? `${(c.user + c.system).toFixed(1)} s` : none;
     log(
       `${name}: ${m.seconds.toFixed(2)} s (steps ${m.overlap.stepsSeconds.toFixed(2)} s, ${m.overlap.overlapSeconds.toFixed(2)} s of them overlapping), ` +
         `CPU node ${cpu(m.nodeCpu, '-')} postgres ${cpu(m.pgCpu, 'n/a')}, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb.toFixed(1)} MB WAL ` +
@@ -178,15 +222,20 @@ async function benchRun(
   // The floor of the new-fields listing: what its larger body and 1M jsonb values cost a C client.
   // Its rows (extra_fields included) are then what the load with new fields must equal.
   const newFieldsFloor = await measureFloor(server, files.newFields, databaseUrl, admin, log);
-  log(`floor of the new-fields listing: ${newFieldsFloor.seconds.toFixed(2)} s (download ${newFieldsFloor.downloadSeconds.toFixed(2)} + copy ${newFieldsFloor.copySeconds.toFixed(2)})`);
+  log(
+    `floor of the new-fields listing: ${newFieldsFloor.seconds.toFixed(2)} s (download ${newFieldsFloor.downloadSeconds.toFixed(2)} + copy ${newFieldsFloor.copySeconds.toFixed(2)})`,
+  );
   const withNewFields = { ...env, SYNC_DB_SCHEMA: `${env.SYNC_DB_SCHEMA}_new_fields` };
   await freshSchema(admin, withNewFields);
   await quietDay(admin);
   await sync(NAMES.newFields, files.newFields, 'succeeded', withNewFields);
   const newFieldsDiffering = await differing(NAMES.newFields, withNewFields.SYNC_DB_SCHEMA);
   const rowsWithoutNewFields = await rowsLackingNewFields(admin, withNewFields.SYNC_DB_SCHEMA);
-  if (rowsWithoutNewFields > 0) log(`${NAMES.newFields}: ${rowsWithoutNewFields} rows lack a new field in extra_fields`);
-  await admin.query(`DROP SCHEMA "${withNewFields.SYNC_DB_SCHEMA}" CASCADE; DROP SCHEMA IF EXISTS "${withNewFields.SYNC_DB_SCHEMA}_bi" CASCADE`);
+  if (rowsWithoutNewFields > 0)
+    log(`${NAMES.newFields}: ${rowsWithoutNewFields} rows lack a new field in extra_fields`);
+  await admin.query(
+    `DROP SCHEMA "${withNewFields.SYNC_DB_SCHEMA}" CASCADE; DROP SCHEMA IF EXISTS "${withNewFields.SYNC_DB_SCHEMA}_bi" CASCADE`,
+  );
 
   await quietDay(admin);
   await sync(NAMES.unchanged, files.base, 'succeeded');
@@ -196,8 +245,19 @@ async function benchRun(
   await sync(NAMES.empty, files.empty, 'failed');
 
   const floorAfter = await measureFloor(server, files.base, databaseUrl, admin, log);
-  log(`floor after: ${floorAfter.seconds.toFixed(2)} s (download ${floorAfter.downloadSeconds.toFixed(2)} + copy ${floorAfter.copySeconds.toFixed(2)})`);
-  const run = { floorBefore, floorAfter, newFieldsFloor, floorSeconds: Math.min(floorBefore.seconds, floorAfter.seconds), syncs, gzipRequested, rowsDifferingFromFloor: firstDiffering + newFieldsDiffering, rowsWithoutNewFields };
+  log(
+    `floor after: ${floorAfter.seconds.toFixed(2)} s (download ${floorAfter.downloadSeconds.toFixed(2)} + copy ${floorAfter.copySeconds.toFixed(2)})`,
+  );
+  const run = {
+    floorBefore,
+    floorAfter,
+    newFieldsFloor,
+    floorSeconds: Math.min(floorBefore.seconds, floorAfter.seconds),
+    syncs,
+    gzipRequested,
+    rowsDifferingFromFloor: firstDiffering + newFieldsDiffering,
+    rowsWithoutNewFields,
+  };
   return { ...run, targets: judge(run) };
 }
 
@@ -216,7 +276,8 @@ async function quietDay(admin: pg.Client): Promise<void> {
 
 /** A flag's whole number, at least `min`; anything else stops the bench before it generates or measures. */
 function wholeNumber(flag: string, value: string, min: number): number {
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new Error(`${flag} must be a whole number of at least ${min}, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < min)
+    throw new Error(`${flag} must be a whole number of at least ${min}, got "${value}"`);
   return Number(value);
 }
 
@@ -231,8 +292,16 @@ function uptime(): string {
 /** The commit measured, with `+changes` when tracked files differ from it; undefined outside a git checkout. */
 function commit(): string | undefined {
   try {
-    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: PACKAGE_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: PACKAGE_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: PACKAGE_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: PACKAGE_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return changed === '' ? head : `${head}+changes`;
   } catch {
     return undefined;
@@ -260,6 +329,8 @@ await main();
 
 /** Rows whose extra_fields lacks one of the two fields every record of the new-fields listing has (a null value still counts as kept). */
 async function rowsLackingNewFields(admin: pg.Client, schema: string): Promise<number> {
-  const { rows } = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".bulk_wine_reconciliation WHERE NOT coalesce(extra_fields ?& array['inventory_in_transit', 'cellar_note'], false)`);
+  const { rows } = await admin.query(
+    `SELECT count(*)::int AS n FROM "${schema}".bulk_wine_reconciliation WHERE NOT coalesce(extra_fields ?& array['inventory_in_transit', 'cellar_note'], false)`,
+  );
   return rows[0].n;
 }

@@ -16,7 +16,8 @@ import type { ListingServer } from './listing-server.js';
 
 const run = promisify(execFile);
 const TABLE = 'bench_floor.bulk_wine_reconciliation';
-const COLUMNS = 'id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale, extra_fields';
+const COLUMNS =
+  'id, wpi, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make, first_sale, extra_fields';
 
 export interface Floor {
   seconds: number;
@@ -29,7 +30,13 @@ export function available(program: string): boolean {
   return spawnSync(program, ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-export async function measureFloor(server: ListingServer, files: ListingFiles, databaseUrl: string, admin: pg.Client, log: (m: string) => void): Promise<Floor> {
+export async function measureFloor(
+  server: ListingServer,
+  files: ListingFiles,
+  databaseUrl: string,
+  admin: pg.Client,
+  log: (m: string) => void,
+): Promise<Floor> {
   const curl = available('curl');
   const psql = available('psql');
   if (!curl) log('curl is not on PATH: the floor download is measured with node:http instead');
@@ -45,7 +52,12 @@ export async function measureFloor(server: ListingServer, files: ListingFiles, d
   const tsv = files.rowsTsv!;
   const copySeconds = await seconds(() => (psql ? psqlCopy(databaseUrl, tsv) : nodeCopy(admin, tsv)));
   server.takeEncodings();
-  return { seconds: downloadSeconds + copySeconds, downloadSeconds, copySeconds, tools: `${curl ? 'curl --compressed' : 'node:http'} + ${psql ? 'psql \\copy' : 'pg-copy-streams'}` };
+  return {
+    seconds: downloadSeconds + copySeconds,
+    downloadSeconds,
+    copySeconds,
+    tools: `${curl ? 'curl --compressed' : 'node:http'} + ${psql ? 'psql \\copy' : 'pg-copy-streams'}`,
+  };
 }
 
 /** Rows of the floor's table (the last floor measured) that differ from the sync's table: 0 when the sync loaded exactly the same rows. */
@@ -74,11 +86,22 @@ function nodeDownload(url: string, headers: Record<string, string>): Promise<voi
 }
 
 async function psqlCopy(databaseUrl: string, tsv: string): Promise<void> {
-  await run('psql', [databaseUrl, '--quiet', '--no-psqlrc', '--set', 'ON_ERROR_STOP=1', '--command', `\\copy ${TABLE} (${COLUMNS}) FROM '${tsv}'`]);
+  await run('psql', [
+    databaseUrl,
+    '--quiet',
+    '--no-psqlrc',
+    '--set',
+    'ON_ERROR_STOP=1',
+    '--command',
+    `\\copy ${TABLE} (${COLUMNS}) FROM '${tsv}'`,
+  ]);
 }
 
 async function nodeCopy(admin: pg.Client, tsv: string): Promise<void> {
-  await pipeline(createReadStream(tsv, { highWaterMark: 1 << 20 }), admin.query(copyFrom(`COPY ${TABLE} (${COLUMNS}) FROM STDIN`)));
+  await pipeline(
+    createReadStream(tsv, { highWaterMark: 1 << 20 }),
+    admin.query(copyFrom(`COPY ${TABLE} (${COLUMNS}) FROM STDIN`)),
+  );
 }
 
 async function seconds(fn: () => Promise<unknown>): Promise<number> {

@@ -26,7 +26,12 @@ export interface ListingFiles {
   rowsTsv: string | undefined;
 }
 
-export async function listingFiles(dir: string, records: number, variant: Variant, options: { gzip?: boolean; log?: (m: string) => void } = {}): Promise<ListingFiles> {
+export async function listingFiles(
+  dir: string,
+  records: number,
+  variant: Variant,
+  options: { gzip?: boolean; log?: (m: string) => void } = {},
+): Promise<ListingFiles> {
   const shape = new ListingShape(records);
   const base = join(dir, `listing-v${VARIANT_VERSION[variant] ?? GENERATOR_VERSION}-${records}-${variant}`);
   const files: ListingFiles = {
@@ -42,7 +47,11 @@ export async function listingFiles(dir: string, records: number, variant: Varian
   }
   if (options.gzip !== false && !(await exists(files.gzip))) {
     options.log?.(`compressing ${files.json}`);
-    await pipeline(createReadStream(files.json, { highWaterMark: FLUSH_AT }), createGzip({ level: 1 }), createWriteStream(`${files.gzip}.part`));
+    await pipeline(
+      createReadStream(files.json, { highWaterMark: FLUSH_AT }),
+      createGzip({ level: 1 }),
+      createWriteStream(`${files.gzip}.part`),
+    );
     await rename(`${files.gzip}.part`, files.gzip);
   }
   return files;

@@ -51,7 +51,11 @@ export async function startListingServer(): Promise<ListingServer> {
       const path = gzip ? current.gzip : current.json;
       void stat(path).then(
         ({ size }) => {
-          res.writeHead(200, { 'content-type': 'application/json', 'content-length': size, ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+          res.writeHead(200, {
+            'content-type': 'application/json',
+            'content-length': size,
+            ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+          });
           createReadStream(path, { highWaterMark: 1 << 20 }).pipe(res);
         },
         () => res.writeHead(500).end(),

@@ -15,10 +15,18 @@ import { createLogger, SecretRegistry } from '../src/log.js';
 import { startMetricsServer } from '../src/observe/metrics-server.js';
 import { pageHandler } from '../src/observe/page/routes.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '100000' }, rejects: { type: 'string', default: '10000' }, times: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '100000' },
+    rejects: { type: 'string', default: '10000' },
+    times: { type: 'string', default: '20' },
+  },
+});
 const url = process.env.BENCH_DATABASE_URL;
 if (!url) {
-  process.stderr.write('BENCH_DATABASE_URL: is not set (a database this benchmark may create the schema page_bench in)\n');
+  process.stderr.write(
+    'BENCH_DATABASE_URL: is not set (a database this benchmark may create the schema page_bench in)\n',
+  );
   process.exit(2);
 }
 const schema = 'page_bench';
@@ -61,7 +69,16 @@ const log = createLogger({ level: 'warn', secrets: new SecretRegistry() });
 const server = await startMetricsServer({
   host: '127.0.0.1',
   port: 0,
-  page: pageHandler({ pool, schema, timezone: 'Europe/Paris', token: undefined, boundHost: '127.0.0.1', allowedHosts: [], staleRule: () => ({ ms: 26 * 3_600_000, why: '' }), log }),
+  page: pageHandler({
+    pool,
+    schema,
+    timezone: 'Europe/Paris',
+    token: undefined,
+    boundHost: '127.0.0.1',
+    allowedHosts: [],
+    staleRule: () => ({ ms: 26 * 3_600_000, why: '' }),
+    log,
+  }),
   onError: () => undefined,
 });
 const mid = Math.floor(runs / 2);
@@ -94,7 +111,9 @@ for (const [name, path] of pages) {
   times.sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;
   if (median > 200) slow = true;
-  process.stdout.write(`| ${name} | ${median.toFixed(1)} | ${times.at(-1)!.toFixed(1)} | ${size.toLocaleString('en-US')} |\n`);
+  process.stdout.write(
+    `| ${name} | ${median.toFixed(1)} | ${times.at(-1)!.toFixed(1)} | ${size.toLocaleString('en-US')} |\n`,
+  );
 }
 await server.close();
 await pool.end();

@@ -21,18 +21,28 @@ const passes = Number(process.argv[3] ?? 4);
 if (!listing) throw new Error('usage: node dist/bench/parse-resync.js LISTING.json [passes]');
 
 /** One parse of the listing; `seen` hears each record's id, fingerprint and shape (the first pass). */
-async function parse(shortcut: UnchangedShortcut, seen?: (id: number, hi: number, lo: number, shape: number) => void): Promise<number> {
+async function parse(
+  shortcut: UnchangedShortcut,
+  seen?: (id: number, hi: number, lo: number, shape: number) => void,
+): Promise<number> {
   const tally = newTally();
   const fast = recordFastPaths(tally, shortcut, { extras: true });
   if (seen) {
     const record = fast.hook.record.bind(fast.hook);
     fast.hook.record = (bytes, start, end, ends, count, position, byteOffset, plain) => {
       const verdict = record(bytes, start, end, ends, count, position, byteOffset, plain);
-      if (bytes !== undefined) seen(idOf(bytes, start), shortcut.fingerprint[0]!, shortcut.fingerprint[1]!, shortcut.fingerprint[2]!);
+      if (bytes !== undefined)
+        seen(idOf(bytes, start), shortcut.fingerprint[0]!, shortcut.fingerprint[1]!, shortcut.fingerprint[2]!);
       return verdict;
     };
   }
-  const lines = listingCopyLines({ chunks: fileChunks(listing!), tally, writeRejects: async () => undefined, fast, extras: true });
+  const lines = listingCopyLines({
+    chunks: fileChunks(listing!),
+    tally,
+    writeRejects: async () => undefined,
+    fast,
+    extras: true,
+  });
   for await (const _ of lines);
   return tally.received;
 }
@@ -56,12 +66,18 @@ try {
   const rows = await writer.finish();
   for (let pass = 1; pass <= passes; pass++) {
     rows.clearMarks();
-    const shortcut = UnchangedShortcut.over({ rows, bigIds: [], vouched: rows.rows, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, undefined, new ShapeBook(shapes));
+    const shortcut = UnchangedShortcut.over(
+      { rows, bigIds: [], vouched: rows.rows, stale: 0, unknown: 0, orphans: 0, storedBy: undefined },
+      undefined,
+      new ShapeBook(shapes),
+    );
     const cpu = process.cpuUsage();
     const started = performance.now();
     const received = await parse(shortcut);
     const used = process.cpuUsage(cpu);
-    console.log(`pass ${pass}: ${((used.user + used.system) / 1000).toFixed(0)} ms CPU, ${(performance.now() - started).toFixed(0)} ms wall, ${shortcut.skipped} of ${received} records skipped`);
+    console.log(
+      `pass ${pass}: ${((used.user + used.system) / 1000).toFixed(0)} ms CPU, ${(performance.now() - started).toFixed(0)} ms wall, ${shortcut.skipped} of ${received} records skipped`,
+    );
   }
   rows.close();
 } finally {

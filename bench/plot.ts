@@ -38,10 +38,19 @@ const GROUP_GAP = 16;
 const MET = '#3b78b5';
 const MISSED = '#d9822b';
 
-export function renderBenchSvg({ title = 'npm run bench: wall time per run against the floor', caption, runs }: PlotInput): string {
+export function renderBenchSvg({
+  title = 'npm run bench: wall time per run against the floor',
+  caption,
+  runs,
+}: PlotInput): string {
   // Only what some run measured: a report from before a measurement existed draws as it did then.
   const lines = Object.values(NAMES).filter((name) => runs.some((r) => r.syncs.some((s) => s.name === name)));
-  const xMax = niceMax(Math.max(1, ...runs.flatMap((r) => [r.floorSeconds, ...r.syncs.map((s) => Math.max(s.seconds, wallTarget(r, s.name) ?? 0))])));
+  const xMax = niceMax(
+    Math.max(
+      1,
+      ...runs.flatMap((r) => [r.floorSeconds, ...r.syncs.map((s) => Math.max(s.seconds, wallTarget(r, s.name) ?? 0))]),
+    ),
+  );
   const plotWidth = WIDTH - LEFT - RIGHT;
   const x = (seconds: number) => LEFT + (seconds / xMax) * plotWidth;
   const groupHeight = runs.length * ROW + GROUP_GAP;
@@ -64,9 +73,13 @@ export function renderBenchSvg({ title = 'npm run bench: wall time per run again
     out.push(`<line x1="${n(x(t))}" y1="${TOP - 6}" x2="${n(x(t))}" y2="${plotBottom}" stroke="#e4e4e4"/>`);
     out.push(`<text x="${n(x(t))}" y="${plotBottom + 16}" text-anchor="middle" fill="#444">${n(t)}</text>`);
   }
-  out.push(`<line class="axis" x1="${LEFT}" y1="${plotBottom}" x2="${WIDTH - RIGHT}" y2="${plotBottom}" stroke="#444"/>`);
+  out.push(
+    `<line class="axis" x1="${LEFT}" y1="${plotBottom}" x2="${WIDTH - RIGHT}" y2="${plotBottom}" stroke="#444"/>`,
+  );
   out.push(`<line class="axis" x1="${LEFT}" y1="${TOP - 6}" x2="${LEFT}" y2="${plotBottom}" stroke="#444"/>`);
-  out.push(`<text x="${n(LEFT + plotWidth / 2)}" y="${plotBottom + 36}" text-anchor="middle">wall time, seconds (one bar per run)</text>`);
+  out.push(
+    `<text x="${n(LEFT + plotWidth / 2)}" y="${plotBottom + 36}" text-anchor="middle">wall time, seconds (one bar per run)</text>`,
+  );
 
   lines.forEach((name, i) => {
     const top = TOP + i * groupHeight;
@@ -76,7 +89,9 @@ export function renderBenchSvg({ title = 'npm run bench: wall time per run again
     runs.forEach((run, j) => {
       const y = top + j * ROW;
       const measured = run.syncs.find((s) => s.name === name);
-      out.push(`<text x="${LEFT - 8}" y="${y + BAR - 2}" text-anchor="end" fill="#555" font-size="11">${esc(run.label ?? `run ${j + 1}`)}</text>`);
+      out.push(
+        `<text x="${LEFT - 8}" y="${y + BAR - 2}" text-anchor="end" fill="#555" font-size="11">${esc(run.label ?? `run ${j + 1}`)}</text>`,
+      );
       if (measured === undefined) return;
       const limit = wallTarget(run, name);
       const met = limit === undefined || measured.seconds <= limit;
@@ -85,18 +100,26 @@ export function renderBenchSvg({ title = 'npm run bench: wall time per run again
       out.push(
         `<rect class="run" x="${LEFT}" y="${y}" width="${n(Math.max(1, x(measured.seconds) - LEFT))}" height="${BAR}" fill="${met ? MET : MISSED}"><title>${esc(tip)}</title></rect>`,
       );
-      out.push(`<line class="floor" x1="${n(x(run.floorSeconds))}" y1="${y - 3}" x2="${n(x(run.floorSeconds))}" y2="${y + BAR + 3}" stroke="#111" stroke-width="2"/>`);
+      out.push(
+        `<line class="floor" x1="${n(x(run.floorSeconds))}" y1="${y - 3}" x2="${n(x(run.floorSeconds))}" y2="${y + BAR + 3}" stroke="#111" stroke-width="2"/>`,
+      );
       if (limit !== undefined) {
-        out.push(`<line class="target" x1="${n(x(limit))}" y1="${y - 3}" x2="${n(x(limit))}" y2="${y + BAR + 3}" stroke="#c0392b" stroke-width="2" stroke-dasharray="3 2"/>`);
+        out.push(
+          `<line class="target" x1="${n(x(limit))}" y1="${y - 3}" x2="${n(x(limit))}" y2="${y + BAR + 3}" stroke="#c0392b" stroke-width="2" stroke-dasharray="3 2"/>`,
+        );
       }
       // After the bar and its floor tick; after the target tick too when that would cross the text.
       const end = Math.max(x(measured.seconds), x(run.floorSeconds));
       const labelX = (limit !== undefined && x(limit) >= end && x(limit) < end + 150 ? x(limit) : end) + 6;
-      out.push(`<text x="${n(labelX)}" y="${y + BAR - 2}" font-size="11">${measured.seconds.toFixed(2)} s · ${ratio.toFixed(2)}× floor</text>`);
+      out.push(
+        `<text x="${n(labelX)}" y="${y + BAR - 2}" font-size="11">${measured.seconds.toFixed(2)} s · ${ratio.toFixed(2)}× floor</text>`,
+      );
     });
   });
 
-  captionLines.forEach((line, i) => out.push(`<text x="12" y="${plotBottom + 60 + i * 16}" fill="#333" font-size="11">${esc(line)}</text>`));
+  captionLines.forEach((line, i) =>
+    out.push(`<text x="12" y="${plotBottom + 60 + i * 16}" fill="#333" font-size="11">${esc(line)}</text>`),
+  );
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }
@@ -149,7 +172,9 @@ export function captionOf(report: SavedReport): string {
     report.records === undefined ? undefined : `${report.records.toLocaleString('en-US')} records`,
     `${report.runs.length} runs`,
     report.date,
-    report.commit === undefined ? undefined : `commit ${report.commit.slice(0, 7)}${report.commit.endsWith('+changes') ? '+changes' : ''}`,
+    report.commit === undefined
+      ? undefined
+      : `commit ${report.commit.slice(0, 7)}${report.commit.endsWith('+changes') ? '+changes' : ''}`,
     report.postgres === undefined ? undefined : `PostgreSQL ${report.postgres}`,
     report.node === undefined ? undefined : `node ${report.node}`,
   ];

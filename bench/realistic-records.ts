@@ -113,7 +113,26 @@ function firstSale(rng: Rng): { json: string; canon: string } {
   return { json: `"${date}"`, canon: date };
 }
 
-const NOTE_WORDS = ['racked', 'topped up', 'fined', 'filtered', 'lees stirred', 'SO2 adjusted', 'tasted', 'tight', 'fruity', 'reductive', 'bright', 'hazy', 'press fraction', 'free run', 'cold settled', 'sample to lab', 'ok', 'hold'] as const;
+const NOTE_WORDS = [
+  'racked',
+  'topped up',
+  'fined',
+  'filtered',
+  'lees stirred',
+  'SO2 adjusted',
+  'tasted',
+  'tight',
+  'fruity',
+  'reductive',
+  'bright',
+  'hazy',
+  'press fraction',
+  'free run',
+  'cold settled',
+  'sample to lab',
+  'ok',
+  'hold',
+] as const;
 
 /**
  * A cellar hand's note as JSON: a few words, a tank on some, an escaped quote on about 2% (free
@@ -127,7 +146,13 @@ function cellarNote(rng: Rng): string {
   return `"${tank}${words.join(', ')}"`;
 }
 
-const DECIMALS = ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'] as const;
+const DECIMALS = [
+  'inventory_bulk_wine',
+  'inventory_finished_goods',
+  'inventory_sales',
+  'vintage_forecast',
+  'vintage_make',
+] as const;
 
 /**
  * The listing's layout: position -> id. A couple of positions repeat an earlier id (the later
@@ -137,7 +162,10 @@ export class ListingShape {
   private readonly duplicateOf = new Map<number, number>();
   private readonly superseded = new Set<number>();
 
-  constructor(readonly records: number, readonly seed = 20260101) {
+  constructor(
+    readonly records: number,
+    readonly seed = 20260101,
+  ) {
     if (records >= 1000) {
       for (const [later, earlier] of [
         [Math.floor(records / 3), 10],
@@ -182,7 +210,8 @@ export class ListingShape {
     const extra: string[] = [];
     if (rng.next() < 0.01) extra.push(`"lot_code":"L${rng.digits(6)}"`);
     // Drawn after every base member, so that the rest of the record stays the base one.
-    if (variant === 'new-fields') extra.push(`"inventory_in_transit":${decimal(rng).json}`, `"cellar_note":${cellarNote(rng)}`);
+    if (variant === 'new-fields')
+      extra.push(`"inventory_in_transit":${decimal(rng).json}`, `"cellar_note":${cellarNote(rng)}`);
     for (const member of extra) json += `,${member}`;
     json += '}';
     // extra_fields as COPY text: the JSON with its backslashes doubled (no tab or newline in it).

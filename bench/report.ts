@@ -51,7 +51,10 @@ export const RSS_LIMIT_MB = 250;
 export const RUNS_REQUIRED = 3;
 
 /** The wall time a measurement may take in a run, or undefined when the run lacks what it is relative to. */
-export function wallTarget(run: { floorSeconds: number; syncs: Array<{ name: string; seconds: number }> }, name: string): number | undefined {
+export function wallTarget(
+  run: { floorSeconds: number; syncs: Array<{ name: string; seconds: number }> },
+  name: string,
+): number | undefined {
   const target = WALL_TARGETS[name];
   if (target === undefined) return undefined;
   const base = target.of === 'floor' ? run.floorSeconds : run.syncs.find((s) => s.name === NAMES.first)?.seconds;
@@ -62,7 +65,8 @@ export function wallTarget(run: { floorSeconds: number; syncs: Array<{ name: str
 export const ratioText = (ratio: number) => ratio.toFixed(Number.isInteger(ratio * 10) ? 1 : 2);
 
 /** `first load <= 2.0x floor`: the verdict's name, from WALL_TARGETS so that it says the threshold judged. */
-const wallVerdict = (name: string, label = name) => `${label} <= ${ratioText(WALL_TARGETS[name]!.ratio)}x ${WALL_TARGETS[name]!.of}`;
+const wallVerdict = (name: string, label = name) =>
+  `${label} <= ${ratioText(WALL_TARGETS[name]!.ratio)}x ${WALL_TARGETS[name]!.of}`;
 
 export function judge(run: Omit<BenchRun, 'targets'>): Record<string, boolean> {
   const by = (name: string) => run.syncs.find((s) => s.name === name)!;
@@ -131,7 +135,12 @@ export function judgeScale({ reference, large }: ScaleInput): ScaleVerdicts {
     rss: rss(large.load) / rss(reference.load),
     replayRss: rss(large.replay) / rss(reference.replay),
   };
-  const limits = { time: SCALE_TARGETS.timePerSize * size, rss: SCALE_TARGETS.rss, replayRss: SCALE_TARGETS.replayRss, replayRssMb: RSS_LIMIT_MB };
+  const limits = {
+    time: SCALE_TARGETS.timePerSize * size,
+    rss: SCALE_TARGETS.rss,
+    replayRss: SCALE_TARGETS.replayRss,
+    replayRssMb: RSS_LIMIT_MB,
+  };
   const loaded = (l: ScaleInput['large']) => l.load.status === 'succeeded' && l.load.counts.inserted === l.rows;
   const replayed = (l: ScaleInput['large']) => l.replay.status === 'succeeded' && l.replay.counts.unchanged === l.rows;
   const counted = (m: ScaleMeasure, count: string) => `${m.status}, ${m.counts[count] ?? '-'} ${count}`;
@@ -144,8 +153,16 @@ export function judgeScale({ reference, large }: ScaleInput): ScaleVerdicts {
       loaded(reference) && loaded(large),
       `${counted(reference.load, 'inserted')} of ${reference.rows}; ${counted(large.load, 'inserted')} of ${large.rows}`,
     ],
-    [`${L}-record first load time <= ${f(limits.time, 1)}x the ${r}-record one's`, ratios.time <= limits.time, `${f(ratios.time)}x: ${s(large.load)} against ${s(reference.load)}`],
-    [`${L}-record first load peak RSS <= ${f(limits.rss, 1)}x the ${r}-record one's`, ratios.rss <= limits.rss, `${f(ratios.rss)}x: ${mb(large.load)} against ${mb(reference.load)}`],
+    [
+      `${L}-record first load time <= ${f(limits.time, 1)}x the ${r}-record one's`,
+      ratios.time <= limits.time,
+      `${f(ratios.time)}x: ${s(large.load)} against ${s(reference.load)}`,
+    ],
+    [
+      `${L}-record first load peak RSS <= ${f(limits.rss, 1)}x the ${r}-record one's`,
+      ratios.rss <= limits.rss,
+      `${f(ratios.rss)}x: ${mb(large.load)} against ${mb(reference.load)}`,
+    ],
     [
       'replays (replay --run) of both runs succeeded, every row unchanged',
       replayed(reference) && replayed(large),
@@ -212,7 +229,13 @@ export function summaryTable(runs: BenchRun[]): string {
     const ms = runs.flatMap((r) => r.syncs.filter((s) => s.name === name).map((m) => ({ m, floor: r.floorSeconds })));
     if (ms.length === 0) continue;
     lines.push(
-      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${cpuRange(ms.map((x) => cpuOf(x.m.nodeCpu)))} | ${cpuRange(ms.map((x) => cpuOf(x.m.pgCpu)))} | ${range(ms.map((x) => x.m.maxRssMb ?? NaN), 0)} | ${range(ms.map((x) => x.m.walMb), 1)} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} | ${hotOf(ms.map((x) => x.m))} |`,
+      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${cpuRange(ms.map((x) => cpuOf(x.m.nodeCpu)))} | ${cpuRange(ms.map((x) => cpuOf(x.m.pgCpu)))} | ${range(
+        ms.map((x) => x.m.maxRssMb ?? NaN),
+        0,
+      )} | ${range(
+        ms.map((x) => x.m.walMb),
+        1,
+      )} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} | ${hotOf(ms.map((x) => x.m))} |`,
     );
   }
   return lines.join('\n');
@@ -234,7 +257,9 @@ export function timeTable(runs: BenchRun[]): string {
       if (m === undefined) return;
       const pairs = m.overlap.pairs.filter((p) => p.seconds >= 0.01).slice(0, 3);
       const node = m.nodeCpu ? `${f(cpuOf(m.nodeCpu), 1)} (${f(m.nodeCpu.user, 1)} + ${f(m.nodeCpu.system, 1)})` : '-';
-      const pg = m.pgCpu ? `${f(cpuOf(m.pgCpu), 1)} (${f(m.pgCpu.user, 1)} + ${f(m.pgCpu.system, 1)}, ${m.pgCpu.backends.length})` : 'n/a';
+      const pg = m.pgCpu
+        ? `${f(cpuOf(m.pgCpu), 1)} (${f(m.pgCpu.user, 1)} + ${f(m.pgCpu.system, 1)}, ${m.pgCpu.backends.length})`
+        : 'n/a';
       lines.push(
         `| ${name} | ${i + 1} | ${f(m.seconds)} | ${f(m.overlap.stepsSeconds)} | ${f(m.overlap.overlapSeconds)} | ${pairs.length === 0 ? '-' : pairs.map((p) => `${p.steps.join(' ∥ ')} ${f(p.seconds)}`).join('; ')} | ${node} | ${pg} |`,
       );
@@ -268,8 +293,15 @@ export function firstLoadRatioLines(runs: BenchRun[]): string[] {
     const line = `${name}: ${ratios.join(', ')} the run's first load (target <= ${ratioText(WALL_TARGETS[name]!.ratio)}x)`;
     if (name !== NAMES.newFields) return [line];
     // The same ratio for a C client: what the larger listing and its jsonb values cost at the least.
-    const floors = runs.flatMap((r) => (r.newFieldsFloor ? [`${f(r.newFieldsFloor.seconds / r.floorBefore.seconds)}x`] : []));
-    return floors.length === 0 ? [line] : [line, `  its floor (curl --compressed + psql \\copy of its rows, extra_fields included): ${floors.join(', ')} the run's floor before`];
+    const floors = runs.flatMap((r) =>
+      r.newFieldsFloor ? [`${f(r.newFieldsFloor.seconds / r.floorBefore.seconds)}x`] : [],
+    );
+    return floors.length === 0
+      ? [line]
+      : [
+          line,
+          `  its floor (curl --compressed + psql \\copy of its rows, extra_fields included): ${floors.join(', ')} the run's floor before`,
+        ];
   });
 }
 
@@ -280,11 +312,15 @@ export function targetLines(runs: BenchRun[]): string[] {
     return `${met === runs.length ? 'met   ' : 'MISSED'} ${t} (${met} of ${runs.length} runs)`;
   });
   if (runs.length < RUNS_REQUIRED) {
-    lines.push(`note: the targets ask for ${RUNS_REQUIRED} consecutive runs that all meet them; this bench made ${runs.length}`);
+    lines.push(
+      `note: the targets ask for ${RUNS_REQUIRED} consecutive runs that all meet them; this bench made ${runs.length}`,
+    );
   }
   const shared = runs.map((r) => r.syncs.find((s) => s.name === NAMES.unchanged)!.otherTuples).filter((n) => n > 0);
   if (shared.length > 0) {
-    lines.push(`note: other databases of this cluster wrote rows during ${shared.length} unchanged re-sync(s) (up to ${Math.max(...shared)}): their WAL is in the WAL figure`);
+    lines.push(
+      `note: other databases of this cluster wrote rows during ${shared.length} unchanged re-sync(s) (up to ${Math.max(...shared)}): their WAL is in the WAL figure`,
+    );
   }
   return lines;
 }

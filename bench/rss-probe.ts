@@ -8,7 +8,10 @@ const fd = Number(process.env.BENCH_RSS_FD ?? 3);
 process.on('exit', () => {
   try {
     const usage = process.resourceUsage();
-    writeSync(fd, `${JSON.stringify({ maxRssBytes: usage.maxRSS * 1024, userCpuMicros: usage.userCPUTime, systemCpuMicros: usage.systemCPUTime })}\n`);
+    writeSync(
+      fd,
+      `${JSON.stringify({ maxRssBytes: usage.maxRSS * 1024, userCpuMicros: usage.userCPUTime, systemCpuMicros: usage.systemCPUTime })}\n`,
+    );
   } catch {
     // not run by the benchmark: nothing to report to
   }

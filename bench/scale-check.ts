@@ -42,7 +42,9 @@ export async function scaleCheck(options: {
   const large = await listingFiles(options.dataDir, options.records, 'base', { gzip: false, log });
   const measure = async (name: string, args: string[]) => {
     const m = await measureSync(name, args, env, admin);
-    log(`${name}: ${m.seconds.toFixed(1)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`);
+    log(
+      `${name}: ${m.seconds.toFixed(1)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
+    );
     return m;
   };
   /** First load into an empty schema, then the replay of its archive into the same schema. */
@@ -50,7 +52,14 @@ export async function scaleCheck(options: {
     await freshSchema(admin, env);
     const load = await measure(`run --from-file, ${listing.records} records`, ['run', '--from-file', listing.json]);
     // A failed run archives nothing: its replay would be refused (exit 2, no run row), so skip it.
-    const replay = load.status === 'succeeded' ? await measure(`replay --run ${load.runId}, ${listing.records} records`, ['replay', '--run', String(load.runId)]) : notMeasured('replay of a failed run');
+    const replay =
+      load.status === 'succeeded'
+        ? await measure(`replay --run ${load.runId}, ${listing.records} records`, [
+            'replay',
+            '--run',
+            String(load.runId),
+          ])
+        : notMeasured('replay of a failed run');
     return { load, replay };
   };
   const reference = await loadAndReplay(options.reference);
@@ -83,4 +92,3 @@ export async function scaleCheck(options: {
     ],
   };
 }
-

@@ -52,7 +52,13 @@ export function spansOf(stderr: string): Span[] {
     const name = statement ? (entry.statement as string) : typeof entry.msg === 'string' ? entry.msg : undefined;
     if (name === undefined) continue;
     const step = typeof entry.step === 'string' ? entry.step : undefined;
-    spans.push({ name, ...(step === undefined ? {} : { step }), ...(statement ? { statement } : {}), start: entry.time - entry.ms, end: entry.time });
+    spans.push({
+      name,
+      ...(step === undefined ? {} : { step }),
+      ...(statement ? { statement } : {}),
+      start: entry.time - entry.ms,
+      end: entry.time,
+    });
   }
   return spans;
 }
@@ -61,7 +67,12 @@ export function stepOverlap(all: Span[]): StepOverlap {
   const run = all.find((s) => s.name === 'sync finished');
   const spans = all.filter((s) => s !== run).sort((a, b) => a.start - b.start || b.end - a.end);
   const partOf = (s: Span, o: Span) =>
-    s.statement === true && o.statement !== true && o.step === s.step && o.start - SLACK_MS <= s.start && s.start < o.end && s.end <= o.end + SLACK_MS;
+    s.statement === true &&
+    o.statement !== true &&
+    o.step === s.step &&
+    o.start - SLACK_MS <= s.start &&
+    s.start < o.end &&
+    s.end <= o.end + SLACK_MS;
   const steps = spans.filter((s) => !spans.some((o) => o !== s && partOf(s, o)));
   const sumMs = steps.reduce((t, s) => t + (s.end - s.start), 0);
   let coveredMs = 0;

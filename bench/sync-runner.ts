@@ -71,7 +71,12 @@ export function notMeasured(name: string): SyncMeasure {
   };
 }
 
-export async function measureSync(name: string, args: string[], env: Record<string, string>, admin: pg.Client): Promise<SyncMeasure> {
+export async function measureSync(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  admin: pg.Client,
+): Promise<SyncMeasure> {
   const walBefore = (await admin.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
   const tuplesBefore = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');
   const started = process.hrtime.bigint();
@@ -82,7 +87,8 @@ export async function measureSync(name: string, args: string[], env: Record<stri
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const pgCpu = (await (await sampler)?.stop()) ?? null;
   const overlap = stepOverlap(spansOf(stderr));
-  const wal = (await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS bytes', [walBefore])).rows[0].bytes;
+  const wal = (await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS bytes', [walBefore]))
+    .rows[0].bytes;
   const tuplesAfter = await rowsWritten(admin, env.SYNC_DB_SCHEMA ?? 'public');
   let run: Record<string, unknown>;
   try {
@@ -102,7 +108,12 @@ export async function measureSync(name: string, args: string[], env: Record<stri
     hotUpdates: tuplesAfter.hotUpdates - tuplesBefore.hotUpdates,
     status: String(run.status),
     error: (run.error as string | null) ?? null,
-    counts: Object.fromEntries(['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'].map((k) => [k, pick(k)])),
+    counts: Object.fromEntries(
+      ['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'].map((k) => [
+        k,
+        pick(k),
+      ]),
+    ),
     stepsMs: steps(stderr),
     overlap: {
       stepsSeconds: overlap.sumMs / 1000,
@@ -120,7 +131,10 @@ export async function measureSync(name: string, args: string[], env: Record<stri
  * Cumulative rows written to the sync's own tables (temporary staging tables excluded), and in
  * other databases of the cluster; the sync's sessions have ended, so their counts are flushed.
  */
-async function rowsWritten(admin: pg.Client, schema: string): Promise<{ mine: number; others: number; updates: number; hotUpdates: number }> {
+async function rowsWritten(
+  admin: pg.Client,
+  schema: string,
+): Promise<{ mine: number; others: number; updates: number; hotUpdates: number }> {
   await admin.query('SELECT pg_stat_clear_snapshot()');
   const { rows } = await admin.query<{ mine: string; others: string; updates: string; hot: string }>(
     `SELECT (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS mine,
@@ -130,7 +144,12 @@ async function rowsWritten(admin: pg.Client, schema: string): Promise<{ mine: nu
              WHERE datname IS NOT NULL AND datname <> current_database())::text AS others`,
     [schema],
   );
-  return { mine: Number(rows[0]!.mine), others: Number(rows[0]!.others), updates: Number(rows[0]!.updates), hotUpdates: Number(rows[0]!.hot) };
+  return {
+    mine: Number(rows[0]!.mine),
+    others: Number(rows[0]!.others),
+    updates: Number(rows[0]!.updates),
+    hotUpdates: Number(rows[0]!.hot),
+  };
 }
 
 /** Step durations from the run's debug log: every line with `ms` names a step or a statement. */
@@ -179,6 +198,8 @@ export function runCli(
     child.stderr!.on('data', (d) => (stderr += d));
     child.stdio[3]!.on('data', (d) => (probeOut += d));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, probe: probeOut ? (JSON.parse(probeOut) as ProbeReport) : undefined }));
+    child.on('close', (code) =>
+      resolve({ code, stdout, stderr, probe: probeOut ? (JSON.parse(probeOut) as ProbeReport) : undefined }),
+    );
   });
 }

@@ -11,7 +11,24 @@ import { BI_SCALE_RULE, isBiScale } from './fields.js';
 import { resolveTarget, SettingsProblem, type DatabaseSettings } from './outbound/database-url.js';
 import { readProxyEnv, type ProxyConfig } from './outbound/proxy-env.js';
 import { isCronExpression } from './schedule/cron-schedule.js';
-import { biSchema, blankToUndefined, bool, byteSize, count, duration, hostList, httpUrl, isTimeZone, notifyEvents, outboundUrl, ratio, retryDelays, secret, setting, type Env } from './settings/readers.js';
+import {
+  biSchema,
+  blankToUndefined,
+  bool,
+  byteSize,
+  count,
+  duration,
+  hostList,
+  httpUrl,
+  isTimeZone,
+  notifyEvents,
+  outboundUrl,
+  ratio,
+  retryDelays,
+  secret,
+  setting,
+  type Env,
+} from './settings/readers.js';
 
 export interface ApiConfig {
   baseUrl: string;
@@ -125,7 +142,6 @@ const DEFAULT_TIMEZONE = 'UTC';
 const DEFAULT_SCHEDULE = '0 3 * * *';
 const DEFAULT_RUN_RETRY_DELAYS = '5m,15m,45m';
 
-
 export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const problems: string[] = [];
   const value = <T>(name: string, schema: z.ZodType<T>, fallback: string): T => {
@@ -136,30 +152,60 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     return schema.parse(fallback);
   };
 
-  const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier of at most 63 characters');
+  const identifier = z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier of at most 63 characters');
   const schema = value('SYNC_DB_SCHEMA', identifier, 'public');
   const bi = {
     schema: biSchema(env, schema, identifier, problems),
-    scale: value('SYNC_BI_SCALE', z.string().trim().regex(/^\d{1,2}$/, BI_SCALE_RULE).transform(Number).refine(isBiScale, BI_SCALE_RULE), '10'),
+    scale: value(
+      'SYNC_BI_SCALE',
+      z
+        .string()
+        .trim()
+        .regex(/^\d{1,2}$/, BI_SCALE_RULE)
+        .transform(Number)
+        .refine(isBiScale, BI_SCALE_RULE),
+      '10',
+    ),
   };
   // Only a value that is set is checked (the defaults are valid): the first time zone check sets up
   // ICU's time zones and the cron check loads croner, some 20 ms of every command's start-up.
-  const timezone = setting(env, 'SYNC_TIMEZONE') ? value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), DEFAULT_TIMEZONE) : DEFAULT_TIMEZONE;
+  const timezone = setting(env, 'SYNC_TIMEZONE')
+    ? value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), DEFAULT_TIMEZONE)
+    : DEFAULT_TIMEZONE;
   const schedule = setting(env, 'SYNC_SCHEDULE')
-    ? value('SYNC_SCHEDULE', z.string().refine(isCronExpression, 'is not a valid cron expression (5 fields, or 6 with seconds first)'), DEFAULT_SCHEDULE)
+    ? value(
+        'SYNC_SCHEDULE',
+        z.string().refine(isCronExpression, 'is not a valid cron expression (5 fields, or 6 with seconds first)'),
+        DEFAULT_SCHEDULE,
+      )
     : DEFAULT_SCHEDULE;
   const maxRejectRatio = value('SYNC_MAX_REJECT_RATIO', ratio, '0.05');
   const maxDeleteRatio = value('SYNC_MAX_DELETE_RATIO', ratio, '0.2');
   const archiveKeep = value('SYNC_ARCHIVE_KEEP', count(0), '30');
   const rejectsKeep = value('SYNC_REJECTS_KEEP', count(1), '30');
-  const logLevel = value('LOG_LEVEL', z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }), 'info');
+  const logLevel = value(
+    'LOG_LEVEL',
+    z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }),
+    'info',
+  );
   const timeoutMs = value('WINE_API_TIMEOUT_MS', count(1), '120000');
   const retries = value('WINE_API_RETRIES', count(1), '5');
   // Not a fixed name in the shared $TMPDIR: another user could make it first, or forge a heartbeat there.
   const healthPrivateDirs = setting(env, 'SYNC_HEALTH_FILE')
     ? []
-    : [join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`), join(blankToUndefined(env.XDG_CACHE_HOME) ?? join(blankToUndefined(env.HOME) ?? homedir(), '.cache'), 'wine-recon-sync')];
-  const healthFile = healthPrivateDirs.length === 0 ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused') : join(healthPrivateDirs[0]!, 'health');
+    : [
+        join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`),
+        join(
+          blankToUndefined(env.XDG_CACHE_HOME) ?? join(blankToUndefined(env.HOME) ?? homedir(), '.cache'),
+          'wine-recon-sync',
+        ),
+      ];
+  const healthFile =
+    healthPrivateDirs.length === 0
+      ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused')
+      : join(healthPrivateDirs[0]!, 'health');
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
   // 8x the largest listing measured (1M records, 256 MB): room to grow, but not a disk's worth of endless body.
@@ -167,27 +213,41 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const lockTimeoutMs = value('SYNC_LOCK_TIMEOUT_MS', count(0), '60000');
   const extraFields = value('SYNC_EXTRA_FIELDS', z.enum(['keep', 'drop'], { message: 'must be keep or drop' }), 'keep');
   // A longer Node.js timer would fire at once.
-  const runTimeoutMs = value('SYNC_RUN_TIMEOUT_MS', count(1).max(2_147_483_647, 'must be at most 2147483647 (24.8 days)'), '7200000');
-  const metricsPort = blankToUndefined(env.SYNC_METRICS_PORT) === undefined
-    ? undefined
-    : value('SYNC_METRICS_PORT', count(1).max(65535, 'must be at most 65535'), '9464');
+  const runTimeoutMs = value(
+    'SYNC_RUN_TIMEOUT_MS',
+    count(1).max(2_147_483_647, 'must be at most 2147483647 (24.8 days)'),
+    '7200000',
+  );
+  const metricsPort =
+    blankToUndefined(env.SYNC_METRICS_PORT) === undefined
+      ? undefined
+      : value('SYNC_METRICS_PORT', count(1).max(65535, 'must be at most 65535'), '9464');
   const metricsHost = value('SYNC_METRICS_HOST', z.string().min(1), '127.0.0.1');
   const pushgatewayUrl = outboundUrl(blankToUndefined(env.SYNC_PUSHGATEWAY_URL), 'SYNC_PUSHGATEWAY_URL', problems);
   const notifyUrl = outboundUrl(secret(env, 'SYNC_NOTIFY_URL', problems), 'SYNC_NOTIFY_URL', problems);
   const uiToken = secret(env, 'SYNC_UI_TOKEN', problems);
-  if (uiToken !== undefined && uiToken.length < 16) problems.push('SYNC_UI_TOKEN: must be at least 16 characters (e.g. openssl rand -hex 24)');
+  if (uiToken !== undefined && uiToken.length < 16)
+    problems.push('SYNC_UI_TOKEN: must be at least 16 characters (e.g. openssl rand -hex 24)');
   const staleAfter = blankToUndefined(env.SYNC_STALE_AFTER);
   const staleAfterMs = staleAfter === undefined ? undefined : duration(staleAfter, 'SYNC_STALE_AFTER', problems);
   const allowedHosts = hostList(env, 'SYNC_UI_ALLOWED_HOSTS', problems);
   const openLineageUrl = outboundUrl(blankToUndefined(env.SYNC_OPENLINEAGE_URL), 'SYNC_OPENLINEAGE_URL', problems);
   const openLineageKey = secret(env, 'SYNC_OPENLINEAGE_API_KEY', problems);
-  const openLineageNamespace = value('SYNC_OPENLINEAGE_NAMESPACE', z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'), 'wine-recon-sync');
+  const openLineageNamespace = value(
+    'SYNC_OPENLINEAGE_NAMESPACE',
+    z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+    'wine-recon-sync',
+  );
   const notifyOn = value('SYNC_NOTIFY_ON', notifyEvents, 'failure');
-  const runRetryDelaysMs = retryDelays(blankToUndefined(env.SYNC_RUN_RETRY_DELAYS) ?? DEFAULT_RUN_RETRY_DELAYS, problems);
+  const runRetryDelaysMs = retryDelays(
+    blankToUndefined(env.SYNC_RUN_RETRY_DELAYS) ?? DEFAULT_RUN_RETRY_DELAYS,
+    problems,
+  );
   const catchUp = value('SYNC_CATCH_UP', bool, 'true');
 
   const databaseUrl = secret(env, 'DATABASE_URL', problems);
-  if (needs.database && databaseUrl === undefined) problems.push('DATABASE_URL: is not set (e.g. postgres://user@host:5432/db)');
+  if (needs.database && databaseUrl === undefined)
+    problems.push('DATABASE_URL: is not set (e.g. postgres://user@host:5432/db)');
   else if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL: must start with postgres:// or postgresql://');
   }
@@ -196,9 +256,10 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   let api: ApiConfig | undefined;
   if (needs.api) {
     const baseUrl = httpUrl(env, 'WINE_API_BASE_URL', allowInsecure, problems);
-    const loginUrl = blankToUndefined(env.WINE_API_LOGIN_URL) === undefined
-      ? baseUrl && `${baseUrl}/api/login`
-      : httpUrl(env, 'WINE_API_LOGIN_URL', allowInsecure, problems);
+    const loginUrl =
+      blankToUndefined(env.WINE_API_LOGIN_URL) === undefined
+        ? baseUrl && `${baseUrl}/api/login`
+        : httpUrl(env, 'WINE_API_LOGIN_URL', allowInsecure, problems);
     const email = secret(env, 'WINE_API_EMAIL', problems);
     const password = secret(env, 'WINE_API_PASSWORD', problems);
     if (email === undefined) problems.push('WINE_API_EMAIL: is not set (or set WINE_API_EMAIL_FILE)');
@@ -256,7 +317,10 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     runRetryDelaysMs,
     catchUp,
     ui: { token: uiToken, staleAfterMs, allowedHosts },
-    openLineage: openLineageUrl === undefined ? undefined : { url: openLineageUrl, apiKey: openLineageKey, namespace: openLineageNamespace },
+    openLineage:
+      openLineageUrl === undefined
+        ? undefined
+        : { url: openLineageUrl, apiKey: openLineageKey, namespace: openLineageNamespace },
   };
 }
 
@@ -268,9 +332,12 @@ function databaseSettings(env: Env, url: string, problems: string[]): DatabaseSe
   const passwordFile = blankToUndefined(env.DATABASE_PASSWORD_FILE);
   if (passwordFile !== undefined) {
     try {
-      if (readFileSync(passwordFile, 'utf8').replace(/\r?\n$/, '') === '') problems.push(`DATABASE_PASSWORD_FILE: the file ${passwordFile} is empty`);
+      if (readFileSync(passwordFile, 'utf8').replace(/\r?\n$/, '') === '')
+        problems.push(`DATABASE_PASSWORD_FILE: the file ${passwordFile} is empty`);
     } catch (error) {
-      problems.push(`DATABASE_PASSWORD_FILE: cannot read ${passwordFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      problems.push(
+        `DATABASE_PASSWORD_FILE: cannot read ${passwordFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
   }
   const settings: DatabaseSettings = {
@@ -293,4 +360,3 @@ function databaseSettings(env: Env, url: string, problems: string[]): DatabaseSe
   }
   return settings;
 }
-

@@ -51,7 +51,8 @@ export const FIELDS = [
     name: 'inventory_sales',
     kind: 'decimal',
     required: false,
-    meaning: 'Sales inventory quantity; exact decimal as sent (many fractional digits possible); unit not specified upstream.',
+    meaning:
+      'Sales inventory quantity; exact decimal as sent (many fractional digits possible); unit not specified upstream.',
   },
   {
     name: 'vintage_forecast',
@@ -59,7 +60,12 @@ export const FIELDS = [
     required: false,
     meaning: 'Vintage forecast quantity; exact decimal as sent; unit not specified upstream.',
   },
-  { name: 'vintage_make', kind: 'decimal', required: false, meaning: 'Vintage make quantity; exact decimal as sent; unit not specified upstream.' },
+  {
+    name: 'vintage_make',
+    kind: 'decimal',
+    required: false,
+    meaning: 'Vintage make quantity; exact decimal as sent; unit not specified upstream.',
+  },
   {
     name: 'first_sale',
     kind: 'date',
@@ -88,7 +94,9 @@ export function isKnownField(name: string): boolean {
   return KNOWN.has(name);
 }
 /** The record's values besides its id, in catalogue order. */
-export const DATA_COLUMNS: readonly DataColumn[] = FIELDS.filter((f) => f.kind !== 'id').map((f) => f.name as DataColumn);
+export const DATA_COLUMNS: readonly DataColumn[] = FIELDS.filter((f) => f.kind !== 'id').map(
+  (f) => f.name as DataColumn,
+);
 export const DATA_FIELDS: readonly Field[] = FIELDS.filter((f) => f.kind !== 'id');
 export const DECIMAL_FIELDS: readonly Field[] = FIELDS.filter((f) => f.kind === 'decimal');
 /** Fields a record may lack (they load as null): the ones the schema-drift guard watches. */
@@ -111,12 +119,16 @@ export const EXTRA_COLUMN = 'extra_fields';
  * migration that added the column; `compared` how a change of it is judged (as classify_changes
  * compares it). A field that joins the catalogue later is added here too (docs/internals.md).
  */
-export const LATE_COLUMNS: ReadonlyArray<{ readonly name: string; readonly since: number; readonly compared: string }> = [
-  { name: EXTRA_COLUMN, since: 9, compared: `${EXTRA_COLUMN}::text` },
-];
+export const LATE_COLUMNS: ReadonlyArray<{ readonly name: string; readonly since: number; readonly compared: string }> =
+  [{ name: EXTRA_COLUMN, since: 9, compared: `${EXTRA_COLUMN}::text` }];
 
 /** The PostgreSQL type of each kind's column. */
-export const SQL_TYPE: Readonly<Record<FieldKind, string>> = { id: 'bigint', text: 'text', decimal: 'numeric', date: 'date' };
+export const SQL_TYPE: Readonly<Record<FieldKind, string>> = {
+  id: 'bigint',
+  text: 'text',
+  decimal: 'numeric',
+  date: 'date',
+};
 
 /*
  * The BI views' type for a decimal field, numeric(BI_PRECISION, S), defined once: config validation
@@ -174,10 +186,12 @@ function checkCatalogue(fields: readonly Field[]): void {
     if (seen.has(f.name)) throw problem('listed twice');
     seen.add(f.name);
     // The SQL keys and joins every table on a column named id; the byte-level reader needs it first.
-    if ((f.kind === 'id') !== (i === 0 && f.name === 'id')) throw problem('the one field of kind id is "id", listed first');
+    if ((f.kind === 'id') !== (i === 0 && f.name === 'id'))
+      throw problem('the one field of kind id is "id", listed first');
     // Each kind's normalizer decides required-ness (transform/record.ts): id and text reject a
     // missing value, decimal and date load it as null.
-    if (f.required !== (f.kind === 'id' || f.kind === 'text')) throw problem(`a ${f.kind} field is ${f.kind === 'id' || f.kind === 'text' ? 'required' : 'optional'}`);
+    if (f.required !== (f.kind === 'id' || f.kind === 'text'))
+      throw problem(`a ${f.kind} field is ${f.kind === 'id' || f.kind === 'text' ? 'required' : 'optional'}`);
     if (f.meaning.trim() === '') throw problem('say what it means (its column COMMENT)');
   });
   // Field presence travels as bits of an int32 (extract/json/record-members.ts).

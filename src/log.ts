@@ -55,8 +55,18 @@ function pretty(options: PinoPretty.PrettyOptions): PinoPretty.PrettyStream {
 
 export function createLogger(options: LoggerOptions): Logger {
   const usePretty = options.pretty ?? (options.destination === undefined && process.stderr.isTTY === true);
-  const destination = options.destination
-    ?? (usePretty ? pretty({ destination: 2, sync: true, colorize: options.color ?? true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,app', singleLine: true }) : pino.destination({ fd: 2, sync: true }));
+  const destination =
+    options.destination ??
+    (usePretty
+      ? pretty({
+          destination: 2,
+          sync: true,
+          colorize: options.color ?? true,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname,app',
+          singleLine: true,
+        })
+      : pino.destination({ fd: 2, sync: true }));
   return pino(
     {
       level: options.level,

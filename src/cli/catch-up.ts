@@ -20,14 +20,21 @@ export function decideCatchUp(
   attemptsAllowed: number,
 ): CatchUpDecision {
   const at = slot.toISOString();
-  if (since === undefined) return { run: true, retry: { attempt: 1, retryOf: null }, why: `no run of the daemon since the slot of ${at}` };
+  if (since === undefined)
+    return { run: true, retry: { attempt: 1, retryOf: null }, why: `no run of the daemon since the slot of ${at}` };
   const { latest } = since;
   if (since.succeededSince) return { run: false, why: `a run succeeded since the slot of ${at}` };
   if (latest.status === 'failed' && latest.retry_at === null) {
-    return { run: false, why: `run ${latest.id} failed after the slot of ${at} and no retry was planned (the chain ended)` };
+    return {
+      run: false,
+      why: `run ${latest.id} failed after the slot of ${at} and no retry was planned (the chain ended)`,
+    };
   }
   if (latest.attempt >= attemptsAllowed) {
-    return { run: false, why: `run ${latest.id} was attempt ${latest.attempt} of ${attemptsAllowed}: every retry is spent` };
+    return {
+      run: false,
+      why: `run ${latest.id} was attempt ${latest.attempt} of ${attemptsAllowed}: every retry is spent`,
+    };
   }
   return {
     run: true,

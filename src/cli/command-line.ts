@@ -39,17 +39,55 @@ export interface CommandSpec<F extends Record<string, Flag> = Record<string, Fla
 }
 
 export type FlagValues<F extends Record<string, Flag>> = {
-  [K in keyof F]: F[K] extends { default: string } | { required: true } ? string : F[K] extends { type: 'boolean' } ? boolean | undefined : string | undefined;
+  [K in keyof F]: F[K] extends { default: string } | { required: true }
+    ? string
+    : F[K] extends { type: 'boolean' }
+      ? boolean | undefined
+      : string | undefined;
 };
 
 /** Groups of settings for the commands' help (each command also names what it cannot run without). */
 // How the database is reached (besides DATABASE_URL, which a command needs), then its schemas.
-const SCHEMA_SETTINGS = ['DATABASE_PASSWORD_FILE', 'PGSSLMODE', 'PGSSLROOTCERT', 'PGSSLCERT', 'PGSSLKEY', 'SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'];
+const SCHEMA_SETTINGS = [
+  'DATABASE_PASSWORD_FILE',
+  'PGSSLMODE',
+  'PGSSLROOTCERT',
+  'PGSSLCERT',
+  'PGSSLKEY',
+  'SYNC_DB_SCHEMA',
+  'SYNC_BI_SCHEMA',
+  'SYNC_BI_SCALE',
+];
 export const SETTINGS = {
   SCHEMA_SETTINGS,
-  LOAD_SETTINGS: [...SCHEMA_SETTINGS, 'SYNC_MAX_REJECT_RATIO', 'SYNC_MAX_DELETE_RATIO', 'SYNC_ARCHIVE_KEEP', 'SYNC_REJECTS_KEEP', 'SYNC_EXTRA_FIELDS', 'SYNC_LOCK_TIMEOUT_MS', 'SYNC_RUN_TIMEOUT_MS'],
-  API_SETTINGS: ['WINE_API_LOGIN_URL', 'WINE_API_TOKEN_FIELD', 'WINE_API_TIMEOUT_MS', 'WINE_API_RETRIES', 'WINE_API_ALLOW_INSECURE_HTTP', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY'],
-  REPORTING: ['SYNC_NOTIFY_URL', 'SYNC_NOTIFY_ON', 'LOG_LEVEL', 'SYNC_OPENLINEAGE_URL', 'SYNC_OPENLINEAGE_API_KEY', 'SYNC_OPENLINEAGE_NAMESPACE'],
+  LOAD_SETTINGS: [
+    ...SCHEMA_SETTINGS,
+    'SYNC_MAX_REJECT_RATIO',
+    'SYNC_MAX_DELETE_RATIO',
+    'SYNC_ARCHIVE_KEEP',
+    'SYNC_REJECTS_KEEP',
+    'SYNC_EXTRA_FIELDS',
+    'SYNC_LOCK_TIMEOUT_MS',
+    'SYNC_RUN_TIMEOUT_MS',
+  ],
+  API_SETTINGS: [
+    'WINE_API_LOGIN_URL',
+    'WINE_API_TOKEN_FIELD',
+    'WINE_API_TIMEOUT_MS',
+    'WINE_API_RETRIES',
+    'WINE_API_ALLOW_INSECURE_HTTP',
+    'HTTPS_PROXY',
+    'HTTP_PROXY',
+    'NO_PROXY',
+  ],
+  REPORTING: [
+    'SYNC_NOTIFY_URL',
+    'SYNC_NOTIFY_ON',
+    'LOG_LEVEL',
+    'SYNC_OPENLINEAGE_URL',
+    'SYNC_OPENLINEAGE_API_KEY',
+    'SYNC_OPENLINEAGE_NAMESPACE',
+  ],
 } as const;
 
 /** Keeps the literal flag types of a spec written as a constant. */
@@ -61,7 +99,9 @@ const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
 
 export function usageOf(spec: CommandSpec): string {
   const shape = (name: string, flag: Flag) => `--${name}${flag.type === 'string' ? ` ${flag.value ?? 'VALUE'}` : ''}`;
-  const synopsis = Object.entries(spec.flags).map(([name, flag]) => (flag.required ? shape(name, flag) : `[${shape(name, flag)}]`));
+  const synopsis = Object.entries(spec.flags).map(([name, flag]) =>
+    flag.required ? shape(name, flag) : `[${shape(name, flag)}]`,
+  );
   const rows: Array<[string, string]> = Object.entries(spec.flags).map(([name, flag]) => [
     shape(name, flag),
     `${flag.help}${flag.default === undefined ? '' : ` (default ${flag.default})`}`,
@@ -111,7 +151,8 @@ export function parseCommand<F extends Record<string, Flag>>(spec: CommandSpec<F
   const refuse = (message: string) => new UsageError(`${message}\n\n${usageOf(spec)}`);
   const values: Record<string, string | boolean | undefined> = {};
   for (const token of tokens) {
-    if (token.kind === 'positional') throw refuse(`unexpected argument "${token.value}": ${spec.name} takes only options`);
+    if (token.kind === 'positional')
+      throw refuse(`unexpected argument "${token.value}": ${spec.name} takes only options`);
     if (token.kind !== 'option') continue;
     const flag = spec.flags[token.name];
     if (flag === undefined) throw refuse(`unknown option ${token.rawName} for ${spec.name}`);
@@ -129,7 +170,8 @@ export function parseCommand<F extends Record<string, Flag>>(spec: CommandSpec<F
   for (const [name, flag] of Object.entries(spec.flags)) {
     if (values[name] === undefined && flag.default !== undefined) values[name] = flag.default;
     const value = values[name];
-    if (flag.required && value === undefined) throw refuse(`${spec.name} needs --${name}${flag.type === 'string' ? ` ${flag.value ?? 'VALUE'}` : ''}`);
+    if (flag.required && value === undefined)
+      throw refuse(`${spec.name} needs --${name}${flag.type === 'string' ? ` ${flag.value ?? 'VALUE'}` : ''}`);
     if (flag.integer && typeof value === 'string') {
       const { min, max } = flag.integer;
       if (!/^\d{1,16}$/.test(value) || Number(value) < min || Number(value) > max) {

@@ -35,7 +35,13 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   for (const value of proxySecrets(config.proxy)) secrets.add(value);
   secrets.add(config.ui.token);
   secrets.add(config.openLineage?.apiKey);
-  const log = createLogger({ level: config.logLevel, secrets, debug: Boolean(io.env.DEBUG), color: !config.noColor, destination: io.log });
+  const log = createLogger({
+    level: config.logLevel,
+    secrets,
+    debug: Boolean(io.env.DEBUG),
+    color: !config.noColor,
+    destination: io.log,
+  });
   const pool = createPool({
     databaseUrl: config.databaseUrl!,
     connection: config.database,
@@ -47,10 +53,17 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
 }
 
 /** The API client; loaded (got and its dependencies) only by commands that call the API, not by `run --from-file` or `replay`. */
-export async function newApi(ctx: Context, options: Pick<WineApiOptions, 'onDownloadProgress'> = {}): Promise<WineApi | undefined> {
+export async function newApi(
+  ctx: Context,
+  options: Pick<WineApiOptions, 'onDownloadProgress'> = {},
+): Promise<WineApi | undefined> {
   if (!ctx.config.api) return undefined;
   const { WineApi } = await import('../extract/http/api.js');
-  return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, { retryBaseMs: ctx.config.retryBaseMs, proxy: ctx.config.proxy, ...options });
+  return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, {
+    retryBaseMs: ctx.config.retryBaseMs,
+    proxy: ctx.config.proxy,
+    ...options,
+  });
 }
 
 /** If cleanup hangs after a signal, exit anyway: an orchestrator expects the process gone. */

@@ -102,7 +102,11 @@ export class Daemon {
       onProgress: (p: { received: number; bytes: number }) => (this.progress = p),
       onRunStarted: this.reporter.runStarted.bind(this.reporter),
     };
-    const request = { source: { kind: 'api' as const }, trigger, retry: { attempt: attempt.attempt, retryOf: attempt.retryOf } };
+    const request = {
+      source: { kind: 'api' as const },
+      trigger,
+      retry: { attempt: attempt.attempt, retryOf: attempt.retryOf },
+    };
     this.running = runSync(config, deps, request)
       .then(
         (outcome) => this.ended(attempt, { outcome }, outcome.run, outcome.failure),
@@ -154,7 +158,12 @@ export class Daemon {
   }
 
   /** After a run: plan the retry of a failure, tell the reporter (metrics, notification), keep the health. */
-  private async ended(attempt: Attempt, result: Parameters<RunReporter['finished']>[0], run: RunRow | undefined, failure: unknown): Promise<void> {
+  private async ended(
+    attempt: Attempt,
+    result: Parameters<RunReporter['finished']>[0],
+    run: RunRow | undefined,
+    failure: unknown,
+  ): Promise<void> {
     const { config, log, pool } = this.ctx;
     if (!run && failure instanceof LockHeldError) {
       log.warn('another process holds the sync lock; this tick is skipped');
@@ -185,12 +194,21 @@ export class Daemon {
           firstError: attempt.firstError ?? errorText,
           failedRunId: run?.id,
         };
-        log.warn({ attempt: attempt.attempt, attempts, retryAt: chain.retryAt.toISOString(), why: rule.why }, 'the run failed for a reason that may pass; it will be tried again');
+        log.warn(
+          { attempt: attempt.attempt, attempts, retryAt: chain.retryAt.toISOString(), why: rule.why },
+          'the run failed for a reason that may pass; it will be tried again',
+        );
       } else {
         chain.ended = plan.why;
-        log.warn({ attempt: attempt.attempt, attempts, notRetried: plan.why, why: rule.why }, `the run failed and is not retried (${plan.why})`);
+        log.warn(
+          { attempt: attempt.attempt, attempts, notRetried: plan.why, why: rule.why },
+          `the run failed and is not retried (${plan.why})`,
+        );
       }
-      if (run) await setRetryAt(pool, run.id, chain.retryAt).catch((err: unknown) => log.warn({ err }, 'cannot record the retry plan in sync_runs'));
+      if (run)
+        await setRetryAt(pool, run.id, chain.retryAt).catch((err: unknown) =>
+          log.warn({ err }, 'cannot record the retry plan in sync_runs'),
+        );
     }
     if (run) {
       this.health.lastRun = {
@@ -214,7 +232,8 @@ export class Daemon {
     this.ctx.log.info({ retryAt: pending.at.toISOString(), why }, 'the pending retry is dropped');
     this.reporter.metrics?.setRetry(null);
     if (this.health.lastRun?.retryAt) this.health.lastRun.retryAt = null;
-    if (pending.failedRunId !== undefined) void setRetryAt(this.ctx.pool, pending.failedRunId, null).catch(() => undefined);
+    if (pending.failedRunId !== undefined)
+      void setRetryAt(this.ctx.pool, pending.failedRunId, null).catch(() => undefined);
   }
 
   private showSchedule(): void {

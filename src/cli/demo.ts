@@ -27,8 +27,12 @@ export const DEMO = defineCommand({
   name: 'demo',
   summary: 'the whole job on embedded defaults: a simulated upstream and an embedded PostgreSQL',
   flags: {},
-  env: { needs: [], reads: ['DATABASE_URL (optional: otherwise an embedded PostgreSQL)', 'DEMO_PG_PORT', 'SYNC_DB_SCHEMA', 'LOG_LEVEL'] },
-  notes: 'uses DATABASE_URL when set; otherwise an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data kept under .data/postgres',
+  env: {
+    needs: [],
+    reads: ['DATABASE_URL (optional: otherwise an embedded PostgreSQL)', 'DEMO_PG_PORT', 'SYNC_DB_SCHEMA', 'LOG_LEVEL'],
+  },
+  notes:
+    'uses DATABASE_URL when set; otherwise an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data kept under .data/postgres',
 });
 
 export async function demoCommand(args: string[], io: Io): Promise<number> {
@@ -70,9 +74,11 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
       const api = await newApi(ctx);
       const deps = { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api };
       const [earlier] = await recentRuns(ctx.pool, 1);
-      out(earlier === undefined
-        ? '\n1. first sync, into empty tables:'
-        : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`);
+      out(
+        earlier === undefined
+          ? '\n1. first sync, into empty tables:'
+          : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`,
+      );
       const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
       out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
       const explained = explain(out, first, ctx.config);
@@ -96,7 +102,9 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     } else if (!terminal) {
       // The server stops with this process: a command to reach it could not work.
       out(`\nthe embedded PostgreSQL is stopped now; its data stays in ${dataDir}.`);
-      out('Run `npm run demo` in a terminal to keep it running: it then serves the status page too, and prints the commands that reach both.');
+      out(
+        'Run `npm run demo` in a terminal to keep it running: it then serves the status page too, and prints the commands that reach both.',
+      );
     } else {
       await explore(out, ctx, embedded, dataDir!);
     }
@@ -125,7 +133,12 @@ const CLI = './bin/wine-recon-sync';
  * with the next demo, while the file is rewritten at each start and the same command keeps
  * working; and it stays out of the terminal's scrollback and the shell's history.
  */
-async function explore(out: (line?: string) => void, ctx: Context, embedded: EmbeddedDatabase, dataDir: string): Promise<void> {
+async function explore(
+  out: (line?: string) => void,
+  ctx: Context,
+  embedded: EmbeddedDatabase,
+  dataDir: string,
+): Promise<void> {
   const passwordFile = shellWord(here(embedded.passwordFile));
   const url = redactPassword(embedded.url);
   const page = await startMetricsServer({
@@ -140,7 +153,9 @@ async function explore(out: (line?: string) => void, ctx: Context, embedded: Emb
     out('\nexplore the result with psql:');
     out(`  PGPASSWORD="$(cat ${passwordFile})" psql "${url}"`);
     queries(out, ctx.config.schema);
-    out(`\nnext, from another terminal in this directory while the demo runs: the runs, and the same page served on its own (http://127.0.0.1:${DEFAULT_SERVE_PORT}/):`);
+    out(
+      `\nnext, from another terminal in this directory while the demo runs: the runs, and the same page served on its own (http://127.0.0.1:${DEFAULT_SERVE_PORT}/):`,
+    );
     out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${CLI} status`);
     out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${CLI} serve`);
     out('\npress Ctrl-C to stop the status page and the embedded PostgreSQL.');
@@ -152,15 +167,24 @@ async function explore(out: (line?: string) => void, ctx: Context, embedded: Emb
 
 function queries(out: (line?: string) => void, schema: string): void {
   out(`  SELECT * FROM ${schema}.bulk_wine_reconciliation_current LIMIT 10;`);
-  out(`  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL LIMIT 10;`);
-  out(`  SELECT id, status, received, inserted, updated, unchanged, deleted FROM ${schema}.sync_runs ORDER BY id DESC;`);
+  out(
+    `  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL LIMIT 10;`,
+  );
+  out(
+    `  SELECT id, status, received, inserted, updated, unchanged, deleted FROM ${schema}.sync_runs ORDER BY id DESC;`,
+  );
 }
 
 /**
  * A run's summary in words, and what its warning means for the people who read the data, the
  * first time it shows (`explained` says whether it did already).
  */
-function explain(out: (line?: string) => void, result: { run: RunRow; bi?: BiRounding | undefined }, config: Config, explained = false): boolean {
+function explain(
+  out: (line?: string) => void,
+  result: { run: RunRow; bi?: BiRounding | undefined },
+  config: Config,
+  explained = false,
+): boolean {
   out(whatHappened(result.run));
   const bi = result.bi;
   if (bi === undefined || (bi.rounded === 0 && bi.overflow === 0)) return explained;
@@ -168,7 +192,9 @@ function explain(out: (line?: string) => void, result: { run: RunRow; bi?: BiRou
     out('  => the warning: the same rounding as above, in the BI views only');
     return true;
   }
-  out(`  => about that warning: the simulated upstream sends decimals with more than ${bi.scale} places, as real ones do. An analyst's BI tool reads the views in ${config.bi.schema}, which show those values rounded to ${bi.scale} places (SYNC_BI_SCALE); every digit as sent stays in ${config.schema}.bulk_wine_reconciliation_current and _history. Nothing is lost.`);
+  out(
+    `  => about that warning: the simulated upstream sends decimals with more than ${bi.scale} places, as real ones do. An analyst's BI tool reads the views in ${config.bi.schema}, which show those values rounded to ${bi.scale} places (SYNC_BI_SCALE); every digit as sent stays in ${config.schema}.bulk_wine_reconciliation_current and _history. Nothing is lost.`,
+  );
   return true;
 }
 

@@ -23,8 +23,14 @@ const RUN = defineCommand({
   summary: 'one sync now: log in, download the listing, load it in one transaction',
   flags: {
     'dry-run': { type: 'boolean', help: 'do everything and report the counts, but commit nothing to the data tables' },
-    'allow-mass-delete': { type: 'boolean', help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows' },
-    'accept-schema-change': { type: 'boolean', help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)' },
+    'allow-mass-delete': {
+      type: 'boolean',
+      help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows',
+    },
+    'accept-schema-change': {
+      type: 'boolean',
+      help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)',
+    },
     'from-file': { type: 'string', value: 'F', help: 'load a saved listing document instead of calling the API' },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
@@ -32,17 +38,30 @@ const RUN = defineCommand({
     needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
     reads: [...API_SETTINGS, ...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING],
   },
-  notes: 'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*). DATABASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD and SYNC_NOTIFY_URL can also be read from a file named by *_FILE',
+  notes:
+    'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*). DATABASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD and SYNC_NOTIFY_URL can also be read from a file named by *_FILE',
 });
 
 const REPLAY = defineCommand({
   name: 'replay',
   summary: 'load the archived payload of an earlier run again (backfill, rebuild after a fix)',
   flags: {
-    run: { type: 'string', value: 'ID', required: true, integer: { min: 1, max: Number.MAX_SAFE_INTEGER }, help: 'the sync_runs id whose payload to load' },
+    run: {
+      type: 'string',
+      value: 'ID',
+      required: true,
+      integer: { min: 1, max: Number.MAX_SAFE_INTEGER },
+      help: 'the sync_runs id whose payload to load',
+    },
     'dry-run': { type: 'boolean', help: 'do everything and report the counts, but commit nothing to the data tables' },
-    'allow-mass-delete': { type: 'boolean', help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows' },
-    'accept-schema-change': { type: 'boolean', help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)' },
+    'allow-mass-delete': {
+      type: 'boolean',
+      help: 'allow a run that soft-deletes more than SYNC_MAX_DELETE_RATIO of the live rows',
+    },
+    'accept-schema-change': {
+      type: 'boolean',
+      help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)',
+    },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
   env: { needs: ['DATABASE_URL'], reads: [...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING] },
@@ -59,8 +78,19 @@ const STATUS = defineCommand({
   name: 'status',
   summary: 'recent runs from sync_runs, newest first',
   flags: {
-    limit: { type: 'string', value: 'N', default: '10', integer: { min: 1, max: 999_999 }, help: 'how many runs to show' },
-    run: { type: 'string', value: 'ID', integer: { min: 1, max: Number.MAX_SAFE_INTEGER }, help: 'show this one run in full, error text included' },
+    limit: {
+      type: 'string',
+      value: 'N',
+      default: '10',
+      integer: { min: 1, max: 999_999 },
+      help: 'how many runs to show',
+    },
+    run: {
+      type: 'string',
+      value: 'ID',
+      integer: { min: 1, max: Number.MAX_SAFE_INTEGER },
+      help: 'show this one run in full, error text included',
+    },
     json: { type: 'boolean', help: 'print the rows as JSON instead of a table (errors in full)' },
   },
   env: { needs: ['DATABASE_URL'], reads: [...SCHEMA_SETTINGS, 'LOG_LEVEL'] },
@@ -68,11 +98,32 @@ const STATUS = defineCommand({
 
 /** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
 async function allCommands(): Promise<CommandSpec[]> {
-  const [schedule, demo, simulate, serve, describe] = await Promise.all([import('./schedule.js'), import('./demo.js'), import('./simulate.js'), import('./serve.js'), import('./describe.js')]);
-  return [RUN, schedule.SCHEDULE, REPLAY, MIGRATE, STATUS, serve.SERVE, describe.DBT_SOURCES, describe.SCHEMA, demo.DEMO, simulate.SIMULATE, schedule.HEALTHCHECK];
+  const [schedule, demo, simulate, serve, describe] = await Promise.all([
+    import('./schedule.js'),
+    import('./demo.js'),
+    import('./simulate.js'),
+    import('./serve.js'),
+    import('./describe.js'),
+  ]);
+  return [
+    RUN,
+    schedule.SCHEDULE,
+    REPLAY,
+    MIGRATE,
+    STATUS,
+    serve.SERVE,
+    describe.DBT_SOURCES,
+    describe.SCHEMA,
+    demo.DEMO,
+    simulate.SIMULATE,
+    schedule.HEALTHCHECK,
+  ];
 }
 
-export async function main(argv: string[], io: Io = { env: process.env, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function main(
+  argv: string[],
+  io: Io = { env: process.env, stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
@@ -141,7 +192,13 @@ async function runCommand(args: string[], io: Io): Promise<number> {
     acceptSchemaChange: flags['accept-schema-change'] === true,
   };
   // A file's size is known: the progress line then shows a bar and the time left.
-  const total = fromFile === undefined ? undefined : await stat(fromFile).then((s) => (s.isFile() ? s.size : undefined), () => undefined);
+  const total =
+    fromFile === undefined
+      ? undefined
+      : await stat(fromFile).then(
+          (s) => (s.isFile() ? s.size : undefined),
+          () => undefined,
+        );
   return syncOnce(io, { api: fromFile === undefined, database: true }, request, flags.json === true, total);
 }
 
@@ -158,7 +215,13 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
 }
 
 /** One run with signal handling: SIGTERM/SIGINT abort it, roll back and mark it aborted. */
-async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: boolean, totalBytes?: number): Promise<number> {
+async function syncOnce(
+  io: Io,
+  needs: ConfigNeeds,
+  request: SyncRequest,
+  json: boolean,
+  totalBytes?: number,
+): Promise<number> {
   const ctx = openContext(io, needs);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -216,7 +279,13 @@ async function syncOnce(io: Io, needs: ConfigNeeds, request: SyncRequest, json: 
 function terminalProgress(
   stderr: NodeJS.WritableStream,
   totalBytes?: number,
-): { update: (p: { received: number; bytes: number }) => void; download: (d: DownloadProgress) => void; done: () => void } | undefined {
+):
+  | {
+      update: (p: { received: number; bytes: number }) => void;
+      download: (d: DownloadProgress) => void;
+      done: () => void;
+    }
+  | undefined {
   if ((stderr as { isTTY?: boolean }).isTTY !== true) return undefined;
   const started = Date.now();
   let last = 0;
@@ -241,14 +310,23 @@ type DownloadProgress = { received: number; declared: number | undefined };
  * Content-Length, the share downloaded (the parse follows close behind), counted in the bytes as
  * sent, which are gzip's when the body is coded.
  */
-export function progressText(p: { received: number; bytes: number; totalBytes?: number | undefined; download?: DownloadProgress | undefined; elapsedMs: number }): string {
+export function progressText(p: {
+  received: number;
+  bytes: number;
+  totalBytes?: number | undefined;
+  download?: DownloadProgress | undefined;
+  elapsedMs: number;
+}): string {
   const mb = (n: number) => (n / 2 ** 20).toFixed(0);
   const records = `${p.received.toLocaleString('en-US')} records parsed and staged`;
   const seconds = `${(p.elapsedMs / 1000).toFixed(1)} s`;
   const bar = (share: number) => {
     const filled = Math.round(share * 24);
     const left = share > 0 && share < 1 ? ((p.elapsedMs / share) * (1 - share)) / 1000 : undefined;
-    return { text: `[${'#'.repeat(filled)}${'.'.repeat(24 - filled)}] ${Math.floor(share * 100)}%`, left: left === undefined ? '' : `, about ${left.toFixed(left < 10 ? 1 : 0)} s left` };
+    return {
+      text: `[${'#'.repeat(filled)}${'.'.repeat(24 - filled)}] ${Math.floor(share * 100)}%`,
+      left: left === undefined ? '' : `, about ${left.toFixed(left < 10 ? 1 : 0)} s left`,
+    };
   };
   if (p.totalBytes !== undefined && p.totalBytes > 0) {
     const b = bar(Math.min(p.bytes / p.totalBytes, 1));
@@ -262,7 +340,11 @@ export function progressText(p: { received: number; bytes: number; totalBytes?: 
 }
 
 export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void {
-  io.stdout.write(json ? `${JSON.stringify(outcome.run)}\n` : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi, outcome.newFields)}\n`);
+  io.stdout.write(
+    json
+      ? `${JSON.stringify(outcome.run)}\n`
+      : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi, outcome.newFields)}\n`,
+  );
 }
 
 async function migrateCommand(args: string[], io: Io): Promise<number> {
@@ -270,7 +352,11 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
   const ctx = openContext(io, { api: false, database: true });
   try {
     const applied = await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
-    io.stdout.write(applied.length > 0 ? `applied ${applied.join(', ')} to schema ${ctx.config.schema}\n` : `schema ${ctx.config.schema} is up to date\n`);
+    io.stdout.write(
+      applied.length > 0
+        ? `applied ${applied.join(', ')} to schema ${ctx.config.schema}\n`
+        : `schema ${ctx.config.schema} is up to date\n`,
+    );
     return 0;
   } finally {
     await ctx.close();

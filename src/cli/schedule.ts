@@ -12,7 +12,14 @@ import { migrate } from '../db/migrate.js';
 import { CronSchedule } from '../schedule/cron-schedule.js';
 import { SchemaTooNewError, SyncError, describeError } from '../errors.js';
 import { latestDaemonRunSince } from '../load/audit.js';
-import { assessHealth, heartbeatToRead, processState, readHealth, writeHealth, type Health } from '../observe/health.js';
+import {
+  assessHealth,
+  heartbeatToRead,
+  processState,
+  readHealth,
+  writeHealth,
+  type Health,
+} from '../observe/health.js';
 import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
 import { staleRuleFromSchedule, type StaleRule } from '../observe/page/freshness.js';
 import { pageHandler, type DaemonView } from '../observe/page/routes.js';
@@ -56,7 +63,7 @@ export const HEALTHCHECK = defineCommand({
   name: 'healthcheck',
   summary: "exit 0 when the daemon's heartbeat (SYNC_HEALTH_FILE) is fresh",
   flags: {},
-  env: { needs: [], reads: ['SYNC_HEALTH_FILE (the same as the daemon\'s)'] },
+  env: { needs: [], reads: ["SYNC_HEALTH_FILE (the same as the daemon's)"] },
 });
 
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {
@@ -69,13 +76,32 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   } catch (error) {
     // `healthcheck` then says why the daemon is not running, rather than only that its process is gone.
     if (error instanceof SchemaTooNewError) {
-      const refused: Health = { pid: process.pid, state: 'refused', refused: error.message, heartbeatAt: new Date().toISOString(), nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
-      await writeHealth(config.healthFile, refused, config.healthPrivateDirs).catch((err) => log.warn({ err }, 'cannot write the health file'));
+      const refused: Health = {
+        pid: process.pid,
+        state: 'refused',
+        refused: error.message,
+        heartbeatAt: new Date().toISOString(),
+        nextRunAt: null,
+        lastRun: null,
+        runStartedAt: null,
+        runTimeoutMs: config.runTimeoutMs,
+      };
+      await writeHealth(config.healthFile, refused, config.healthPrivateDirs).catch((err) =>
+        log.warn({ err }, 'cannot write the health file'),
+      );
     }
     throw error;
   }
 
-  const health: Health = { pid: process.pid, state: 'idle', heartbeatAt: '', nextRunAt: null, lastRun: null, runStartedAt: null, runTimeoutMs: config.runTimeoutMs };
+  const health: Health = {
+    pid: process.pid,
+    state: 'idle',
+    heartbeatAt: '',
+    nextRunAt: null,
+    lastRun: null,
+    runStartedAt: null,
+    runTimeoutMs: config.runTimeoutMs,
+  };
   const reporter = new RunReporter(ctx, { daemon: true, trigger: 'schedule' });
   await reporter.start();
   if (reporter.latestLoad !== undefined) health.lastSuccess = reporter.latestLoad;
@@ -87,7 +113,9 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const beat = (): Promise<void> =>
     (writing = writing.then(async () => {
       health.heartbeatAt = new Date().toISOString();
-      await writeHealth(config.healthFile, health, config.healthPrivateDirs).catch((err) => log.warn({ err }, 'cannot write the health file'));
+      await writeHealth(config.healthFile, health, config.healthPrivateDirs).catch((err) =>
+        log.warn({ err }, 'cannot write the health file'),
+      );
     }));
 
   const schedule = new CronSchedule(config.schedule, config.timezone);
@@ -104,7 +132,15 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  log.info({ schedule: config.schedule, timezone: config.timezone, nextRunAt: health.nextRunAt, retryDelaysMs: config.runRetryDelaysMs }, 'daemon started');
+  log.info(
+    {
+      schedule: config.schedule,
+      timezone: config.timezone,
+      nextRunAt: health.nextRunAt,
+      retryDelaysMs: config.runRetryDelaysMs,
+    },
+    'daemon started',
+  );
 
   await beat();
   const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
@@ -132,9 +168,17 @@ async function catchUp(ctx: Context, daemon: Daemon, schedule: CronSchedule): Pr
   const slot = schedule.previous(new Date());
   if (slot === null) return;
   try {
-    const decision = decideCatchUp(slot, await latestDaemonRunSince(pool, slot), attemptsAllowed(config.runRetryDelaysMs));
-    log.info({ slot: slot.toISOString(), catchUp: decision.run, why: decision.why }, decision.run ? 'catching up the last scheduled run' : 'no catch-up needed');
-    if (decision.run) void daemon.start('catch-up', { ...decision.retry, firstError: await firstErrorOf(ctx, decision.retry.retryOf) });
+    const decision = decideCatchUp(
+      slot,
+      await latestDaemonRunSince(pool, slot),
+      attemptsAllowed(config.runRetryDelaysMs),
+    );
+    log.info(
+      { slot: slot.toISOString(), catchUp: decision.run, why: decision.why },
+      decision.run ? 'catching up the last scheduled run' : 'no catch-up needed',
+    );
+    if (decision.run)
+      void daemon.start('catch-up', { ...decision.retry, firstError: await firstErrorOf(ctx, decision.retry.retryOf) });
   } catch (error) {
     // The catch-up's own run would fail on the same database: that run is what reports it.
     log.warn({ err: error }, 'cannot read the run history for catch-up; catching up');
@@ -157,7 +201,13 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   const verdict =
     state === 'ours' || health.refused !== undefined
       ? assessHealth(health, Date.now(), true)
-      : { healthy: false, reason: state === 'gone' ? `process ${health.pid} is gone` : `process ${health.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user` };
+      : {
+          healthy: false,
+          reason:
+            state === 'gone'
+              ? `process ${health.pid} is gone`
+              : `process ${health.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user`,
+        };
   if (!verdict.healthy) {
     io.stderr.write(`unhealthy: ${stripControls(verdict.reason)}\n`);
     return 1;
@@ -166,7 +216,13 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   return 0;
 }
 
-async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health, daemon: DaemonView, schedule: CronSchedule): Promise<MetricsServer> {
+async function serveMetrics(
+  ctx: Context,
+  reporter: RunReporter,
+  health: Health,
+  daemon: DaemonView,
+  schedule: CronSchedule,
+): Promise<MetricsServer> {
   const { config, log } = ctx;
   const { host, port } = config.metrics!;
   // The page shows the job's history to whoever reaches the port: beyond loopback only behind a token.
@@ -184,14 +240,37 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health,
       metrics: reporter.metrics!, // the daemon's reporter always has them
       health: () => assessHealth(health, Date.now(), false),
       page: pageOn
-        ? pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, boundHost: host, allowedHosts: config.ui.allowedHosts, staleRule: daemonStaleRule(config, schedule), runTimeoutMs: config.runTimeoutMs, daemon, secrets: ctx.secrets, log })
+        ? pageHandler({
+            pool: ctx.pool,
+            schema: config.schema,
+            timezone: config.timezone,
+            token: config.ui.token,
+            boundHost: host,
+            allowedHosts: config.ui.allowedHosts,
+            staleRule: daemonStaleRule(config, schedule),
+            runTimeoutMs: config.runTimeoutMs,
+            daemon,
+            secrets: ctx.secrets,
+            log,
+          })
         : undefined,
       onError: (err) => log.warn({ err }, 'cannot collect the metrics'),
     });
-    log.info({ metrics: `${server.url}/metrics`, healthz: `${server.url}/healthz`, ...(pageOn ? { page: `${server.url}/` } : {}) }, 'serving metrics');
+    log.info(
+      {
+        metrics: `${server.url}/metrics`,
+        healthz: `${server.url}/healthz`,
+        ...(pageOn ? { page: `${server.url}/` } : {}),
+      },
+      'serving metrics',
+    );
     return server;
   } catch (error) {
-    throw new SyncError('CONFIG', `cannot serve metrics on ${host}:${port} (SYNC_METRICS_HOST / SYNC_METRICS_PORT): ${describeError(error)}`, { exitCode: 2, cause: error });
+    throw new SyncError(
+      'CONFIG',
+      `cannot serve metrics on ${host}:${port} (SYNC_METRICS_HOST / SYNC_METRICS_PORT): ${describeError(error)}`,
+      { exitCode: 2, cause: error },
+    );
   }
 }
 
@@ -199,8 +278,14 @@ async function serveMetrics(ctx: Context, reporter: RunReporter, health: Health,
 function daemonStaleRule(config: Context['config'], schedule: CronSchedule): () => StaleRule {
   if (config.ui.staleAfterMs !== undefined) {
     const ms = config.ui.staleAfterMs;
-    return () => ({ ms, why: `Late when the last successful load is older than SYNC_STALE_AFTER (${Math.round(ms / 60_000)} min).` });
+    return () => ({
+      ms,
+      why: `Late when the last successful load is older than SYNC_STALE_AFTER (${Math.round(ms / 60_000)} min).`,
+    });
   }
   return () =>
-    staleRuleFromSchedule(schedule.nextRuns(2, new Date())) ?? { ms: DEFAULT_STALE_AFTER_MS, why: 'Late when the last successful load is older than 26 h.' };
+    staleRuleFromSchedule(schedule.nextRuns(2, new Date())) ?? {
+      ms: DEFAULT_STALE_AFTER_MS,
+      why: 'Late when the last successful load is older than 26 h.',
+    };
 }

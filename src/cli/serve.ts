@@ -19,11 +19,34 @@ export const SERVE = defineCommand({
   name: 'serve',
   summary: 'the status page alone (history, plots, rejects), read-only, for sites that run from cron',
   flags: {
-    port: { type: 'string', value: 'P', default: String(DEFAULT_SERVE_PORT), integer: { min: 0, max: 65535 }, help: 'the port to listen on (0: any free one)' },
-    host: { type: 'string', value: 'H', default: '127.0.0.1', help: 'the interface to listen on; beyond loopback SYNC_UI_TOKEN is required' },
+    port: {
+      type: 'string',
+      value: 'P',
+      default: String(DEFAULT_SERVE_PORT),
+      integer: { min: 0, max: 65535 },
+      help: 'the port to listen on (0: any free one)',
+    },
+    host: {
+      type: 'string',
+      value: 'H',
+      default: '127.0.0.1',
+      help: 'the interface to listen on; beyond loopback SYNC_UI_TOKEN is required',
+    },
   },
-  env: { needs: ['DATABASE_URL'], reads: ['SYNC_DB_SCHEMA', 'SYNC_TIMEZONE', 'SYNC_UI_TOKEN', 'SYNC_UI_ALLOWED_HOSTS', 'SYNC_STALE_AFTER', 'SYNC_RUN_TIMEOUT_MS', 'LOG_LEVEL'] },
-  notes: 'SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE) guards every page: Authorization: Bearer <token>, or Basic auth with the token as the password.',
+  env: {
+    needs: ['DATABASE_URL'],
+    reads: [
+      'SYNC_DB_SCHEMA',
+      'SYNC_TIMEZONE',
+      'SYNC_UI_TOKEN',
+      'SYNC_UI_ALLOWED_HOSTS',
+      'SYNC_STALE_AFTER',
+      'SYNC_RUN_TIMEOUT_MS',
+      'LOG_LEVEL',
+    ],
+  },
+  notes:
+    'SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE) guards every page: Authorization: Bearer <token>, or Basic auth with the token as the password.',
 });
 
 /** The status page of `serve` (and of the demo), on the context's pool and settings. */
@@ -32,7 +55,18 @@ export function statusPage(ctx: Context, boundHost: string): PageHandler {
   const { config } = ctx;
   const staleMs = config.ui.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const why = `Late when the last successful load is older than ${roughDuration(staleMs)} (SYNC_STALE_AFTER${config.ui.staleAfterMs === undefined ? ', default' : ''}).`;
-  return pageHandler({ pool: ctx.pool, schema: config.schema, timezone: config.timezone, token: config.ui.token, boundHost, allowedHosts: config.ui.allowedHosts, staleRule: () => ({ ms: staleMs, why }), runTimeoutMs: config.runTimeoutMs, secrets: ctx.secrets, log: ctx.log });
+  return pageHandler({
+    pool: ctx.pool,
+    schema: config.schema,
+    timezone: config.timezone,
+    token: config.ui.token,
+    boundHost,
+    allowedHosts: config.ui.allowedHosts,
+    staleRule: () => ({ ms: staleMs, why }),
+    runTimeoutMs: config.runTimeoutMs,
+    secrets: ctx.secrets,
+    log: ctx.log,
+  });
 }
 
 export async function serveCommand(args: string[], io: Io): Promise<number> {
@@ -41,10 +75,14 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
   const { config, log } = ctx;
   try {
     if (!isLoopback(flags.host) && config.ui.token === undefined) {
-      throw new ConfigError(`SYNC_UI_TOKEN: is not set, and --host ${flags.host} is not a loopback address: the page would show the job's history to anyone who reaches it. Set SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE), or serve on 127.0.0.1`);
+      throw new ConfigError(
+        `SYNC_UI_TOKEN: is not set, and --host ${flags.host} is not a loopback address: the page would show the job's history to anyone who reaches it. Set SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE), or serve on 127.0.0.1`,
+      );
     }
     if (!(await new PageQueries(ctx.pool, config.schema).schemaReady())) {
-      throw new ConfigError(`SYNC_DB_SCHEMA: the schema "${config.schema}" has no sync_runs table; run \`wine-recon-sync migrate\` first (serve only reads)`);
+      throw new ConfigError(
+        `SYNC_DB_SCHEMA: the schema "${config.schema}" has no sync_runs table; run \`wine-recon-sync migrate\` first (serve only reads)`,
+      );
     }
     let server;
     try {
@@ -55,9 +93,16 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
         onError: (err) => log.warn({ err }, 'status page failed'),
       });
     } catch (error) {
-      throw new SyncError('CONFIG', `cannot serve the status page on ${flags.host}:${flags.port} (--host / --port): ${describeError(error)}`, { exitCode: 2, cause: error });
+      throw new SyncError(
+        'CONFIG',
+        `cannot serve the status page on ${flags.host}:${flags.port} (--host / --port): ${describeError(error)}`,
+        { exitCode: 2, cause: error },
+      );
     }
-    log.info({ page: `${server.url}/`, auth: config.ui.token === undefined ? 'none (loopback only)' : 'SYNC_UI_TOKEN' }, 'serving the status page');
+    log.info(
+      { page: `${server.url}/`, auth: config.ui.token === undefined ? 'none (loopback only)' : 'SYNC_UI_TOKEN' },
+      'serving the status page',
+    );
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));
       process.once('SIGINT', () => resolve('SIGINT'));

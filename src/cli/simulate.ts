@@ -9,11 +9,35 @@ export const SIMULATE = defineCommand({
   name: 'simulate',
   summary: 'serve the simulated upstream API on its own (docker-compose, manual tries, the benchmark)',
   flags: {
-    port: { type: 'string', value: 'P', default: '8080', integer: { min: 0, max: 65_535 }, help: 'port to listen on (0: any free port)' },
+    port: {
+      type: 'string',
+      value: 'P',
+      default: '8080',
+      integer: { min: 0, max: 65_535 },
+      help: 'port to listen on (0: any free port)',
+    },
     host: { type: 'string', value: 'H', default: '127.0.0.1', help: 'address to listen on' },
-    records: { type: 'string', value: 'N', default: '1000', integer: { min: 0, max: 100_000_000 }, help: 'generated records' },
-    seed: { type: 'string', value: 'S', default: '1', integer: { min: 0, max: 2_147_483_647 }, help: 'dataset seed (same seed, same records)' },
-    change: { type: 'string', value: 'N', default: '0', integer: { min: 0, max: 100_000_000 }, help: 'start with N records changed, deterministically' },
+    records: {
+      type: 'string',
+      value: 'N',
+      default: '1000',
+      integer: { min: 0, max: 100_000_000 },
+      help: 'generated records',
+    },
+    seed: {
+      type: 'string',
+      value: 'S',
+      default: '1',
+      integer: { min: 0, max: 2_147_483_647 },
+      help: 'dataset seed (same seed, same records)',
+    },
+    change: {
+      type: 'string',
+      value: 'N',
+      default: '0',
+      integer: { min: 0, max: 100_000_000 },
+      help: 'start with N records changed, deterministically',
+    },
     'tls-cert': { type: 'string', value: 'FILE', help: 'serve HTTPS with this certificate (PEM; needs --tls-key)' },
     'tls-key': { type: 'string', value: 'FILE', help: "the certificate's private key (PEM)" },
   },
@@ -23,10 +47,12 @@ export const SIMULATE = defineCommand({
 
 export async function simulateCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(SIMULATE, args);
-  if ((flags['tls-cert'] === undefined) !== (flags['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
-  const tls = flags['tls-cert'] !== undefined && flags['tls-key'] !== undefined
-    ? { cert: await readFile(flags['tls-cert']), key: await readFile(flags['tls-key']) }
-    : undefined;
+  if ((flags['tls-cert'] === undefined) !== (flags['tls-key'] === undefined))
+    throw new UsageError('--tls-cert and --tls-key go together');
+  const tls =
+    flags['tls-cert'] !== undefined && flags['tls-key'] !== undefined
+      ? { cert: await readFile(flags['tls-cert']), key: await readFile(flags['tls-key']) }
+      : undefined;
   const simulator = await startSimulator({
     tls,
     port: Number(flags.port),

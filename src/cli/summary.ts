@@ -16,17 +16,22 @@ export function formatSummary(
     `  inserted ${n(run.inserted)}  updated ${n(run.updated)}  unchanged ${n(run.unchanged)}  deleted ${n(run.deleted)}  restored ${n(run.restored)}`,
   ];
   if ((run.backfilled ?? 0) > 0) {
-    lines.push(`  backfilled ${n(run.backfilled)}: rows filled in with what the release that wrote them could not store (no new version)`);
+    lines.push(
+      `  backfilled ${n(run.backfilled)}: rows filled in with what the release that wrote them could not store (no new version)`,
+    );
   }
   if ((run.kept_on_reject ?? 0) > 0) {
-    lines.push(`  kept ${n(run.kept_on_reject)}: live rows left as their last valid version because their record was rejected (rejected_in_run = ${run.id})`);
+    lines.push(
+      `  kept ${n(run.kept_on_reject)}: live rows left as their last valid version because their record was rejected (rejected_in_run = ${run.id})`,
+    );
   }
   if (topReasons.length > 0) {
     lines.push('  top reject reasons:');
     for (const r of topReasons) lines.push(`    ${String(r.count).padStart(6)}  ${r.reason}`);
   }
   for (const line of listNewFields(newFields)) lines.push(`  ${line}`);
-  if (run.unknown_fields && run.unknown_fields.length > 0) lines.push(`  fields not in the catalogue: ${run.unknown_fields.join(', ')}`);
+  if (run.unknown_fields && run.unknown_fields.length > 0)
+    lines.push(`  fields not in the catalogue: ${run.unknown_fields.join(', ')}`);
   const biWarning = bi && describeBiRounding(bi);
   if (biWarning) lines.push(`  warning: ${biWarning}`);
   if (run.error) lines.push(`  error: ${run.error}`);
@@ -39,7 +44,13 @@ const COLUMNS: Array<[string, (r: RunRow) => string]> = [
   ['trigger', (r) => r.trigger],
   // A retry names its chain's first attempt: `2 of 17`.
   ['attempt', (r) => (r.retry_of === null ? String(r.attempt) : `${r.attempt} of ${r.retry_of}`)],
-  ['status', (r) => r.status + (r.dry_run ? ' (dry)' : '') + (r.retry_at ? `, retry ${r.retry_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : '')],
+  [
+    'status',
+    (r) =>
+      r.status +
+      (r.dry_run ? ' (dry)' : '') +
+      (r.retry_at ? `, retry ${r.retry_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : ''),
+  ],
   ['started_at', (r) => r.started_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')],
   ['duration', (r) => duration(r)],
   ['received', (r) => n(r.received)],
@@ -65,9 +76,12 @@ function shortError(error: string | null): string {
 export function formatRun(run: RunRow): string {
   const entries = Object.entries(run).filter(([key]) => key !== 'error');
   const width = Math.max(...entries.map(([key]) => key.length), 'error'.length);
-  const show = (value: unknown) => (value === null || value === undefined ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+  const show = (value: unknown) =>
+    value === null || value === undefined ? '-' : typeof value === 'object' ? JSON.stringify(value) : String(value);
   const lines = entries.map(([key, value]) => `${key.padEnd(width)}  ${show(value)}`);
-  lines.push(`${'error'.padEnd(width)}  ${run.error === null ? '-' : run.error.replaceAll('\n', `\n${' '.repeat(width + 2)}`)}`);
+  lines.push(
+    `${'error'.padEnd(width)}  ${run.error === null ? '-' : run.error.replaceAll('\n', `\n${' '.repeat(width + 2)}`)}`,
+  );
   return stripControls(lines.join('\n'));
 }
 
@@ -75,7 +89,11 @@ export function formatRunsTable(runs: RunRow[]): string {
   if (runs.length === 0) return 'no runs yet';
   const cells = runs.map((r) => COLUMNS.map(([, get]) => stripControls(get(r))));
   const widths = COLUMNS.map(([title], i) => Math.max(title.length, ...cells.map((row) => row[i]!.length)));
-  const line = (row: string[]) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(COLUMNS.map(([title]) => title)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 

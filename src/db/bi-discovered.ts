@@ -81,16 +81,28 @@ export function discoveredComment(c: DiscoveredColumn, source: string, shape: Bi
  * The fill values of sql/bi/views.sql's discovered_* placeholders; `comments` are the quoted
  * comment literals, two per column (reconciliation's, then reconciliation_history's).
  */
-export function discoveredFragments(columns: readonly DiscoveredColumn[], comments: readonly string[], shape: BiShape, bi: string): Record<string, string> {
-  const each = (f: (c: DiscoveredColumn, x: string, k: number) => string) => columns.map((c, k) => f(c, quoteIdent(c.column_name), k)).join('');
+export function discoveredFragments(
+  columns: readonly DiscoveredColumn[],
+  comments: readonly string[],
+  shape: BiShape,
+  bi: string,
+): Record<string, string> {
+  const each = (f: (c: DiscoveredColumn, x: string, k: number) => string) =>
+    columns.map((c, k) => f(c, quoteIdent(c.column_name), k)).join('');
   return {
     discovered_values: each((c, x) => `,\n         extra_fields -> ${c.key_literal} AS ${x}`),
     discovered_typed: each((c, x) => `,\n       ${typed(c.bi_kind, x, shape)} AS ${x}`),
     // A text or JSON column shows every value: only the other kinds can leave one out.
     discovered_overflow: each((c, x) =>
-      c.bi_kind === 'text' || c.bi_kind === 'json' ? '' : `,\n         CASE WHEN jsonb_typeof(${x}) <> 'null' AND (${typed(c.bi_kind, x, shape)}) IS NULL THEN ${c.column_literal} END`,
+      c.bi_kind === 'text' || c.bi_kind === 'json'
+        ? ''
+        : `,\n         CASE WHEN jsonb_typeof(${x}) <> 'null' AND (${typed(c.bi_kind, x, shape)}) IS NULL THEN ${c.column_literal} END`,
     ),
-    discovered_live_comments: each((_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation.${x} IS ${comments[2 * k]!};`),
-    discovered_history_comments: each((_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation_history.${x} IS ${comments[2 * k + 1]!};`),
+    discovered_live_comments: each(
+      (_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation.${x} IS ${comments[2 * k]!};`,
+    ),
+    discovered_history_comments: each(
+      (_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation_history.${x} IS ${comments[2 * k + 1]!};`,
+    ),
   };
 }

@@ -43,7 +43,13 @@ const TEMPLATE = renderBiFieldLists(readFileSync(join(SQL_DIR, 'bi', 'views.sql'
 /** What the views' SQL is made of, besides the template: the settings, as they are substituted. */
 function shapeOf(dataSchema: string, bi: BiSettings): BiShape {
   const scale = checkBiScale(bi.scale);
-  return { scale, biType: biDecimalType(scale), limit: `1e${BI_PRECISION - scale}`, data: quoteIdent(dataSchema), dataName: dataSchema };
+  return {
+    scale,
+    biType: biDecimalType(scale),
+    limit: `1e${BI_PRECISION - scale}`,
+    data: quoteIdent(dataSchema),
+    dataName: dataSchema,
+  };
 }
 
 /**
@@ -51,7 +57,12 @@ function shapeOf(dataSchema: string, bi: BiSettings): BiShape {
  * column). Only validated names (quoted), integers and PostgreSQL-quoted literals are substituted,
  * in one pass: nothing substituted is read as a placeholder.
  */
-export function renderBiViews(dataSchema: string, bi: BiSettings, discovered: readonly DiscoveredColumn[] = [], comments: readonly string[] = []): string {
+export function renderBiViews(
+  dataSchema: string,
+  bi: BiSettings,
+  discovered: readonly DiscoveredColumn[] = [],
+  comments: readonly string[] = [],
+): string {
   const shape = shapeOf(dataSchema, bi);
   return fillPlaceholders(
     TEMPLATE,
@@ -75,7 +86,10 @@ async function renderInstalled(client: PoolClient, dataSchema: string, bi: BiSet
   const { rows } = await client.query<DiscoveredColumn>(SQL.discovered_columns, [KNOWN_FIELDS]);
   if (rows.length === 0) return renderBiViews(dataSchema, bi);
   const shape = shapeOf(dataSchema, bi);
-  const texts = rows.flatMap((c) => [discoveredComment(c, 'bulk_wine_reconciliation', shape), discoveredComment(c, 'bulk_wine_reconciliation_history', shape)]);
+  const texts = rows.flatMap((c) => [
+    discoveredComment(c, 'bulk_wine_reconciliation', shape),
+    discoveredComment(c, 'bulk_wine_reconciliation_history', shape),
+  ]);
   const quoted = (await client.query<{ literal: string }>(SQL.quote_literals, [texts])).rows.map((r) => r.literal);
   return renderBiViews(dataSchema, bi, rows, quoted);
 }
@@ -109,12 +123,20 @@ export async function installBiViews(client: PoolClient, dataSchema: string, bi:
   try {
     await client.query(sql);
   } catch (error) {
-    throw new Error(`creating the BI views in schema "${bi.schema}" failed: ${(error as Error).message}`, { cause: error });
+    throw new Error(`creating the BI views in schema "${bi.schema}" failed: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   // Dropping a view drops its grants: give back what the read-only role (or anyone) had.
   for (const g of grants) {
     const grantee = g.grantee === null ? 'PUBLIC' : quoteIdent(g.grantee);
-    await client.query(fillPlaceholders(SQL.grant, { privilege: g.privilege, schema: quoteIdent(bi.schema), view: quoteIdent(g.view), grantee }, FILE));
+    await client.query(
+      fillPlaceholders(
+        SQL.grant,
+        { privilege: g.privilege, schema: quoteIdent(bi.schema), view: quoteIdent(g.view), grantee },
+        FILE,
+      ),
+    );
   }
   await client.query(SQL.record_installed, [bi.schema, bi.scale, sha256]);
   return true;

@@ -6,7 +6,11 @@
 import { ConfigError, SyncError } from '../errors.js';
 import type pg from 'pg';
 import { endpointText, settingName, type Endpoint, type Target } from '../outbound/database-url.js';
-import { EXPIRED_CERT as EXPIRED, UNTRUSTED_CERT as UNTRUSTED, WRONG_HOST_CERT as WRONG_HOST } from '../outbound/tls-codes.js';
+import {
+  EXPIRED_CERT as EXPIRED,
+  UNTRUSTED_CERT as UNTRUSTED,
+  WRONG_HOST_CERT as WRONG_HOST,
+} from '../outbound/tls-codes.js';
 
 /** One connection's plan (connection.ts): the pg config, or why there is none; its errors are explained against it. */
 export interface Attempt {
@@ -55,7 +59,10 @@ export function explainConnectFailure(error: Error, attempt: Attempt): Error {
     sentence = `${where}: the server does not accept TLS connections (its ssl setting is off), and sslmode=${mode} requires TLS; turn ssl on at the server, or set ${modeSetting} to disable if an unencrypted connection is acceptable`;
   } else if (attempt.tls && typeof code === 'string' && UNTRUSTED.has(code)) {
     const given = target.ssl.rootcert;
-    const trusted = given === undefined || given.value === 'system' ? 'the CAs Node.js trusts' : `the CA in ${given.value} (${settingName('sslrootcert', given.from, target.urlVariable)})`;
+    const trusted =
+      given === undefined || given.value === 'system'
+        ? 'the CAs Node.js trusts'
+        : `the CA in ${given.value} (${settingName('sslrootcert', given.from, target.urlVariable)})`;
     sentence = `${where}: the server's certificate is not signed by ${trusted} (${code}); give the certificate of the CA that signed it with sslrootcert= in ${target.urlVariable} or PGSSLROOTCERT${mode === 'verify-full' || mode === 'verify-ca' ? '' : ', or leave sslrootcert out to encrypt without verifying (sslmode=require)'}`;
   } else if (attempt.tls && code === WRONG_HOST) {
     const names = (error as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
@@ -67,7 +74,9 @@ export function explainConnectFailure(error: Error, attempt: Attempt): Error {
     sentence = `${where}: the TLS handshake failed (${code}: ${error.message}); check the server's TLS setup and ${settingName('sslmode', target.ssl.modeFrom, target.urlVariable)}`;
   } else if (code === REFUSED_LOGIN && !prefer) {
     // pg_hba.conf refused this connection: with or without TLS may be what it wants (hostssl, hostnossl).
-    const change = attempt.tls ? `if the server accepts this role only without TLS (hostnossl), set ${modeSetting} to prefer or disable` : `if the server accepts only TLS connections (hostssl), set ${modeSetting} to require or stronger`;
+    const change = attempt.tls
+      ? `if the server accepts this role only without TLS (hostnossl), set ${modeSetting} to prefer or disable`
+      : `if the server accepts only TLS connections (hostssl), set ${modeSetting} to require or stronger`;
     return new ConfigError(`${where}: the server refused the connection (${error.message}); ${change}`);
   } else if (code === REFUSED_LOGIN) {
     return new PreferWithoutTls(`${where}: the server refused a TLS connection (${error.message})`);
@@ -102,7 +111,10 @@ export interface PassedOver {
 export function failure(endpoint: Endpoint, error: Error): PassedOver {
   const code = (error as { code?: unknown }).code;
   const known = typeof code === 'string' && !(error instanceof ConfigError) ? code : undefined;
-  const reason = known === 'ECONNREFUSED' ? 'refused the connection (nothing listens there)' : `failed: ${error.message}${known ? ` (${known})` : ''}`;
+  const reason =
+    known === 'ECONNREFUSED'
+      ? 'refused the connection (nothing listens there)'
+      : `failed: ${error.message}${known ? ` (${known})` : ''}`;
   return { endpoint, reason, code: known, configError: error instanceof ConfigError };
 }
 
@@ -121,7 +133,8 @@ export class NoHostAccepted extends Error {
     target: Target,
     readonly passedOver: PassedOver[],
   ) {
-    const wanted = target.sessionAttrs === 'any' ? 'accepted a connection' : `suits target_session_attrs=${target.sessionAttrs}`;
+    const wanted =
+      target.sessionAttrs === 'any' ? 'accepted a connection' : `suits target_session_attrs=${target.sessionAttrs}`;
     const tried = passedOver.map((p) => `${endpointText(p.endpoint)} ${p.reason}`).join('; ');
     super(`cannot connect to the database at ${target.urlVariable}: no host ${wanted} (${tried})`);
     const codes = new Set(passedOver.map((p) => p.code));

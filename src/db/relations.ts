@@ -87,18 +87,34 @@ export interface DatabaseDescription {
 }
 
 /** Reads the job's relations in both schemas; a relation missing from the database is left out. */
-export async function describeDatabase(pool: Pool, schemas: { data: string; bi: string }): Promise<DatabaseDescription> {
+export async function describeDatabase(
+  pool: Pool,
+  schemas: { data: string; bi: string },
+): Promise<DatabaseDescription> {
   const names = [...DATA_RELATIONS, ...BI_VIEWS];
   const wanted = (schema: string, name: string) =>
-    schema === schemas.data ? (DATA_RELATIONS as readonly string[]).includes(name) : (BI_VIEWS as readonly string[]).includes(name);
+    schema === schemas.data
+      ? (DATA_RELATIONS as readonly string[]).includes(name)
+      : (BI_VIEWS as readonly string[]).includes(name);
   const params = [[schemas.data, schemas.bi], names];
   // One transaction: one snapshot, so a run re-creating the views in between cannot mix two versions.
-  const { relations, columns, constraints, database } = await pool.transaction(async (client) => ({
-    relations: await client.query<{ schema: string; name: string; kind: 'table' | 'view'; description: string | null }>(SQL.relations, params),
-    columns: await client.query<ColumnRow>(SQL.columns, params),
-    constraints: await client.query<ConstraintRow>(SQL.constraints, params),
-    database: await client.query<{ name: string; data_description: string | null; bi_description: string | null }>(SQL.database, [schemas.data, schemas.bi]),
-  }), { mode: 'ISOLATION LEVEL REPEATABLE READ READ ONLY' });
+  const { relations, columns, constraints, database } = await pool.transaction(
+    async (client) => ({
+      relations: await client.query<{
+        schema: string;
+        name: string;
+        kind: 'table' | 'view';
+        description: string | null;
+      }>(SQL.relations, params),
+      columns: await client.query<ColumnRow>(SQL.columns, params),
+      constraints: await client.query<ConstraintRow>(SQL.constraints, params),
+      database: await client.query<{ name: string; data_description: string | null; bi_description: string | null }>(
+        SQL.database,
+        [schemas.data, schemas.bi],
+      ),
+    }),
+    { mode: 'ISOLATION LEVEL REPEATABLE READ READ ONLY' },
+  );
   const key = (schema: string, name: string) => `${schema}.${name}`;
   const byRelation = new Map<string, RelationDescription>();
   for (const r of relations.rows) {
@@ -111,7 +127,11 @@ export async function describeDatabase(pool: Pool, schemas: { data: string; bi: 
     if (relation === undefined) continue;
     if (k.kind === 'p') relation.primaryKey = k.columns;
     else if (k.kind === 'u') relation.uniqueKeys.push(k.columns);
-    else if (k.kind === 'f') relation.foreignKeys.push({ columns: k.columns, references: { schema: k.ref_schema!, relation: k.ref_relation!, columns: k.ref_columns } });
+    else if (k.kind === 'f')
+      relation.foreignKeys.push({
+        columns: k.columns,
+        references: { schema: k.ref_schema!, relation: k.ref_relation!, columns: k.ref_columns },
+      });
     else if (k.columns.length === 1) {
       const values = allowedValues(k.definition);
       if (values !== null) checks.set(key(key(k.schema, k.relation), k.columns[0]!), values);
@@ -134,11 +154,16 @@ export async function describeDatabase(pool: Pool, schemas: { data: string; bi: 
   }
   // In the lists' order (the BI views as an analyst meets them), not the catalogue's.
   const inSchema = (schema: string, order: readonly string[]) =>
-    [...byRelation.values()].filter((r) => r.schema === schema).sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+    [...byRelation.values()]
+      .filter((r) => r.schema === schema)
+      .sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
   const { name, data_description, bi_description } = database.rows[0]!;
   return {
     database: name,
-    schemas: { data: { name: schemas.data, description: data_description }, bi: { name: schemas.bi, description: bi_description } },
+    schemas: {
+      data: { name: schemas.data, description: data_description },
+      bi: { name: schemas.bi, description: bi_description },
+    },
     data: inSchema(schemas.data, DATA_RELATIONS),
     bi: inSchema(schemas.bi, BI_VIEWS),
   };

@@ -18,7 +18,15 @@ export function loadStatements<const N extends string>(file: string, names: read
   for (const section of text.split(/^-- name: /m).slice(1)) {
     const newline = section.indexOf('\n');
     const name = section.slice(0, newline).trim();
-    found.set(name, renderFieldLists(section.slice(newline + 1).trim().replace(/;$/, '')));
+    found.set(
+      name,
+      renderFieldLists(
+        section
+          .slice(newline + 1)
+          .trim()
+          .replace(/;$/, ''),
+      ),
+    );
   }
   const out = {} as Record<N, string>;
   for (const name of names) {
@@ -41,7 +49,13 @@ export function fillPlaceholders(sql: string, values: Readonly<Record<string, st
 }
 
 /** Runs one named statement and logs its duration at debug: the benchmark reads these lines. */
-export async function timedQuery<R extends QueryResultRow>(client: PoolClient, name: string, sql: string, params?: unknown[], log?: Logger): Promise<QueryResult<R>> {
+export async function timedQuery<R extends QueryResultRow>(
+  client: PoolClient,
+  name: string,
+  sql: string,
+  params?: unknown[],
+  log?: Logger,
+): Promise<QueryResult<R>> {
   const started = Date.now();
   const result = await client.query<R>(sql, params);
   log?.debug({ statement: name, rows: result.rowCount, ms: Date.now() - started }, 'statement done');

@@ -58,7 +58,11 @@ export function dbtSources(description: DatabaseDescription, options: DbtOptions
   // `{count: 25, period: hour}` and `values: [running, ...]` on one line, as dbt's own docs write them.
   visit(document, {
     Map: (_, node) => {
-      if (node.items.length === 2 && node.items.every((p) => isPair(p) && isScalar(p.key) && ['count', 'period'].includes(String(p.key.value)))) node.flow = true;
+      if (
+        node.items.length === 2 &&
+        node.items.every((p) => isPair(p) && isScalar(p.key) && ['count', 'period'].includes(String(p.key.value)))
+      )
+        node.flow = true;
     },
     Pair: (_, pair) => {
       if (isScalar(pair.key) && pair.key.value === 'values' && isSeq(pair.value)) pair.value.flow = true;
@@ -84,7 +88,8 @@ function source(description: DatabaseDescription, which: 'bi' | 'data', name: st
   const load = LOAD_TIME[which];
   const loadedAtQuery = `select max(${quoteIdent(load.column)}) from ${quoteIdent(schema.name)}.${quoteIdent(load.relation)}`;
   const tables = relations.map((relation) => {
-    const legacyFreshness = options.form === 'legacy' && relation.name === load.relation ? { freshness, loaded_at_field: load.column } : {};
+    const legacyFreshness =
+      options.form === 'legacy' && relation.name === load.relation ? { freshness, loaded_at_field: load.column } : {};
     return {
       name: relation.name,
       ...(relation.description === null ? {} : { description: relation.description }),
@@ -105,7 +110,13 @@ function source(description: DatabaseDescription, which: 'bi' | 'data', name: st
   };
 }
 
-function columnEntry(description: DatabaseDescription, which: 'bi' | 'data', relation: RelationDescription, column: ColumnDescription, form: DbtForm): Yaml {
+function columnEntry(
+  description: DatabaseDescription,
+  which: 'bi' | 'data',
+  relation: RelationDescription,
+  column: ColumnDescription,
+  form: DbtForm,
+): Yaml {
   const tests = dataTests(description, which, relation, column, form);
   return {
     name: column.name,
@@ -117,8 +128,17 @@ function columnEntry(description: DatabaseDescription, which: 'bi' | 'data', rel
 }
 
 /** A table's one-column primary key: unique and not_null; a CHECK's list of values: accepted_values. */
-function dataTests(description: DatabaseDescription, which: 'bi' | 'data', relation: RelationDescription, column: ColumnDescription, form: DbtForm): unknown[] {
-  const shown = relation.kind === 'table' ? `${relation.name}.${column.name}` : SHOWN_AS[`${which}.${relation.name}.${column.name}`];
+function dataTests(
+  description: DatabaseDescription,
+  which: 'bi' | 'data',
+  relation: RelationDescription,
+  column: ColumnDescription,
+  form: DbtForm,
+): unknown[] {
+  const shown =
+    relation.kind === 'table'
+      ? `${relation.name}.${column.name}`
+      : SHOWN_AS[`${which}.${relation.name}.${column.name}`];
   if (shown === undefined) return [];
   const [tableName, columnName] = shown.split('.') as [string, string];
   const table = description.data.find((r) => r.name === tableName && r.kind === 'table');

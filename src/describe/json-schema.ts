@@ -10,9 +10,13 @@ export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-export function toJsonSchema(description: DatabaseDescription, program: { name: string; version: string }): Record<string, Json> {
+export function toJsonSchema(
+  description: DatabaseDescription,
+  program: { name: string; version: string },
+): Record<string, Json> {
   const defs: Record<string, Json> = {};
-  for (const relation of [...description.data, ...description.bi]) defs[`${relation.schema}.${relation.name}`] = relationSchema(relation);
+  for (const relation of [...description.data, ...description.bi])
+    defs[`${relation.schema}.${relation.name}`] = relationSchema(relation);
   return {
     $schema: JSON_SCHEMA_DIALECT,
     title: `${program.name}: tables and views of database ${description.database}`,
@@ -38,7 +42,12 @@ function relationSchema(relation: RelationDescription): Json {
     ...(relation.uniqueKeys.length === 0 ? {} : { 'x-unique': relation.uniqueKeys }),
     ...(relation.foreignKeys.length === 0
       ? {}
-      : { 'x-foreign-keys': relation.foreignKeys.map((f) => ({ columns: f.columns, references: { relation: `${f.references.schema}.${f.references.relation}`, columns: f.references.columns } })) }),
+      : {
+          'x-foreign-keys': relation.foreignKeys.map((f) => ({
+            columns: f.columns,
+            references: { relation: `${f.references.schema}.${f.references.relation}`, columns: f.references.columns },
+          })),
+        }),
   };
 }
 
@@ -48,7 +57,9 @@ function columnSchema(column: ColumnDescription): Json {
   const withNull = column.nullable && typeof type === 'string' ? { ...value, type: [type, 'null'] } : value;
   return {
     ...withNull,
-    ...(column.allowedValues === null ? {} : { enum: column.nullable ? [...column.allowedValues, null] : column.allowedValues }),
+    ...(column.allowedValues === null
+      ? {}
+      : { enum: column.nullable ? [...column.allowedValues, null] : column.allowedValues }),
     ...(column.description === null ? {} : { description: column.description }),
     'x-sql-type': column.type,
     'x-nullable': column.nullable,

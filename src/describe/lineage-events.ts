@@ -9,7 +9,8 @@ import type { RelationDescription } from '../db/relations.js';
 import type { LineageRun } from '../load/lineage-runs.js';
 
 export const SPEC_URL = 'https://openlineage.io/spec/2-0-2/OpenLineage.json';
-const facetUrl = (version: string, name: string) => `https://openlineage.io/spec/facets/${version}/${name}.json#/$defs/${name}`;
+const facetUrl = (version: string, name: string) =>
+  `https://openlineage.io/spec/facets/${version}/${name}.json#/$defs/${name}`;
 /** The facet schemas' versions, as test/fixtures/openlineage holds them. */
 export const FACETS = {
   schema: facetUrl('1-2-0', 'SchemaDatasetFacet'),
@@ -20,7 +21,10 @@ export const FACETS = {
 } as const;
 
 /** The data the run writes, then the BI views over it: the outputs of every event. */
-export const OUTPUT_RELATIONS = { data: ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_history'], bi: ['reconciliation', 'reconciliation_history'] } as const;
+export const OUTPUT_RELATIONS = {
+  data: ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_history'],
+  bi: ['reconciliation', 'reconciliation_history'],
+} as const;
 
 export type EventType = 'START' | 'COMPLETE' | 'FAIL' | 'ABORT';
 
@@ -35,14 +39,26 @@ export interface LineageContext {
   outputs: RelationDescription[];
 }
 
-export function lineageEvent(type: EventType, run: LineageRun, context: LineageContext, eventTime: string): Record<string, unknown> {
-  const facet = (url: string, fields: Record<string, unknown>) => ({ _producer: context.producer, _schemaURL: url, ...fields });
+export function lineageEvent(
+  type: EventType,
+  run: LineageRun,
+  context: LineageContext,
+  eventTime: string,
+): Record<string, unknown> {
+  const facet = (url: string, fields: Record<string, unknown>) => ({
+    _producer: context.producer,
+    _schemaURL: url,
+    ...fields,
+  });
   const runFacets: Record<string, unknown> = {};
   if (run.firstAttemptRunId !== null) {
     runFacets.parent = facet(FACETS.parent, { run: { runId: run.firstAttemptRunId }, job: context.job });
   }
   if (type === 'FAIL' || (type === 'ABORT' && run.error !== null)) {
-    runFacets.errorMessage = facet(FACETS.errorMessage, { message: run.error ?? 'the run failed', programmingLanguage: 'TypeScript' });
+    runFacets.errorMessage = facet(FACETS.errorMessage, {
+      message: run.error ?? 'the run failed',
+      programmingLanguage: 'TypeScript',
+    });
   }
   const written = type === 'COMPLETE' ? run.rowsWritten : null;
   return {
@@ -51,18 +67,30 @@ export function lineageEvent(type: EventType, run: LineageRun, context: LineageC
     producer: context.producer,
     schemaURL: `${SPEC_URL}#/$defs/RunEvent`,
     run: { runId: run.runId, ...(Object.keys(runFacets).length > 0 ? { facets: runFacets } : {}) },
-    job: { ...context.job, facets: { jobType: facet(FACETS.jobType, { processingType: 'BATCH', integration: 'WINE_RECON_SYNC', jobType: 'JOB' }) } },
+    job: {
+      ...context.job,
+      facets: {
+        jobType: facet(FACETS.jobType, { processingType: 'BATCH', integration: 'WINE_RECON_SYNC', jobType: 'JOB' }),
+      },
+    },
     inputs: context.input === null ? [] : [context.input],
     outputs: context.outputs.map((relation) => ({
       namespace: context.database.namespace,
       name: `${context.database.name}.${relation.schema}.${relation.name}`,
       facets: {
         schema: facet(FACETS.schema, {
-          fields: relation.columns.map((c) => ({ name: c.name, type: c.type, ...(c.description === null ? {} : { description: c.description }), ordinal_position: c.position })),
+          fields: relation.columns.map((c) => ({
+            name: c.name,
+            type: c.type,
+            ...(c.description === null ? {} : { description: c.description }),
+            ordinal_position: c.position,
+          })),
         }),
       },
       // Rows the run changed in the table it writes; the views show them without being written.
-      ...(written !== null && relation.kind === 'table' ? { outputFacets: { outputStatistics: facet(FACETS.outputStatistics, { rowCount: written }) } } : {}),
+      ...(written !== null && relation.kind === 'table'
+        ? { outputFacets: { outputStatistics: facet(FACETS.outputStatistics, { rowCount: written }) } }
+        : {}),
     })),
   };
 }
@@ -86,10 +114,16 @@ export function endEventType(status: LineageRun['status']): EventType | undefine
  * The run's input, from what sync_runs.source says: the listing URL as scheme://host:port and its
  * path (never its query or credentials), a listing file, or the archived payload of a replay.
  */
-export function inputDataset(run: Pick<LineageRun, 'source' | 'trigger'>, database: LineageContext['database'], dataSchema: string, host: string): LineageContext['input'] {
+export function inputDataset(
+  run: Pick<LineageRun, 'source' | 'trigger'>,
+  database: LineageContext['database'],
+  dataSchema: string,
+  host: string,
+): LineageContext['input'] {
   const source = run.source;
   if (source === null) return null;
-  if (run.trigger === 'replay') return { namespace: database.namespace, name: `${database.name}.${dataSchema}.sync_payloads` };
+  if (run.trigger === 'replay')
+    return { namespace: database.namespace, name: `${database.name}.${dataSchema}.sync_payloads` };
   if (run.trigger === 'file') return { namespace: `file://${host}`, name: source };
   let url: URL;
   try {
@@ -107,6 +141,8 @@ export function postgresNamespace(databaseUrl: string): string {
   const hostPart = afterScheme.slice(afterScheme.lastIndexOf('@', afterScheme.search(/[/?]|$/)) + 1).split(/[/?]/)[0]!;
   const first = hostPart.split(',')[0] ?? '';
   const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(first);
-  const [host, port] = bracket ? [`[${bracket[1]}]`, bracket[2]] : [first.replace(/:\d*$/, ''), /:(\d+)$/.exec(first)?.[1]];
+  const [host, port] = bracket
+    ? [`[${bracket[1]}]`, bracket[2]]
+    : [first.replace(/:\d*$/, ''), /:(\d+)$/.exec(first)?.[1]];
   return `postgres://${decodeURIComponent(host || 'localhost')}:${port ?? '5432'}`;
 }

@@ -7,9 +7,15 @@
 import { open, type FileHandle } from 'node:fs/promises';
 
 /** Writes `chunks`, `size` bytes in all, at `position`; `onError` may name a failure better. */
-export async function writeAll(file: FileHandle, chunks: Buffer[], position: number, size: number, onError?: (error: unknown, at: number) => unknown): Promise<void> {
+export async function writeAll(
+  file: FileHandle,
+  chunks: Buffer[],
+  position: number,
+  size: number,
+  onError?: (error: unknown, at: number) => unknown,
+): Promise<void> {
   let rest = chunks;
-  for (let at = 0; at < size; ) {
+  for (let at = 0; at < size;) {
     // Written as the chunks are (writev): copying them into one buffer first was a copy of the
     // whole listing, about 40 ms of the JavaScript thread for 256 MB.
     const { bytesWritten } = await file.writev(rest, position + at).catch((error: unknown) => {

@@ -59,7 +59,12 @@ function timer(client: PoolClient, log?: Logger): Timed {
  */
 export async function classifyChanges(
   client: PoolClient,
-  { staged, compared, liveBefore, missing }: { staged: number; compared: number; liveBefore: number; missing: string[] },
+  {
+    staged,
+    compared,
+    liveBefore,
+    missing,
+  }: { staged: number; compared: number; liveBefore: number; missing: string[] },
   log?: Logger,
 ): Promise<ChangeCounts> {
   const timed = timer(client, log);
@@ -73,15 +78,22 @@ export async function classifyChanges(
   const anyKept = await withPlannerOff(client, ['enable_seqscan'], () => timed<{ any: boolean }>('any_kept'));
   if (anyKept.rows[0]!.any) await timed('clear_kept');
   await timed('create_changes');
-  const cutoffs = (await timed<{ cutoffs: string[] }>('late_cutoffs', [LATE_COLUMNS.map((c) => c.since)])).rows[0]!.cutoffs;
+  const cutoffs = (await timed<{ cutoffs: string[] }>('late_cutoffs', [LATE_COLUMNS.map((c) => c.since)])).rows[0]!
+    .cutoffs;
   // A few changed records (a nightly re-sync: most were skipped as unchanged) are looked up by id.
   // The planner prices each lookup as a read from disk and reads the whole table instead (0.2 s
   // per 1M rows against 0.06 s for 10,000 lookups), but the run has just read every live row in
   // id order (the shortcut's copy_live_out): their pages are in memory.
   // A few missing ids too: without hash joins, each is checked against every staged record.
   const few = compared <= liveBefore * LOOKUP_SHARE && missing.length <= FEW_MISSING;
-  await withPlannerOff(client, few ? ['enable_hashjoin', 'enable_mergejoin'] : [], () => timed('classify_changes', [missing, cutoffs]));
-  const c = (await timed<{ inserted: string; updated: string; restored: string; deleted: string; backfilled: string }>('count_changes')).rows[0]!;
+  await withPlannerOff(client, few ? ['enable_hashjoin', 'enable_mergejoin'] : [], () =>
+    timed('classify_changes', [missing, cutoffs]),
+  );
+  const c = (
+    await timed<{ inserted: string; updated: string; restored: string; deleted: string; backfilled: string }>(
+      'count_changes',
+    )
+  ).rows[0]!;
   return {
     initialLoad: false,
     liveBefore,
@@ -106,7 +118,12 @@ async function withPlannerOff<R>(client: PoolClient, off: string[], statement: (
 }
 
 /** Applies the classified changes inside the caller's transaction; the caller commits or rolls back. */
-export async function applyChanges(client: PoolClient, runId: string, counts: ChangeCounts, log?: Logger): Promise<void> {
+export async function applyChanges(
+  client: PoolClient,
+  runId: string,
+  counts: ChangeCounts,
+  log?: Logger,
+): Promise<void> {
   const timed = timer(client, log);
   if (counts.initialLoad) {
     await timed('insert_all', [runId]);

@@ -43,7 +43,16 @@ export const COUNT_COLUMNS = [
 ] as const;
 export type CountColumn = (typeof COUNT_COLUMNS)[number];
 /** The record counts that the metrics (label `kind`: contract) and the notifications report. */
-export const RECORD_KINDS = ['received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored'] as const satisfies readonly CountColumn[];
+export const RECORD_KINDS = [
+  'received',
+  'rejected',
+  'duplicates',
+  'inserted',
+  'updated',
+  'unchanged',
+  'deleted',
+  'restored',
+] as const satisfies readonly CountColumn[];
 export type RunCounts = Partial<Record<CountColumn, number | string | null>>;
 
 export interface RunRow extends Record<CountColumn, number | null> {
@@ -93,7 +102,12 @@ export const MAX_DUPLICATE_RAW_BYTES = 65_536;
 
 /** The reject of an earlier copy of an id: the last copy in the listing wins (README, "Data safety"). */
 export function duplicateIdReject(position: number | string, id: string, raw: string): Reject {
-  return { position, recordId: id, errors: [{ path: 'id', message: `duplicate id ${id}: a later record in the listing has the same id and wins` }], raw };
+  return {
+    position,
+    recordId: id,
+    errors: [{ path: 'id', message: `duplicate id ${id}: a later record in the listing has the same id and wins` }],
+    raw,
+  };
 }
 
 export async function markAbandoned(pool: Pool): Promise<number[]> {
@@ -107,12 +121,23 @@ export async function startRun(
 ): Promise<StartedRun> {
   const attempt = run.retry?.attempt ?? 1;
   const retryOf = run.retry?.retryOf ?? null;
-  const { rows } = await pool.query<{ id: string; started_at: Date }>(SQL.start_run, [run.trigger, run.dryRun, run.appVersion, run.source, attempt, retryOf]);
+  const { rows } = await pool.query<{ id: string; started_at: Date }>(SQL.start_run, [
+    run.trigger,
+    run.dryRun,
+    run.appVersion,
+    run.source,
+    attempt,
+    retryOf,
+  ]);
   return { id: rows[0]!.id, trigger: run.trigger, attempt, retryOf, startedAt: rows[0]!.started_at.toISOString() };
 }
 
 /** A running run's records and bytes so far (status page); a failure only leaves them older. */
-export async function recordProgress(pool: Pool, runId: string, progress: { received: number; bytes: number }): Promise<void> {
+export async function recordProgress(
+  pool: Pool,
+  runId: string,
+  progress: { received: number; bytes: number },
+): Promise<void> {
   await pool.query(SQL.record_progress, [runId, progress.received, progress.bytes]);
 }
 
@@ -202,9 +227,10 @@ const INSERT_CHARS = 4 * 1024 * 1024;
  * each of up to 64 kB.
  */
 export async function insertRejects(pool: Pool, runId: string, rejects: readonly Reject[]): Promise<void> {
-  for (let from = 0; from < rejects.length; ) {
+  for (let from = 0; from < rejects.length;) {
     let to = from;
-    for (let chars = 0; to < rejects.length && (to === from || chars + rejects[to]!.raw.length <= INSERT_CHARS); to++) chars += rejects[to]!.raw.length;
+    for (let chars = 0; to < rejects.length && (to === from || chars + rejects[to]!.raw.length <= INSERT_CHARS); to++)
+      chars += rejects[to]!.raw.length;
     const rows = rejects.slice(from, to).map((r) => ({
       position: String(r.position),
       record_id: r.recordId === null ? null : cleanText(r.recordId),
@@ -240,14 +266,21 @@ function cleanName(name: string): string {
 
 function cleanCounts(counts: FieldCounts): FieldCounts {
   const unknown: Record<string, number> = Object.create(null);
-  for (const [name, count] of Object.entries(counts.unknown)) unknown[cleanName(name)] = (unknown[cleanName(name)] ?? 0) + count;
+  for (const [name, count] of Object.entries(counts.unknown))
+    unknown[cleanName(name)] = (unknown[cleanName(name)] ?? 0) + count;
   return { ...counts, unknown };
 }
 
 /** bigint counts arrive as text; they are counts, far below 2^53, so numbers are exact here. */
 function toRunRow(row: Record<string, unknown>): RunRow {
-  const out: Record<string, unknown> = { ...row, id: Number(row.id), attempt: Number(row.attempt ?? 1), retry_of: row.retry_of == null ? null : Number(row.retry_of) };
-  for (const k of [...COUNT_COLUMNS, 'bi_rounded', 'bi_overflow']) out[k] = row[k] === null || row[k] === undefined ? null : Number(row[k]);
+  const out: Record<string, unknown> = {
+    ...row,
+    id: Number(row.id),
+    attempt: Number(row.attempt ?? 1),
+    retry_of: row.retry_of == null ? null : Number(row.retry_of),
+  };
+  for (const k of [...COUNT_COLUMNS, 'bi_rounded', 'bi_overflow'])
+    out[k] = row[k] === null || row[k] === undefined ? null : Number(row[k]);
   for (const k of ['started_at', 'finished_at', 'retry_at'] as const) {
     const v = row[k];
     out[k] = v instanceof Date ? v.toISOString() : (v ?? null);
@@ -261,7 +294,10 @@ export async function setRetryAt(pool: Pool, id: number, at: Date | null): Promi
 }
 
 /** The newest run the daemon started at or after `since` (catch-up at start). */
-export async function latestDaemonRunSince(pool: Pool, since: Date): Promise<{ latest: RunRow; succeededSince: boolean } | undefined> {
+export async function latestDaemonRunSince(
+  pool: Pool,
+  since: Date,
+): Promise<{ latest: RunRow; succeededSince: boolean } | undefined> {
   const { rows } = await pool.query(SQL.latest_daemon_run_since, [since]);
   const row = rows[0] as Record<string, unknown> | undefined;
   if (row === undefined) return undefined;
@@ -280,10 +316,17 @@ export interface RunHistory {
 }
 
 export async function runHistory(pool: Pool): Promise<RunHistory> {
-  const totals = await pool.query<{ status: RunStatus; trigger: Trigger; runs: number; last_finished: number | null }>(SQL.run_totals);
+  const totals = await pool.query<{ status: RunStatus; trigger: Trigger; runs: number; last_finished: number | null }>(
+    SQL.run_totals,
+  );
   const load = await lastLoad(pool);
   return {
-    totals: totals.rows.map((r) => ({ status: r.status, trigger: r.trigger, runs: r.runs, lastFinished: r.last_finished })),
+    totals: totals.rows.map((r) => ({
+      status: r.status,
+      trigger: r.trigger,
+      runs: r.runs,
+      lastFinished: r.last_finished,
+    })),
     lastSuccess: load ? Date.parse(load.finishedAt) / 1000 : null,
     lastLoad: load ?? null,
     latest: await latestFinishedBefore(pool, Number.MAX_SAFE_INTEGER),

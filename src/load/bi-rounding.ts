@@ -5,7 +5,11 @@ import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
 import type { ChangeCounts } from './apply.js';
 
-const SQL = loadStatements('load/bi.sql', ['count_bi_rounding', 'count_bi_rounding_changes', 'count_bi_rounding_settled']);
+const SQL = loadStatements('load/bi.sql', [
+  'count_bi_rounding',
+  'count_bi_rounding_changes',
+  'count_bi_rounding_settled',
+]);
 
 export interface BiRounding {
   scale: number;
@@ -17,7 +21,13 @@ export interface BiRounding {
 
 /** Counts on the caller's connection, so inside a run's transaction it sees the run's changes. */
 export async function countBiRounding(client: PoolClient, scale: number, log?: Logger): Promise<BiRounding> {
-  const { rows } = await timedQuery<{ rounded: string; overflow: string }>(client, 'count_bi_rounding', SQL.count_bi_rounding, [scale, overflowThreshold(scale)], log);
+  const { rows } = await timedQuery<{ rounded: string; overflow: string }>(
+    client,
+    'count_bi_rounding',
+    SQL.count_bi_rounding,
+    [scale, overflowThreshold(scale)],
+    log,
+  );
   return { scale, rounded: Number(rows[0]!.rounded), overflow: Number(rows[0]!.overflow) };
 }
 
@@ -57,7 +67,10 @@ export interface LastCount {
 }
 
 /** What a run changed, as classify_changes counted it. */
-export type RunChanges = Pick<ChangeCounts, 'initialLoad' | 'liveBefore' | 'inserted' | 'updated' | 'restored' | 'deleted'>;
+export type RunChanges = Pick<
+  ChangeCounts,
+  'initialLoad' | 'liveBefore' | 'inserted' | 'updated' | 'restored' | 'deleted'
+>;
 
 /**
  * A first load counted its rows as it wrote them (`written`, at this scale): that is the count, and
@@ -76,7 +89,8 @@ export function biCountPlan(
   written?: BiRounding,
 ): BiCountPlan {
   if (written?.scale === scale) return { method: 'written', counted: written };
-  const trusted = asRunsLeftIt && !changes.initialLoad && last?.live_after != null && changes.liveBefore === Number(last.live_after);
+  const trusted =
+    asRunsLeftIt && !changes.initialLoad && last?.live_after != null && changes.liveBefore === Number(last.live_after);
   const base = trusted ? carriedBiRounding(last, scale) : undefined;
   if (base === undefined) return { method: 'full', scale };
   const changed = changes.inserted + changes.updated + changes.deleted + changes.restored;
@@ -108,9 +122,14 @@ export async function countAfterRun(
     );
     const r = rows[0]!;
     const bi = { scale, rounded: Number(r.rounded), overflow: Number(r.overflow) };
-    const found = Number(r.replaced) === changes.updated + changes.deleted && Number(r.written) === changes.inserted + changes.updated + changes.restored;
+    const found =
+      Number(r.replaced) === changes.updated + changes.deleted &&
+      Number(r.written) === changes.inserted + changes.updated + changes.restored;
     if (found && bi.rounded >= 0 && bi.overflow >= 0) return { bi, method: 'incremental' };
-    log?.warn({ ...bi, replaced: Number(r.replaced), written: Number(r.written), changes }, 'BI rounding: the changed rows did not add up; counted in full');
+    log?.warn(
+      { ...bi, replaced: Number(r.replaced), written: Number(r.written), changes },
+      'BI rounding: the changed rows did not add up; counted in full',
+    );
   }
   const scale = plan.method === 'full' ? plan.scale : plan.base.scale;
   return { bi: await countBiRounding(client, scale, log), method: 'full' };
@@ -138,7 +157,11 @@ export async function countRunBiRounding(
   const { last } = run;
   const plan = biCountPlan(last, run.scale, run.changes, run.asRunsLeftIt, run.written);
   const { bi, method } = await countAfterRun(client, plan, run.changes, log);
-  const how = { biCount: method, countedBy: Number(method === 'carried' ? last!.id : run.runId), ...(method === 'incremental' ? { countedFrom: Number(last!.id) } : {}) };
+  const how = {
+    biCount: method,
+    countedBy: Number(method === 'carried' ? last!.id : run.runId),
+    ...(method === 'incremental' ? { countedFrom: Number(last!.id) } : {}),
+  };
   // A warning only when the count grew or the scale changed: a state logged every night is noise.
   const note = describeBiRounding(bi);
   if (note) log[biRoundingLevel(bi, last)]({ ...bi, ...how }, note);
@@ -150,10 +173,7 @@ export async function countRunBiRounding(
  * The last successful run's count at this scale, as it stored it; undefined without one. Whether it
  * still describes the live rows is biCountPlan's question.
  */
-export function carriedBiRounding(
-  last: LastCount | undefined,
-  scale: number,
-): BiRounding | undefined {
+export function carriedBiRounding(last: LastCount | undefined, scale: number): BiRounding | undefined {
   if (last?.bi_scale !== scale || last.bi_rounded === null || last.bi_overflow === null) return undefined;
   return { scale, rounded: Number(last.bi_rounded), overflow: Number(last.bi_overflow) };
 }
@@ -173,10 +193,7 @@ export function overflowThreshold(scale: number): string {
  * stored bi_rounded/bi_overflow) or the scale changed; the same values rounded night after night
  * are logged at info, so that alerting on warnings stays quiet on unchanged re-syncs.
  */
-export function biRoundingLevel(
-  now: BiRounding,
-  last: LastCount | undefined,
-): 'warn' | 'info' {
+export function biRoundingLevel(now: BiRounding, last: LastCount | undefined): 'warn' | 'info' {
   if (last?.bi_scale !== now.scale || last.bi_rounded === null || last.bi_overflow === null) return 'warn';
   return now.rounded > Number(last.bi_rounded) || now.overflow > Number(last.bi_overflow) ? 'warn' : 'info';
 }
@@ -185,7 +202,13 @@ export function biRoundingLevel(
 export function describeBiRounding(r: BiRounding): string | undefined {
   if (r.rounded === 0 && r.overflow === 0) return undefined;
   const parts: string[] = [];
-  if (r.rounded > 0) parts.push(`${r.rounded} live value${r.rounded === 1 ? ' has' : 's have'} more than ${r.scale} decimal places and ${r.rounded === 1 ? 'is' : 'are'} rounded`);
-  if (r.overflow > 0) parts.push(`${r.overflow} live value${r.overflow === 1 ? ' does' : 's do'} not fit ${biDecimalType(r.scale)} and ${r.overflow === 1 ? 'is' : 'are'} NULL (see overflow_columns)`);
+  if (r.rounded > 0)
+    parts.push(
+      `${r.rounded} live value${r.rounded === 1 ? ' has' : 's have'} more than ${r.scale} decimal places and ${r.rounded === 1 ? 'is' : 'are'} rounded`,
+    );
+  if (r.overflow > 0)
+    parts.push(
+      `${r.overflow} live value${r.overflow === 1 ? ' does' : 's do'} not fit ${biDecimalType(r.scale)} and ${r.overflow === 1 ? 'is' : 'are'} NULL (see overflow_columns)`,
+    );
   return `BI views: ${parts.join('; ')}; the exact tables keep every digit`;
 }

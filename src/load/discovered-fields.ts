@@ -27,7 +27,17 @@ export const MAX_COLUMNS = 100;
 /** PostgreSQL's identifier limit (NAMEDATALEN - 1). */
 const MAX_IDENTIFIER_BYTES = 63;
 /** What the BI views and the tables already name. */
-const TAKEN: ReadonlySet<string> = new Set([...KNOWN_FIELDS, EXTRA_COLUMN, 'first_seen_at', 'changed_at', 'deleted_at', 'run_id', 'valid_from', 'valid_to', 'overflow_columns']);
+const TAKEN: ReadonlySet<string> = new Set([
+  ...KNOWN_FIELDS,
+  EXTRA_COLUMN,
+  'first_seen_at',
+  'changed_at',
+  'deleted_at',
+  'run_id',
+  'valid_from',
+  'valid_to',
+  'overflow_columns',
+]);
 
 /** One unknown field of a listing: records carrying it, and the kinds of its values (extra-fields.ts KIND_NAMES). */
 export interface SeenField {
@@ -65,14 +75,16 @@ export function snakeCase(name: string): string {
 
 /** The column for a new field, given the columns `taken` so far, or why it gets none. */
 export function columnFor(name: string, taken: ReadonlySet<string>, reserved: ReadonlySet<string>): KeptField {
-  if (Buffer.byteLength(name, 'utf8') > MAX_IDENTIFIER_BYTES) return { column: null, note: `name longer than ${MAX_IDENTIFIER_BYTES} bytes` };
+  if (Buffer.byteLength(name, 'utf8') > MAX_IDENTIFIER_BYTES)
+    return { column: null, note: `name longer than ${MAX_IDENTIFIER_BYTES} bytes` };
   let base = snakeCase(name);
   if (base === '') return { column: null, note: 'name has no letter or digit' };
   if (/^[0-9]/.test(base)) base = `field_${base}`;
   if (reserved.has(base) || TAKEN.has(base)) base = `${base}_field`;
   let column = base;
   for (let k = 2; taken.has(column); k++) column = `${base}_${k}`;
-  if (column.length > MAX_IDENTIFIER_BYTES) return { column: null, note: `column name longer than ${MAX_IDENTIFIER_BYTES} bytes` };
+  if (column.length > MAX_IDENTIFIER_BYTES)
+    return { column: null, note: `column name longer than ${MAX_IDENTIFIER_BYTES} bytes` };
   return { column, note: null };
 }
 
@@ -90,7 +102,13 @@ function storable(seen: readonly SeenField[]): Array<SeenField & { names: string
     const name = f.name.replace(/\p{Surrogate}/gu, '\uFFFD');
     const same = byName.get(name);
     if (same === undefined) byName.set(name, { ...f, name, names: [f.name] });
-    else byName.set(name, { name, records: same.records + f.records, kinds: [...new Set([...same.kinds, ...f.kinds])], names: [...same.names, f.name] });
+    else
+      byName.set(name, {
+        name,
+        records: same.records + f.records,
+        kinds: [...new Set([...same.kinds, ...f.kinds])],
+        names: [...same.names, f.name],
+      });
   }
   return [...byName.values()];
 }
@@ -106,7 +124,11 @@ interface Recorded {
  * Records this run's unknown fields in sync_fields (in the run's transaction): new ones with their
  * column, known ones with the kinds seen so far and this run's count. Returns where each is kept.
  */
-export async function recordDiscoveredFields(client: PoolClient, runId: string, seen: readonly SeenField[]): Promise<Map<string, KeptField>> {
+export async function recordDiscoveredFields(
+  client: PoolClient,
+  runId: string,
+  seen: readonly SeenField[],
+): Promise<Map<string, KeptField>> {
   const kept = new Map<string, KeptField>();
   const fields = storable(seen);
   if (fields.length === 0) return kept;
@@ -121,7 +143,8 @@ export async function recordDiscoveredFields(client: PoolClient, runId: string, 
     const kinds = [...new Set([...(before?.kinds ?? []), ...field.kinds])].sort();
     let place: KeptField;
     if (before !== undefined) place = { column: before.column_name, note: before.note };
-    else if (taken.size >= MAX_COLUMNS) place = { column: null, note: `more than ${MAX_COLUMNS} new fields have columns` };
+    else if (taken.size >= MAX_COLUMNS)
+      place = { column: null, note: `more than ${MAX_COLUMNS} new fields have columns` };
     else {
       reserved ??= new Set((await client.query<{ word: string }>(SQL.reserved_words)).rows.map((r) => r.word));
       place = columnFor(field.name, taken, reserved);

@@ -32,15 +32,24 @@ export interface FirstLoadMarks {
 }
 
 /** When the table has no row at all (soft-deleted ones included): what a first load needs; otherwise undefined. */
-export async function firstLoadMarks(client: PoolClient, runId: string, log?: Logger): Promise<FirstLoadMarks | undefined> {
-  const empty = (await timedQuery<{ empty: boolean }>(client, 'is_empty', APPLY.is_empty, undefined, log)).rows[0]!.empty;
+export async function firstLoadMarks(
+  client: PoolClient,
+  runId: string,
+  log?: Logger,
+): Promise<FirstLoadMarks | undefined> {
+  const empty = (await timedQuery<{ empty: boolean }>(client, 'is_empty', APPLY.is_empty, undefined, log)).rows[0]!
+    .empty;
   if (!empty) return undefined;
   const marks = (await client.query<{ xmin: string; now: string }>(SQL.marks)).rows[0]!;
   return { xmin: Number(marks.xmin), rowSuffix: `\t${marks.now}\t${marks.now}\t${runId}\n` };
 }
 
 /** Streams `lines` (transform/copy-line.ts rowLine's form) into bulk_wine_reconciliation; returns once all are in. */
-export async function copyRows(client: PoolClient, lines: AsyncIterable<string | Buffer>, signal?: AbortSignal): Promise<void> {
+export async function copyRows(
+  client: PoolClient,
+  lines: AsyncIterable<string | Buffer>,
+  signal?: AbortSignal,
+): Promise<void> {
   await pipeline(lines, client.query(copyFrom(SQL.copy_rows)), signal ? { signal } : {});
 }
 
@@ -54,7 +63,12 @@ export async function copyRows(client: PoolClient, lines: AsyncIterable<string |
  */
 export async function settleSetAside(
   client: PoolClient,
-  { runId, path, inTable, biScale }: { runId: string; path: string; inTable: ReadonlyArray<{ id: string; position: number }>; biScale: number },
+  {
+    runId,
+    path,
+    inTable,
+    biScale,
+  }: { runId: string; path: string; inTable: ReadonlyArray<{ id: string; position: number }>; biScale: number },
   log?: Logger,
 ): Promise<{ losers: DuplicateRow[]; written: Set<string>; biChange: { rounded: number; overflow: number } }> {
   const started = Date.now();
@@ -62,7 +76,8 @@ export async function settleSetAside(
   log?.debug({ statement: 'copy_set_aside', ms: Date.now() - started }, 'statement done');
   const ids = inTable.map((c) => c.id);
   const positions = inTable.map((c) => c.position);
-  const losers = (await timedQuery<DuplicateRow>(client, 'settle_copies', SQL.settle_copies, [ids, positions], log)).rows;
+  const losers = (await timedQuery<DuplicateRow>(client, 'settle_copies', SQL.settle_copies, [ids, positions], log))
+    .rows;
   const before = await countBiRoundingSettled(client, biScale, log);
   const written = (await timedQuery<{ id: string }>(client, 'write_winners', SQL.write_winners, [runId], log)).rows;
   const after = await countBiRoundingSettled(client, biScale, log);

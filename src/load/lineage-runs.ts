@@ -37,7 +37,8 @@ export async function lineageRuns(pool: Pool, ids: readonly number[]): Promise<L
     finishedAt: r.finished_at === null ? null : (r.finished_at as Date).toISOString(),
     error: r.error as string | null,
     source: r.source as string | null,
-    rowsWritten: r.finished_at === null ? null : count(r.inserted) + count(r.updated) + count(r.deleted) + count(r.restored),
+    rowsWritten:
+      r.finished_at === null ? null : count(r.inserted) + count(r.updated) + count(r.deleted) + count(r.restored),
     firstAttemptRunId: r.first_attempt_run_id as string | null,
   }));
 }

@@ -81,7 +81,10 @@ export class LockWaitWatch {
   explain(error: unknown): unknown {
     if ((error as { code?: unknown })?.code !== LOCK_NOT_AVAILABLE) return error;
     // Only a sample from this wait counts: one taken within the timeout before the error.
-    const wait = this.latest && Date.now() - this.latest.sampledAt <= this.lockTimeoutMs + 2 * this.intervalMs ? this.latest : undefined;
+    const wait =
+      this.latest && Date.now() - this.latest.sampledAt <= this.lockTimeoutMs + 2 * this.intervalMs
+        ? this.latest
+        : undefined;
     return new LockTimeoutError(describeWait(wait, this.lockTimeoutMs), { cause: error });
   }
 
@@ -98,21 +101,27 @@ export class LockWaitWatch {
           relation: first.relation,
           mode: first.mode,
           locktype: first.locktype,
-          blockers: rows.filter((r) => r.pid !== null).map((r) => ({
-            pid: r.pid!,
-            user: r.usename,
-            applicationName: r.application_name ?? '',
-            state: r.state,
-            waitsOn: r.wait_event_type === null ? null : `${r.wait_event_type}/${r.wait_event ?? ''}`,
-            seconds: r.seconds,
-          })),
+          blockers: rows
+            .filter((r) => r.pid !== null)
+            .map((r) => ({
+              pid: r.pid!,
+              user: r.usename,
+              applicationName: r.application_name ?? '',
+              state: r.state,
+              waitsOn: r.wait_event_type === null ? null : `${r.wait_event_type}/${r.wait_event ?? ''}`,
+              seconds: r.seconds,
+            })),
           sampledAt: Date.now(),
         };
         // A wait sampled as it ends (its statement cancelled by the timeout between pg_locks and
         // pg_blocking_pids) names nobody: the sample before it, of the same wait, still does.
         // Seen in CI with two of the run's connections waiting on one table.
         const previous = this.latest;
-        const sameWait = previous !== undefined && previous.relation === wait.relation && previous.mode === wait.mode && wait.sampledAt - previous.sampledAt <= this.lockTimeoutMs;
+        const sameWait =
+          previous !== undefined &&
+          previous.relation === wait.relation &&
+          previous.mode === wait.mode &&
+          wait.sampledAt - previous.sampledAt <= this.lockTimeoutMs;
         if (wait.blockers.length > 0 || !sameWait || previous.blockers.length === 0) this.latest = wait;
       }
     } catch {
@@ -126,9 +135,10 @@ export function describeWait(wait: LockWait | undefined, lockTimeoutMs: number):
   const limit = `waited longer than SYNC_LOCK_TIMEOUT_MS=${lockTimeoutMs} ms for a lock`;
   if (!wait) return `${limit} (the blocking session was not seen: see pg_locks); nothing was committed`;
   const what = wait.relation ? `on table ${wait.relation} (${wait.mode})` : `(${wait.locktype}, ${wait.mode})`;
-  const blockers = wait.blockers.length === 0
-    ? 'the blocking session ended before it could be named'
-    : wait.blockers.map(describeBlocker).join('; ');
+  const blockers =
+    wait.blockers.length === 0
+      ? 'the blocking session ended before it could be named'
+      : wait.blockers.map(describeBlocker).join('; ');
   return `${limit} ${what}; blocked by ${blockers}; nothing was committed`;
 }
 

@@ -25,7 +25,9 @@ export function compressor(algorithm: PayloadAlgorithm): Transform {
 export function decompressor(algorithm: PayloadAlgorithm): Transform {
   if (algorithm === 'gzip') return zlib.createGunzip({ chunkSize: 256 * 1024 });
   if (typeof zstd.createZstdDecompress !== 'function') {
-    throw new InvalidListingError(`this archived payload is zstd-compressed and Node ${process.version} has no zstd: replay it with Node 22.15 or newer`);
+    throw new InvalidListingError(
+      `this archived payload is zstd-compressed and Node ${process.version} has no zstd: replay it with Node 22.15 or newer`,
+    );
   }
   return zstd.createZstdDecompress();
 }
@@ -84,7 +86,8 @@ export function binaryColumnBytes(): Transform {
           const field = pending;
           pending = Buffer.alloc(0);
           if (state === 'header') {
-            if (!field.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new InvalidListingError('archived payload: not a PGCOPY binary stream');
+            if (!field.subarray(0, SIGNATURE.length).equals(SIGNATURE))
+              throw new InvalidListingError('archived payload: not a PGCOPY binary stream');
             const extension = field.readInt32BE(SIGNATURE.length + 4);
             if (extension !== 0) throw new InvalidListingError('archived payload: unexpected PGCOPY header extension');
             state = 'tuple';
@@ -105,7 +108,9 @@ export function binaryColumnBytes(): Transform {
       }
     },
     flush(callback) {
-      callback(state === 'done' ? undefined : new InvalidListingError('archived payload: the chunk stream ended early'));
+      callback(
+        state === 'done' ? undefined : new InvalidListingError('archived payload: the chunk stream ended early'),
+      );
     },
   });
 }

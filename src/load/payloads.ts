@@ -25,7 +25,15 @@ import {
 } from './payload-codec.js';
 import { loadStatements } from '../db/statements.js';
 
-const SQL = loadStatements('load/audit.sql', ['insert_payload', 'copy_payload_chunks', 'prune_payloads', 'drop_payload', 'payload_info', 'latest_payload', 'copy_payload_out']);
+const SQL = loadStatements('load/audit.sql', [
+  'insert_payload',
+  'copy_payload_chunks',
+  'prune_payloads',
+  'drop_payload',
+  'payload_info',
+  'latest_payload',
+  'copy_payload_out',
+]);
 
 /** 8 MiB: large enough that a 10M-record listing is a few hundred rows, small enough to detoast cheaply. */
 export const PAYLOAD_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -40,8 +48,18 @@ export interface CompressedListing {
 }
 
 /** Compresses the spooled listing to `dest`, on libuv's thread pool (off the JavaScript thread). */
-export async function compressListing(source: string, dest: string, signal?: AbortSignal, algorithm = preferredAlgorithm()): Promise<CompressedListing> {
-  await pipeline(createReadStream(source, { highWaterMark: READ_BYTES }), compressor(algorithm), createWriteStream(dest), signal ? { signal } : {});
+export async function compressListing(
+  source: string,
+  dest: string,
+  signal?: AbortSignal,
+  algorithm = preferredAlgorithm(),
+): Promise<CompressedListing> {
+  await pipeline(
+    createReadStream(source, { highWaterMark: READ_BYTES }),
+    compressor(algorithm),
+    createWriteStream(dest),
+    signal ? { signal } : {},
+  );
   return { path: dest, size: (await stat(dest)).size, algorithm, made: 'compressed' };
 }
 
@@ -57,7 +75,14 @@ export function upstreamGzip(body: { path: string; size: number }): CompressedLi
 /** Stores the compressed listing as the run's payload, then keeps only the newest `keep`. */
 export async function storePayload(
   client: PoolClient,
-  payload: { runId: string; sha256: string; bytes: number; compressed: CompressedListing | Promise<CompressedListing>; keep: number; chunkBytes?: number },
+  payload: {
+    runId: string;
+    sha256: string;
+    bytes: number;
+    compressed: CompressedListing | Promise<CompressedListing>;
+    keep: number;
+    chunkBytes?: number;
+  },
   log?: Logger,
 ): Promise<void> {
   await writePayload(client, payload, log);
@@ -67,7 +92,13 @@ export async function storePayload(
 /** Writes the compressed listing as the run's payload (its row and its chunks), once it is compressed. */
 export async function writePayload(
   client: PoolClient,
-  payload: { runId: string; sha256: string; bytes: number; compressed: CompressedListing | Promise<CompressedListing>; chunkBytes?: number },
+  payload: {
+    runId: string;
+    sha256: string;
+    bytes: number;
+    compressed: CompressedListing | Promise<CompressedListing>;
+    chunkBytes?: number;
+  },
   log?: Logger,
 ): Promise<void> {
   const { runId } = payload;
@@ -77,8 +108,20 @@ export async function writePayload(
   log?.debug({ statement: 'archive_compression_wait', ms: Date.now() - started }, 'statement done');
   started = Date.now();
   await client.query(SQL.insert_payload, [runId, payload.sha256, payload.bytes, compressed.algorithm, compressed.size]);
-  await pipeline(chunkRows(BigInt(runId), compressed, payload.chunkBytes ?? PAYLOAD_CHUNK_BYTES), client.query(copyFrom(SQL.copy_payload_chunks)));
-  log?.debug({ statement: 'store_payload', archive: compressed.made, algorithm: compressed.algorithm, storedBytes: compressed.size, ms: Date.now() - started }, 'statement done');
+  await pipeline(
+    chunkRows(BigInt(runId), compressed, payload.chunkBytes ?? PAYLOAD_CHUNK_BYTES),
+    client.query(copyFrom(SQL.copy_payload_chunks)),
+  );
+  log?.debug(
+    {
+      statement: 'store_payload',
+      archive: compressed.made,
+      algorithm: compressed.algorithm,
+      storedBytes: compressed.size,
+      ms: Date.now() - started,
+    },
+    'statement done',
+  );
 }
 
 /** Keeps the newest `keep` payloads of successful runs, and none of a run that failed after its payload was committed. */
@@ -100,10 +143,14 @@ async function* chunkRows(runId: bigint, compressed: CompressedListing, chunkByt
     for (let seq = 0; position < compressed.size; seq++) {
       const length = Math.min(chunkBytes, compressed.size - position);
       yield chunkTupleStart(runId, seq, length);
-      for (let left = length; left > 0; ) {
+      for (let left = length; left > 0;) {
         const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, left));
         const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
-        if (bytesRead === 0) throw new SyncError('INVALID_LISTING', `compressed payload ${compressed.path} is shorter than ${compressed.size} bytes`);
+        if (bytesRead === 0)
+          throw new SyncError(
+            'INVALID_LISTING',
+            `compressed payload ${compressed.path} is shorter than ${compressed.size} bytes`,
+          );
         position += bytesRead;
         left -= bytesRead;
         yield buffer.subarray(0, bytesRead);
@@ -131,9 +178,15 @@ export async function findPayload(pool: Pool, runId: string): Promise<ArchivedPa
   return payloadInfo(await pool.query(SQL.payload_info, [runId]));
 }
 
-function payloadInfo({ rows }: { rows: Array<{ run_id: string; sha256: string; bytes: string; algorithm: PayloadAlgorithm }> }): ArchivedPayload | undefined {
+function payloadInfo({
+  rows,
+}: {
+  rows: Array<{ run_id: string; sha256: string; bytes: string; algorithm: PayloadAlgorithm }>;
+}): ArchivedPayload | undefined {
   const row = rows[0];
-  return row === undefined ? undefined : { runId: String(row.run_id), sha256: row.sha256, bytes: Number(row.bytes), algorithm: row.algorithm };
+  return row === undefined
+    ? undefined
+    : { runId: String(row.run_id), sha256: row.sha256, bytes: Number(row.bytes), algorithm: row.algorithm };
 }
 
 /**
@@ -156,7 +209,9 @@ export async function restorePayload(pool: Pool, runId: string, path: string): P
   });
   const sha256 = hash.digest('hex');
   if (sha256 !== info.sha256) {
-    throw new InvalidListingError(`archived payload of run ${runId} is damaged: its SHA-256 is ${sha256}, ${info.sha256} was recorded; nothing was loaded`);
+    throw new InvalidListingError(
+      `archived payload of run ${runId} is damaged: its SHA-256 is ${sha256}, ${info.sha256} was recorded; nothing was loaded`,
+    );
   }
   return sha256;
 }

@@ -55,11 +55,17 @@ export async function checkReplaySource(pool: Pool, runId: string): Promise<{ ru
   const refuse = (why: string) => new SourceError(`cannot replay run ${runId}: ${why}; no run was recorded`);
   if (!run) throw refuse('there is no such run in sync_runs (wine-recon-sync status lists them)');
   if (run.sha256 !== null) return { runId: String(run.id), sha256: run.sha256 };
-  if (run.status !== 'succeeded') throw refuse(`it ${run.status === 'running' ? 'is still running' : run.status}, and only successful runs archive their listing`);
+  if (run.status !== 'succeeded')
+    throw refuse(
+      `it ${run.status === 'running' ? 'is still running' : run.status}, and only successful runs archive their listing`,
+    );
   if (run.dry_run) throw refuse('it was a dry run, which archives nothing');
-  if (run.oldest_kept === null) throw refuse('no payload is archived at all (SYNC_ARCHIVE_KEEP=0 turns the archive off)');
+  if (run.oldest_kept === null)
+    throw refuse('no payload is archived at all (SYNC_ARCHIVE_KEEP=0 turns the archive off)');
   if (BigInt(run.id) < BigInt(run.oldest_kept)) {
-    throw refuse(`its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept, and the oldest still archived is run ${run.oldest_kept}'s`);
+    throw refuse(
+      `its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept, and the oldest still archived is run ${run.oldest_kept}'s`,
+    );
   }
   throw refuse(
     `it archived no payload of its own, because its listing was identical to the newest archived one (run ${run.archived_before}'s: replay --run ${run.archived_before}) or SYNC_ARCHIVE_KEEP was 0 then`,

@@ -9,7 +9,12 @@ import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
 import { EXTRA_COLUMN, KNOWN_FIELDS } from '../fields.js';
 
-const SQL = loadStatements('load/apply.sql', ['create_staging', 'analyze_staging', 'remove_duplicates', 'remove_positions']);
+const SQL = loadStatements('load/apply.sql', [
+  'create_staging',
+  'analyze_staging',
+  'remove_duplicates',
+  'remove_positions',
+]);
 
 /**
  * The staging table's COPY columns, in order: the one definition that both COPY writers follow
@@ -17,7 +22,16 @@ const SQL = loadStatements('load/apply.sql', ['create_staging', 'analyze_staging
  * which write KNOWN_FIELDS and extra_fields in this order too). The fingerprint is two int32 halves,
  * then the number of the record's shape (unchanged/shapes.ts; null: none).
  */
-export const STAGING_COLUMNS = ['position', ...KNOWN_FIELDS, EXTRA_COLUMN, 'raw_offset', 'raw_length', 'hash_hi', 'hash_lo', 'shape'] as const;
+export const STAGING_COLUMNS = [
+  'position',
+  ...KNOWN_FIELDS,
+  EXTRA_COLUMN,
+  'raw_offset',
+  'raw_length',
+  'hash_hi',
+  'hash_lo',
+  'shape',
+] as const;
 const COPY_STAGING = `COPY staging_records (${STAGING_COLUMNS.join(', ')}) FROM STDIN`;
 
 export interface DuplicateRow {
@@ -28,7 +42,11 @@ export interface DuplicateRow {
 }
 
 /** Creates the staging table and streams `lines` (COPY text) into it; returns once all are in. */
-export async function stageRows(client: PoolClient, lines: AsyncIterable<string | Buffer>, signal?: AbortSignal): Promise<void> {
+export async function stageRows(
+  client: PoolClient,
+  lines: AsyncIterable<string | Buffer>,
+  signal?: AbortSignal,
+): Promise<void> {
   await client.query(SQL.create_staging);
   const copy = client.query(copyFrom(COPY_STAGING));
   await pipeline(lines, copy, signal ? { signal } : {});

@@ -48,7 +48,8 @@ export function assessHealth(health: Health, nowMs: number, heartbeat: boolean):
   if (health.refused !== undefined) return { healthy: false, reason: `the daemon refused to start: ${health.refused}` };
   if (heartbeat) {
     const age = nowMs - Date.parse(health.heartbeatAt);
-    if (!(age <= STALE_MS)) return { healthy: false, reason: `last heartbeat ${Math.round(age / 1000)} s ago from pid ${health.pid}` };
+    if (!(age <= STALE_MS))
+      return { healthy: false, reason: `last heartbeat ${Math.round(age / 1000)} s ago from pid ${health.pid}` };
   }
   if (health.runStartedAt !== null) {
     const runMs = nowMs - Date.parse(health.runStartedAt);
@@ -60,13 +61,21 @@ export function assessHealth(health: Health, nowMs: number, heartbeat: boolean):
     }
   }
   const last = health.lastRun ? describeLastRun(health.lastRun) : 'none';
-  const load = health.lastSuccess ? `run ${health.lastSuccess.id} at ${health.lastSuccess.finishedAt}` : health.lastSuccess === null ? 'none' : 'unknown';
-  return { healthy: true, reason: `${health.state}, next run ${health.nextRunAt ?? 'none'}, last run ${last}, last successful load ${load}` };
+  const load = health.lastSuccess
+    ? `run ${health.lastSuccess.id} at ${health.lastSuccess.finishedAt}`
+    : health.lastSuccess === null
+      ? 'none'
+      : 'unknown';
+  return {
+    healthy: true,
+    reason: `${health.state}, next run ${health.nextRunAt ?? 'none'}, last run ${last}, last successful load ${load}`,
+  };
 }
 
 /** `17 failed (attempt 1 of 4), retrying at …`, or `17 succeeded`. */
 export function describeLastRun(run: NonNullable<Health['lastRun']>): string {
-  const which = run.attempt !== undefined && run.attempts !== undefined ? ` (attempt ${run.attempt} of ${run.attempts})` : '';
+  const which =
+    run.attempt !== undefined && run.attempts !== undefined ? ` (attempt ${run.attempt} of ${run.attempts})` : '';
   if (run.status === 'succeeded') return `${run.id} succeeded${(run.attempt ?? 1) > 1 ? which : ''}`;
   if (run.retryAt) return `${run.id} ${run.status}${which}, retrying at ${run.retryAt}`;
   return `${run.id} ${run.status}${which}${run.notRetried ? `, ${run.notRetried}` : ''}`;
@@ -83,7 +92,11 @@ export async function writeHealth(path: string, health: Health, privateDirs: rea
   const file = privateDirs.length === 0 ? path : await heartbeatFile(privateDirs, true);
   const temporary = `${file}.tmp`;
   await rm(temporary, { force: true });
-  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  const handle = await open(
+    temporary,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
   try {
     await handle.writeFile(JSON.stringify(health));
   } finally {
@@ -114,7 +127,9 @@ export async function heartbeatFile(dirs: readonly string[], make: boolean): Pro
     }
   }
   if (!make) return join(dirs[0]!, 'health');
-  throw new Error(`no private directory of this user's (mode 0700) for the heartbeat: ${problems.join('; ')}; remove the one another user made, or set SYNC_HEALTH_FILE to a file in a directory of the daemon's user`);
+  throw new Error(
+    `no private directory of this user's (mode 0700) for the heartbeat: ${problems.join('; ')}; remove the one another user made, or set SYNC_HEALTH_FILE to a file in a directory of the daemon's user`,
+  );
 }
 
 /** Where the heartbeat is to be read (`healthcheck`) or removed (the daemon, as it stops): SYNC_HEALTH_FILE, or the default's file. */
@@ -126,7 +141,8 @@ async function privateDirProblem(dir: string): Promise<string | undefined> {
   const stat = await lstat(dir);
   const uid = process.getuid?.();
   if (!stat.isDirectory()) return `${dir} is not a directory`;
-  if (uid !== undefined && stat.uid !== uid) return `${dir} belongs to uid ${stat.uid}, another user, who may have made it first`;
+  if (uid !== undefined && stat.uid !== uid)
+    return `${dir} belongs to uid ${stat.uid}, another user, who may have made it first`;
   if ((stat.mode & 0o077) !== 0) return `${dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)})`;
   return undefined;
 }
@@ -143,15 +159,20 @@ export async function readHealth(path: string): Promise<HeartbeatRead> {
     file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') return { ok: false, problem: `${path} is a symbolic link: not trusted as the daemon's heartbeat` };
+    if (code === 'ELOOP')
+      return { ok: false, problem: `${path} is a symbolic link: not trusted as the daemon's heartbeat` };
     return { ok: false, problem: `no heartbeat at ${path} (is the daemon running?)` };
   }
   try {
     const stat = await file.stat();
     const uid = process.getuid?.();
-    if (!stat.isFile()) return { ok: false, problem: `${path} is not a regular file: not trusted as the daemon's heartbeat` };
+    if (!stat.isFile())
+      return { ok: false, problem: `${path} is not a regular file: not trusted as the daemon's heartbeat` };
     if (uid !== undefined && stat.uid !== uid) {
-      return { ok: false, problem: `${path} belongs to uid ${stat.uid}, not to this user (uid ${uid}): not trusted; run healthcheck as the daemon's user` };
+      return {
+        ok: false,
+        problem: `${path} belongs to uid ${stat.uid}, not to this user (uid ${uid}): not trusted; run healthcheck as the daemon's user`,
+      };
     }
     try {
       return { ok: true, health: JSON.parse(await file.readFile('utf8')) as Health };

@@ -16,7 +16,15 @@ import { hostname } from 'node:os';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import { describeDatabase, type DatabaseDescription } from '../db/relations.js';
-import { OUTPUT_RELATIONS, endEventType, inputDataset, lineageEvent, postgresNamespace, type EventType, type LineageContext } from '../describe/lineage-events.js';
+import {
+  OUTPUT_RELATIONS,
+  endEventType,
+  inputDataset,
+  lineageEvent,
+  postgresNamespace,
+  type EventType,
+  type LineageContext,
+} from '../describe/lineage-events.js';
 import type { StartedRun } from '../load/audit.js';
 import { lineageRuns, type LineageRun } from '../load/lineage-runs.js';
 import type { Logger, SecretRegistry } from '../log.js';
@@ -48,7 +56,10 @@ export class LineageEmitter {
 
   /** The run's row was written: ABORT for the runs it marked abandoned, then its START. Returns at once. */
   runStarted(run: StartedRun, abandoned: readonly number[] = []): void {
-    this.queue([...abandoned.map((id) => ({ id, type: 'end' as const })), { id: Number(run.id), type: 'START' as const }]);
+    this.queue([
+      ...abandoned.map((id) => ({ id, type: 'end' as const })),
+      { id: Number(run.id), type: 'START' as const },
+    ]);
   }
 
   /** The run's row is finished: its end event. Returns at once. */
@@ -73,9 +84,18 @@ export class LineageEmitter {
     let runs: LineageRun[];
     let description: DatabaseDescription;
     try {
-      [runs, description] = await Promise.all([lineageRuns(pool, wanted.map((w) => w.id)), describeDatabase(pool, { data: config.schema, bi: config.bi.schema })]);
+      [runs, description] = await Promise.all([
+        lineageRuns(
+          pool,
+          wanted.map((w) => w.id),
+        ),
+        describeDatabase(pool, { data: config.schema, bi: config.bi.schema }),
+      ]);
     } catch (error) {
-      log.warn({ err: error, runs: wanted.map((w) => w.id) }, 'OpenLineage events not sent: cannot read the runs; the runs are unaffected');
+      log.warn(
+        { err: error, runs: wanted.map((w) => w.id) },
+        'OpenLineage events not sent: cannot read the runs; the runs are unaffected',
+      );
       this.deps.onUndelivered?.();
       return;
     }
@@ -92,7 +112,8 @@ export class LineageEmitter {
   private context(run: LineageRun, description: DatabaseDescription): LineageContext {
     const { config } = this.deps;
     const database = { namespace: postgresNamespace(config.databaseUrl ?? ''), name: description.database };
-    const pick = (relations: DatabaseDescription['data'], names: readonly string[]) => names.flatMap((n) => relations.filter((r) => r.name === n));
+    const pick = (relations: DatabaseDescription['data'], names: readonly string[]) =>
+      names.flatMap((n) => relations.filter((r) => r.name === n));
     return {
       producer: PRODUCER,
       job: { namespace: config.openLineage!.namespace, name: `${description.database}.${config.schema}` },
@@ -121,6 +142,9 @@ export class LineageEmitter {
     this.deps.onUndelivered?.();
     if (this.failedRuns.has(runId)) return;
     this.failedRuns.add(runId);
-    log.warn({ runId, event: type, endpoint: redactedUrl(url), attempts: result.attempts, problem: result.problem }, 'OpenLineage event could not be delivered (later ones of this run are not logged); the run is unaffected');
+    log.warn(
+      { runId, event: type, endpoint: redactedUrl(url), attempts: result.attempts, problem: result.problem },
+      'OpenLineage event could not be delivered (later ones of this run are not logged); the run is unaffected',
+    );
   }
 }

@@ -68,7 +68,10 @@ export async function startMetricsServer(options: {
     if (path === '/metrics' && options.metrics) {
       const metrics = options.metrics;
       metrics.text().then(
-        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+        (text) =>
+          res
+            .writeHead(200, { 'content-type': metrics.registry.contentType })
+            .end(req.method === 'HEAD' ? undefined : text),
         (error: unknown) => {
           options.onError(error);
           res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n');
@@ -79,7 +82,9 @@ export async function startMetricsServer(options: {
     if (path === '/healthz' && options.health) {
       const verdict = options.health();
       const body = JSON.stringify({ status: verdict.healthy ? 'ok' : 'stuck', detail: verdict.reason });
-      res.writeHead(verdict.healthy ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);
+      res
+        .writeHead(verdict.healthy ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+        .end(req.method === 'HEAD' ? undefined : body);
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics or /healthz\n');

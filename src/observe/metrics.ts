@@ -54,7 +54,11 @@ export class SyncMetrics {
       labelNames: ['kind'],
       registers,
     });
-    this.running = new Gauge({ name: 'wine_recon_sync_running', help: '1 while a run is in progress, else 0.', registers });
+    this.running = new Gauge({
+      name: 'wine_recon_sync_running',
+      help: '1 while a run is in progress, else 0.',
+      registers,
+    });
     // A failed attempt with a retry pending is not yet a failure anyone must act on: the alert
     // rules hold "the last run failed" while this is 1 (deploy/prometheus/alerts.yml).
     this.retryPending = new Gauge({
@@ -78,7 +82,11 @@ export class SyncMetrics {
       collectDefaultMetrics({ register: this.registry });
       // Gauges named *_total break the exposition format's conventions (promtool check metrics says so);
       // each is the sum of its per-type series (nodejs_active_handles{type} ...), which stay.
-      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      for (const name of [
+        'nodejs_active_handles_total',
+        'nodejs_active_requests_total',
+        'nodejs_active_resources_total',
+      ]) {
         this.registry.removeSingleMetric(name);
       }
     }
@@ -90,7 +98,8 @@ export class SyncMetrics {
     const lastByStatus = new Map<RunStatus, number>();
     for (const t of history.totals) {
       this.runs.inc({ status: t.status, trigger: t.trigger }, t.runs);
-      if (t.lastFinished !== null) lastByStatus.set(t.status, Math.max(t.lastFinished, lastByStatus.get(t.status) ?? 0));
+      if (t.lastFinished !== null)
+        lastByStatus.set(t.status, Math.max(t.lastFinished, lastByStatus.get(t.status) ?? 0));
     }
     for (const [status, seconds] of lastByStatus) this.lastRun.set({ status }, seconds);
     if (history.latest) this.setRecords(history.latest);

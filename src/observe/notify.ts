@@ -50,7 +50,8 @@ export function notifyEvent(
   if (run.status === 'failed' || run.status === 'aborted') return run.status;
   if (run.status !== 'succeeded') return undefined;
   // Recovered: after a failure that was told (a failed attempt followed by a retry was not, unless SYNC_NOTIFY_ON=retry).
-  if (previous !== undefined && FAILED.has(previous.status) && (previous.retry_at === null || notify.retries)) return 'recovered';
+  if (previous !== undefined && FAILED.has(previous.status) && (previous.retry_at === null || notify.retries))
+    return 'recovered';
   if (on === 'all') return 'succeeded';
   return newFields.length > 0 ? 'new_fields' : undefined;
 }
@@ -94,7 +95,8 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
   const chain = notice.chain;
   if (chain && (event === 'failed' || event === 'retrying')) {
     lines.push(chainLine(chain));
-    if (chain.firstError !== null && chain.firstError !== error) lines.push(`first attempt's error: ${chain.firstError}`);
+    if (chain.firstError !== null && chain.firstError !== error)
+      lines.push(`first attempt's error: ${chain.firstError}`);
   }
   if (notice.newFields && notice.newFields.length > 0) lines.push(...listNewFields(notice.newFields));
   if (run) lines.push(`started ${run.started_at}, finished ${run.finished_at ?? '-'}`);
@@ -146,7 +148,11 @@ export interface Delivery {
  * POSTs `body` (already serialized) with up to three attempts; never throws. The one outbound
  * transport for reports (webhooks, OpenLineage events): proxy agent, retries and time bound alike.
  */
-export async function deliver(url: string, body: string, options: { retryDelaysMs?: number[]; agent?: Agents; headers?: Record<string, string> } = {}): Promise<Delivery> {
+export async function deliver(
+  url: string,
+  body: string,
+  options: { retryDelaysMs?: number[]; agent?: Agents; headers?: Record<string, string> } = {},
+): Promise<Delivery> {
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   let problem = '';
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
@@ -155,7 +161,8 @@ export async function deliver(url: string, body: string, options: { retryDelaysM
       if (status >= 200 && status < 300) return { delivered: true, attempts: attempt };
       problem = `HTTP ${status}`;
       // A 4xx other than 408/429 is the receiver refusing this message: the same POST would be refused again.
-      if (status >= 400 && status < 500 && status !== 408 && status !== 429) return { delivered: false, attempts: attempt, problem };
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429)
+        return { delivered: false, attempts: attempt, problem };
     } catch (error) {
       problem = (error as { code?: string }).code ?? 'request failed';
     }
@@ -165,7 +172,12 @@ export async function deliver(url: string, body: string, options: { retryDelaysM
 }
 
 /** The one HTTP call (so that an outbound proxy agent can be handed in here). Errors carry a code, never the URL. */
-async function postJson(url: string, body: string, agent: Agents | undefined, headers: Record<string, string> = {}): Promise<number> {
+async function postJson(
+  url: string,
+  body: string,
+  agent: Agents | undefined,
+  headers: Record<string, string> = {},
+): Promise<number> {
   // got is loaded when a notification is sent, not at start-up: a `run --from-file` or a replay
   // without SYNC_NOTIFY_URL needs no HTTP client at all.
   const { default: got } = await import('got');

@@ -13,10 +13,25 @@ import type { Config } from '../config.js';
 import { urlWhere } from '../outbound/database-url.js';
 import type { Pool } from '../db/pool.js';
 import { LockHeldError, describeError, isUsageMistake } from '../errors.js';
-import { lastLoad, latestFinishedBefore, runHistory, type LastLoad, type StartedRun, type Trigger } from '../load/audit.js';
+import {
+  lastLoad,
+  latestFinishedBefore,
+  runHistory,
+  type LastLoad,
+  type StartedRun,
+  type Trigger,
+} from '../load/audit.js';
 import { LineageEmitter } from './lineage.js';
 import type { SyncMetrics } from './metrics.js';
-import { deliver, notificationBody, notifyEvent, redactedUrl, type ChainNotice, type RunNotice, type Where } from './notify.js';
+import {
+  deliver,
+  notificationBody,
+  notifyEvent,
+  redactedUrl,
+  type ChainNotice,
+  type RunNotice,
+  type Where,
+} from './notify.js';
 import type { Logger } from '../log.js';
 import { urlSecrets, webhookSecrets, type SecretRegistry } from '../text/secret-registry.js';
 import type { SyncOutcome } from '../run/sync.js';
@@ -61,7 +76,9 @@ export class RunReporter {
     for (const value of urlSecrets(config.pushgatewayUrl)) secrets.add(value);
     for (const value of urlSecrets(config.openLineage?.url)) secrets.add(value);
     this.where = { host: hostname(), database: databaseName(config.databaseUrl), schema: config.schema };
-    this.lineage = config.openLineage ? new LineageEmitter({ ...ctx, onUndelivered: () => this.metrics?.lineageUndelivered() }) : undefined;
+    this.lineage = config.openLineage
+      ? new LineageEmitter({ ...ctx, onUndelivered: () => this.metrics?.lineageUndelivered() })
+      : undefined;
   }
 
   /** Creates the metrics, if anyone reads them, and seeds them from sync_runs (last success, totals, last counts). */
@@ -130,9 +147,19 @@ export class RunReporter {
         const newFields = 'outcome' in result ? result.outcome.newFields : [];
         const event = notifyEvent(run, await latestFinishedBefore(this.ctx.pool, run.id), notify, newFields, chain);
         if (event) notice = { event, run, where: this.where, newFields, chain };
-      } else if (!('outcome' in result) && !(result.error instanceof LockHeldError) && (chain?.retryAt == null || notify.retries)) {
+      } else if (
+        !('outcome' in result) &&
+        !(result.error instanceof LockHeldError) &&
+        (chain?.retryAt == null || notify.retries)
+      ) {
         const event = chain?.retryAt == null ? 'failed' : 'retrying';
-        notice = { event, run: undefined, error: `the sync could not run: ${describeError(result.error)}`, where: this.where, chain };
+        notice = {
+          event,
+          run: undefined,
+          error: `the sync could not run: ${describeError(result.error)}`,
+          where: this.where,
+          chain,
+        };
       }
       if (notice) await this.notify(notify.url, notice);
     } catch (error) {
@@ -145,7 +172,12 @@ export class RunReporter {
     const body = this.ctx.secrets.scrub(JSON.stringify(notificationBody(notice)));
     const { agentFor } = await import('../extract/http/http-agents.js');
     const result = await deliver(url, body, { agent: agentFor(this.ctx.config.proxy, url) });
-    const fields = { notifyUrl: redactedUrl(url), event: notice.event, runId: notice.run?.id, attempts: result.attempts };
+    const fields = {
+      notifyUrl: redactedUrl(url),
+      event: notice.event,
+      runId: notice.run?.id,
+      attempts: result.attempts,
+    };
     if (result.delivered) this.ctx.log.info(fields, 'notification sent');
     else this.ctx.log.warn({ ...fields, problem: result.problem }, 'notification could not be delivered');
   }
@@ -161,13 +193,21 @@ export class RunReporter {
     if (!url || !this.metrics) return;
     const shown = withoutCredentials(url);
     try {
-      const [{ Pushgateway }, { agentFor }] = await Promise.all([import('prom-client'), import('../extract/http/http-agents.js')]);
+      const [{ Pushgateway }, { agentFor }] = await Promise.all([
+        import('prom-client'),
+        import('../extract/http/http-agents.js'),
+      ]);
       const agents = agentFor(this.ctx.config.proxy, url);
       const agent = new URL(url).protocol === 'https:' ? agents?.https : agents?.http;
-      await new Pushgateway(url, { timeout: PUSH_TIMEOUT_MS, ...(agent ? { agent } : {}) }, this.metrics.registry).push({ jobName: PUSH_JOB });
+      await new Pushgateway(url, { timeout: PUSH_TIMEOUT_MS, ...(agent ? { agent } : {}) }, this.metrics.registry).push(
+        { jobName: PUSH_JOB },
+      );
       this.ctx.log.info({ pushgateway: shown, job: PUSH_JOB }, 'metrics pushed');
     } catch (error) {
-      this.ctx.log.warn({ pushgateway: shown, err: error }, 'cannot push the metrics to the Pushgateway; the run is unaffected');
+      this.ctx.log.warn(
+        { pushgateway: shown, err: error },
+        'cannot push the metrics to the Pushgateway; the run is unaffected',
+      );
     }
   }
 }
@@ -183,4 +223,3 @@ function withoutCredentials(url: string): string {
 function databaseName(databaseUrl: string | undefined): string {
   return (databaseUrl && urlWhere(databaseUrl)) || 'the database';
 }
-

@@ -35,7 +35,8 @@ export interface LibpqEnv {
 }
 
 /** Where a setting came from, as a person would change it. */
-export type Origin = 'DATABASE_URL' | 'DATABASE_URL_FILE' | 'PGSSLMODE' | 'PGSSLROOTCERT' | 'PGSSLCERT' | 'PGSSLKEY' | 'default';
+export type Origin =
+  'DATABASE_URL' | 'DATABASE_URL_FILE' | 'PGSSLMODE' | 'PGSSLROOTCERT' | 'PGSSLCERT' | 'PGSSLKEY' | 'default';
 
 /**
  * libpq's target_session_attrs. `read-write`: the session accepts writes (not a hot standby, and
@@ -109,10 +110,14 @@ export function resolveTarget(url: string, settings: Pick<DatabaseSettings, 'url
   const modeFrom = givenMode?.from ?? 'default';
   if (!(SSL_MODES as readonly string[]).includes(mode)) {
     const allow = mode === 'allow' ? ' (allow is not supported: use prefer, which tries TLS first)' : '';
-    throw new SettingsProblem(`${settingName('sslmode', modeFrom, urlVariable)}: must be one of ${SSL_MODES.join(', ')}${allow} (got "${mode}")`);
+    throw new SettingsProblem(
+      `${settingName('sslmode', modeFrom, urlVariable)}: must be one of ${SSL_MODES.join(', ')}${allow} (got "${mode}")`,
+    );
   }
   if (rootcert?.value === 'system' && mode !== 'verify-full') {
-    throw new SettingsProblem(`${settingName('sslmode', modeFrom, urlVariable)}: sslrootcert=system needs sslmode=verify-full, as in libpq (got "${mode}")`);
+    throw new SettingsProblem(
+      `${settingName('sslmode', modeFrom, urlVariable)}: sslrootcert=system needs sslmode=verify-full, as in libpq (got "${mode}")`,
+    );
   }
   if ((mode === 'verify-ca' || mode === 'verify-full') && rootcert === undefined) {
     throw new SettingsProblem(
@@ -122,18 +127,28 @@ export function resolveTarget(url: string, settings: Pick<DatabaseSettings, 'url
   const cert = pick('sslcert', 'PGSSLCERT');
   const key = pick('sslkey', 'PGSSLKEY');
   if ((cert === undefined) !== (key === undefined)) {
-    throw new SettingsProblem(`${urlVariable}: a client certificate needs both sslcert and sslkey (in the URL or PGSSLCERT and PGSSLKEY)`);
+    throw new SettingsProblem(
+      `${urlVariable}: a client certificate needs both sslcert and sslkey (in the URL or PGSSLCERT and PGSSLKEY)`,
+    );
   }
 
-  const hosts = endpoints(param('host')?.split(',') ?? split.hosts, param('port')?.split(',') ?? split.ports, urlVariable);
+  const hosts = endpoints(
+    param('host')?.split(',') ?? split.hosts,
+    param('port')?.split(',') ?? split.ports,
+    urlVariable,
+  );
   const sessionAttrs = param('target_session_attrs') ?? 'any';
   if (!(SESSION_ATTRS as readonly string[]).includes(sessionAttrs)) {
-    throw new SettingsProblem(`target_session_attrs= in ${urlVariable}: must be one of ${SESSION_ATTRS.join(', ')} (got "${sessionAttrs}")`);
+    throw new SettingsProblem(
+      `target_session_attrs= in ${urlVariable}: must be one of ${SESSION_ATTRS.join(', ')} (got "${sessionAttrs}")`,
+    );
   }
   const timeoutText = param('connect_timeout');
   const timeout = timeoutText === undefined ? undefined : Number(timeoutText);
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 0)) {
-    throw new SettingsProblem(`connect_timeout= in ${urlVariable}: must be a whole number of seconds (got "${timeoutText}")`);
+    throw new SettingsProblem(
+      `connect_timeout= in ${urlVariable}: must be a whole number of seconds (got "${timeoutText}")`,
+    );
   }
   const channelBinding = param('channel_binding');
   return {
@@ -157,7 +172,9 @@ export function resolveTarget(url: string, settings: Pick<DatabaseSettings, 'url
 export function urlPassword(url: string): string | undefined {
   try {
     const parsed = new URL(splitHostList(url, 'DATABASE_URL').rest);
-    return blankToUndefined(parsed.searchParams.get('password') ?? undefined) ?? blankToUndefined(decode(parsed.password));
+    return (
+      blankToUndefined(parsed.searchParams.get('password') ?? undefined) ?? blankToUndefined(decode(parsed.password))
+    );
   } catch {
     return undefined;
   }
@@ -168,7 +185,9 @@ export function urlWhere(url: string): string | undefined {
   try {
     const { rest, hosts, ports } = splitHostList(url, 'DATABASE_URL');
     const path = new URL(rest).pathname;
-    const list = hosts.map((h, i) => endpointText({ host: blankToUndefined(h), port: undefined }) + (ports[i] ? `:${ports[i]}` : '')).join(',');
+    const list = hosts
+      .map((h, i) => endpointText({ host: blankToUndefined(h), port: undefined }) + (ports[i] ? `:${ports[i]}` : ''))
+      .join(',');
     return `${list}${path}`;
   } catch {
     return undefined;
@@ -196,22 +215,29 @@ function splitHostList(url: string, urlVariable: string): { rest: string; hosts:
   const userinfo = authority.slice(0, at + 1);
   const hosts: string[] = [];
   const ports: string[] = [];
-  authority.slice(at + 1).split(',').forEach((entry, i, all) => {
-    const e = /^\[([0-9a-f:.%a-z]*)\](?::(\d*))?$/i.exec(entry) ?? /^([^:[\]]*)(?::(\d*))?$/.exec(entry);
-    if (e === null) {
-      const which = all.length > 1 ? ` (entry ${i + 1} of the host list is not)` : '';
-      throw new SettingsProblem(`${urlVariable}: the host must be host, host:port or [IPv6]:port, several separated by commas such as h1:5432,h2:5433${which}`);
-    }
-    hosts.push(decode(e[1]!));
-    ports.push(e[2] ?? '');
-  });
+  authority
+    .slice(at + 1)
+    .split(',')
+    .forEach((entry, i, all) => {
+      const e = /^\[([0-9a-f:.%a-z]*)\](?::(\d*))?$/i.exec(entry) ?? /^([^:[\]]*)(?::(\d*))?$/.exec(entry);
+      if (e === null) {
+        const which = all.length > 1 ? ` (entry ${i + 1} of the host list is not)` : '';
+        throw new SettingsProblem(
+          `${urlVariable}: the host must be host, host:port or [IPv6]:port, several separated by commas such as h1:5432,h2:5433${which}`,
+        );
+      }
+      hosts.push(decode(e[1]!));
+      ports.push(e[2] ?? '');
+    });
   return { rest: `${scheme}${userinfo}host${tail}`, hosts, ports };
 }
 
 /** Host names and ports paired as libpq pairs them: one port for every host, or one port per host. */
 function endpoints(names: string[], ports: string[], urlVariable: string): Endpoint[] {
   if (ports.length !== 1 && ports.length !== names.length) {
-    throw new SettingsProblem(`${urlVariable}: ${names.length} hosts and ${ports.length} ports: give one port for all hosts or one per host`);
+    throw new SettingsProblem(
+      `${urlVariable}: ${names.length} hosts and ${ports.length} ports: give one port for all hosts or one per host`,
+    );
   }
   return names.map((name, i) => {
     const portText = blankToUndefined(ports.length === 1 ? ports[0] : ports[i]);

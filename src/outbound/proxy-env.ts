@@ -142,7 +142,10 @@ function unbracket(host: string): string {
 
 /** A URL fit for logs and errors: user and password replaced. */
 export function redactUrl(text: string): string {
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/@\s]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}***@`);
+  return text.replace(
+    /^([a-z][a-z0-9+.-]*:\/\/)?[^/@\s]*@/i,
+    (_m, scheme: string | undefined) => `${scheme ?? ''}***@`,
+  );
 }
 
 /**
@@ -156,7 +159,10 @@ export function proxySecrets(config: ProxyConfig): string[] {
     if (!setting) continue;
     const url = new URL(setting.url);
     if (url.password === '') continue;
-    out.push(Buffer.from(`${decodeOrKeep(url.username)}:${decodeOrKeep(url.password)}`).toString('base64'), ...urlSecrets(setting.url));
+    out.push(
+      Buffer.from(`${decodeOrKeep(url.username)}:${decodeOrKeep(url.password)}`).toString('base64'),
+      ...urlSecrets(setting.url),
+    );
   }
   return out;
 }

@@ -18,6 +18,12 @@ export const UNTRUSTED_CERT = new Set([
 /** Outside its validity period. */
 export const EXPIRED_CERT = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID']);
 /** Refused for another reason. */
-export const OTHER_CERT = new Set(['CERT_REVOKED', 'CERT_SIGNATURE_FAILURE', 'CERT_REJECTED', 'INVALID_PURPOSE', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE']);
+export const OTHER_CERT = new Set([
+  'CERT_REVOKED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_REJECTED',
+  'INVALID_PURPOSE',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+]);
 /** Issued for another host name. */
 export const WRONG_HOST_CERT = 'ERR_TLS_CERT_ALTNAME_INVALID';

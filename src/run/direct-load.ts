@@ -75,7 +75,13 @@ export class DirectLoad {
    */
   static async open(
     client: PoolClient,
-    { runId, ids, dir, biScale, extras }: { runId: string; ids: IdBitmap; dir: string; biScale: number; extras: boolean },
+    {
+      runId,
+      ids,
+      dir,
+      biScale,
+      extras,
+    }: { runId: string; ids: IdBitmap; dir: string; biScale: number; extras: boolean },
     log?: Logger,
   ): Promise<DirectLoad | undefined> {
     const marks = await firstLoadMarks(client, runId, log);
@@ -83,7 +89,16 @@ export class DirectLoad {
   }
 
   /** The byte-level path: writes the record `b[start, end)` (an `id` below 2^53; `hash`: its fingerprint halves and shape) where it goes; false when the writer declines it. */
-  write(b: Buffer, start: number, end: number, fields: RecordFields, id: number, position: number, byteOffset: number, hash: Int32Array): boolean {
+  write(
+    b: Buffer,
+    start: number,
+    end: number,
+    fields: RecordFields,
+    id: number,
+    position: number,
+    byteOffset: number,
+    hash: Int32Array,
+  ): boolean {
     if (this.ids.fresh(id)) {
       if (!this.rows.write(b, start, end, fields, position, byteOffset, hash)) return false;
       this.ids.addNumber(id);
@@ -96,7 +111,14 @@ export class DirectLoad {
   }
 
   /** The zod path: the row's line for the table's COPY (`extra`: its extra_fields COPY text), or '' when it is set aside. */
-  line(row: Row, extra: string | null, position: number, byteOffset: number, byteLength: number, fingerprint: FingerprintHalves | undefined): string {
+  line(
+    row: Row,
+    extra: string | null,
+    position: number,
+    byteOffset: number,
+    byteLength: number,
+    fingerprint: FingerprintHalves | undefined,
+  ): string {
     // An id of more than 9 digits is beyond the bitmap (2^27) anyway.
     const id = row.id.length <= 9 ? Number(row.id) : Infinity;
     if (this.ids.fresh(id)) {
@@ -135,9 +157,18 @@ export class DirectLoad {
     await this.flush();
     await this.setAsideFile.close();
     const anySetAside = this.setAsideCount > 0;
-    const inTable = await this.fingerprints.store(client, this.marks.xmin, anySetAside ? (id) => this.setAsideIds.has(id) : undefined, log);
+    const inTable = await this.fingerprints.store(
+      client,
+      this.marks.xmin,
+      anySetAside ? (id) => this.setAsideIds.has(id) : undefined,
+      log,
+    );
     if (!anySetAside) return [];
-    const { losers, written, biChange } = await settleSetAside(client, { runId, path: this.setAsideFile.path, inTable, biScale: this.bi.scale }, log);
+    const { losers, written, biChange } = await settleSetAside(
+      client,
+      { runId, path: this.setAsideFile.path, inTable, biScale: this.bi.scale },
+      log,
+    );
     this.bi.rounded += biChange.rounded;
     this.bi.overflow += biChange.overflow;
     await saveSettledFingerprints(client, log);

@@ -41,8 +41,16 @@ export async function settleDuplicates(s: DuplicateSettling): Promise<number> {
       }))
     : await stagedLosers(s);
   if (losers.length === 0) return 0;
-  const raw = await readRecords(s.listingPath, losers.map((l) => l.place), MAX_DUPLICATE_RAW_BYTES);
-  await insertRejects(s.pool, s.runId, losers.map((l, k) => duplicateIdReject(l.position, l.id, raw[k]!.bytes.toString('utf8'))));
+  const raw = await readRecords(
+    s.listingPath,
+    losers.map((l) => l.place),
+    MAX_DUPLICATE_RAW_BYTES,
+  );
+  await insertRejects(
+    s.pool,
+    s.runId,
+    losers.map((l, k) => duplicateIdReject(l.position, l.id, raw[k]!.bytes.toString('utf8'))),
+  );
   return losers.length;
 }
 
@@ -52,6 +60,10 @@ async function stagedLosers({ client, maybeDuplicates, fast, settled, log }: Dup
   if (maybeDuplicates) staged.push(...(await removeDuplicates(client, log)));
   return [
     ...settled.skippedLosers.map(({ position, id }) => ({ position, id, place: fast.checkpoints.place(position) })),
-    ...staged.map((row) => ({ position: Number(row.position), id: row.record_id, place: { offset: Number(row.raw_offset), skip: 0 } })),
+    ...staged.map((row) => ({
+      position: Number(row.position),
+      id: row.record_id,
+      place: { offset: Number(row.raw_offset), skip: 0 },
+    })),
   ];
 }

@@ -46,7 +46,12 @@ export interface SourceDeps {
  * returns at once. A download is spooled while the stage parses behind it, a given file hashed
  * while it is parsed.
  */
-export function openListing(source: SyncSource, deps: SourceDeps, dir: string, options: { keepGzip: boolean }): ListingSource {
+export function openListing(
+  source: SyncSource,
+  deps: SourceDeps,
+  dir: string,
+  options: { keepGzip: boolean },
+): ListingSource {
   const { api, signal } = deps;
   const log = deps.log.child({ step: 'extract' });
   const started = Date.now();
@@ -62,14 +67,29 @@ export function openListing(source: SyncSource, deps: SourceDeps, dir: string, o
     const watch = new SpoolWatch(path);
     const stopper = new AbortController();
     const keepGzipAt = options.keepGzip ? join(dir, 'listing.json.gz') : undefined;
-    const download = api.downloadListing(path, AbortSignal.any([signal, stopper.signal]), { keepGzipAt, watch }).then(({ sha256, gzip }) => ({ sha256, ...(gzip ? { gzip } : {}) }));
+    const download = api
+      .downloadListing(path, AbortSignal.any([signal, stopper.signal]), { keepGzipAt, watch })
+      .then(({ sha256, gzip }) => ({ sha256, ...(gzip ? { gzip } : {}) }));
     result = { ready: ready(path, download), watch, stop: () => stopper.abort() };
   } else if (source.kind === 'file') {
     const path = resolve(source.path);
-    result = { ready: ready(path, sha256File(path, signal).then((sha256) => ({ sha256 }))), path, stop: () => undefined };
+    result = {
+      ready: ready(
+        path,
+        sha256File(path, signal).then((sha256) => ({ sha256 })),
+      ),
+      path,
+      stop: () => undefined,
+    };
   } else {
     const path = join(dir, 'listing.json');
-    result = { ready: ready(path, restorePayload(deps.pool, source.runId, path).then((sha256) => ({ sha256 }))), stop: () => undefined };
+    result = {
+      ready: ready(
+        path,
+        restorePayload(deps.pool, source.runId, path).then((sha256) => ({ sha256 })),
+      ),
+      stop: () => undefined,
+    };
   }
   result.ready.catch(() => undefined); // awaited by the run; a failure surfaces there
   return result;
@@ -77,6 +97,7 @@ export function openListing(source: SyncSource, deps: SourceDeps, dir: string, o
 
 async function sha256File(path: string, signal: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal })) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024, signal }))
+    hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

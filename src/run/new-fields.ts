@@ -41,16 +41,25 @@ export class RunNewFields {
     const bi = this.config.bi.schema;
     return found.map((f) => {
       const kept = this.kept?.get(f.name);
-      return kept === undefined ? f : { ...f, kept: { shownAs: kept.column === null ? null : `${bi}.reconciliation.${kept.column}`, note: kept.note } };
+      return kept === undefined
+        ? f
+        : {
+            ...f,
+            kept: { shownAs: kept.column === null ? null : `${bi}.reconciliation.${kept.column}`, note: kept.note },
+          };
     });
   }
 
   /** After the commit: the BI views with the new columns. A failure is a warning: the data is in. */
   async refreshViews(pool: Pool, log: Logger): Promise<void> {
     try {
-      if (await refreshBiViews(pool, this.config.schema, this.config.bi)) log.info({ biSchema: this.config.bi.schema }, 'BI views rendered again with the new fields');
+      if (await refreshBiViews(pool, this.config.schema, this.config.bi))
+        log.info({ biSchema: this.config.bi.schema }, 'BI views rendered again with the new fields');
     } catch (error) {
-      log.warn({ err: error }, `the BI views were not rendered again with the new fields (the next start or run will): ${(error as Error).message}`);
+      log.warn(
+        { err: error },
+        `the BI views were not rendered again with the new fields (the next start or run will): ${(error as Error).message}`,
+      );
     }
   }
 }

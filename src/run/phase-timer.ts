@@ -5,7 +5,20 @@
  * spool file), so the phases need not add up to the run's duration. A --from-file run has `read
  * file` (hashing it) and a replay `restore archive` where a download would be.
  */
-export const PHASES = ['download', 'read file', 'restore archive', 'read live rows', 'parse and stage', 'duplicates', 'classify', 'apply', 'BI count', 'new fields', 'archive', 'commit'] as const;
+export const PHASES = [
+  'download',
+  'read file',
+  'restore archive',
+  'read live rows',
+  'parse and stage',
+  'duplicates',
+  'classify',
+  'apply',
+  'BI count',
+  'new fields',
+  'archive',
+  'commit',
+] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface PhaseTime {

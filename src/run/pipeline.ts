@@ -7,7 +7,13 @@
 import { open } from 'node:fs/promises';
 import { InvalidListingError } from '../errors.js';
 import { AttemptAbandoned } from '../extract/http/spool-watch.js';
-import { ListingParser, ListingSyntaxError, type ListingEnvelope, type ParsedRecord, type RecordBytesHook } from '../extract/json/listing-parser.js';
+import {
+  ListingParser,
+  ListingSyntaxError,
+  type ListingEnvelope,
+  type ParsedRecord,
+  type RecordBytesHook,
+} from '../extract/json/listing-parser.js';
 import { RecordCheckpoints } from '../extract/json/record-locate.js';
 import { MemberReader } from '../extract/json/record-members.js';
 import { isKnownField } from '../fields.js';
@@ -116,7 +122,11 @@ export interface FastPaths {
  * usual changed one written straight to COPY bytes; either still counts in `tally`. Any other
  * record is handed on to the zod path with its fingerprint attached.
  */
-export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut, { direct, extras }: { direct?: DirectLoad; extras: boolean }): FastPaths {
+export function recordFastPaths(
+  tally: ListingTally,
+  shortcut: UnchangedShortcut,
+  { direct, extras }: { direct?: DirectLoad; extras: boolean },
+): FastPaths {
   const members = new MemberReader(KNOWN_FIELDS);
   const writer = direct?.rows ?? new CopyWriter(extras);
   const checkpoints = new RecordCheckpoints();
@@ -131,7 +141,10 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
   let kinds = new Int32Array(16);
   const readKinds = (bytes: Buffer) => {
     if (members.unknownCount > kinds.length) kinds = new Int32Array(members.unknownCount * 2);
-    for (let u = 0; u < members.unknownCount; u++) kinds[u] = extras ? valueKind(bytes, spans[4 * u + 2]!, trimValueEnd(bytes, spans[4 * u + 2]!, spans[4 * u + 3]!)) : 0;
+    for (let u = 0; u < members.unknownCount; u++)
+      kinds[u] = extras
+        ? valueKind(bytes, spans[4 * u + 2]!, trimValueEnd(bytes, spans[4 * u + 2]!, spans[4 * u + 3]!))
+        : 0;
   };
   const count = () => {
     tally.received++;
@@ -169,7 +182,8 @@ export function recordFastPaths(tally: ListingTally, shortcut: UnchangedShortcut
       const fingerprint = shortcut.fingerprint;
       fingerprint[2] = shapes.numberOf(members, kinds, plain);
       if (direct !== undefined) {
-        if (!direct.write(bytes, start, end, members, members.id, position, byteOffset, fingerprint)) return [fingerprint[0]!, fingerprint[1]!];
+        if (!direct.write(bytes, start, end, members, members.id, position, byteOffset, fingerprint))
+          return [fingerprint[0]!, fingerprint[1]!];
         count();
         shortcut.stagedId(members.id, position);
         return true;
@@ -234,7 +248,12 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
 
   // Past the stored cap a reject is only counted: no object, no raw text kept.
   // `id`: the record's id when it is valid (its live row is then kept as it is).
-  const reject = (record: ParsedRecord, recordId: string | null, errors: Reject['errors'], id: string | null = null) => {
+  const reject = (
+    record: ParsedRecord,
+    recordId: string | null,
+    errors: Reject['errors'],
+    id: string | null = null,
+  ) => {
     tally.rejected++;
     if (id !== null) tally.rejectedIds.add(id);
     for (const e of errors) tally.reasons.count(e.path, e.message);
@@ -306,7 +325,10 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       return;
     }
     if (error instanceof ListingSyntaxError) {
-      throw new InvalidListingError(`listing is not valid JSON (${tally.bytes} bytes read): ${error.message}; nothing was loaded`, { cause: error });
+      throw new InvalidListingError(
+        `listing is not valid JSON (${tally.bytes} bytes read): ${error.message}; nothing was loaded`,
+        { cause: error },
+      );
     }
     throw error;
   } finally {
@@ -320,7 +342,12 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
 
 const CUT_RAW: ExtraFields = {
   ok: false,
-  errors: [{ path: '', message: 'record too large (over 65536 characters) to keep its fields that are not in the catalogue exactly' }],
+  errors: [
+    {
+      path: '',
+      message: 'record too large (over 65536 characters) to keep its fields that are not in the catalogue exactly',
+    },
+  ],
 };
 
 /** A zod-path record's extra_fields, read from its raw text (which must be whole). */

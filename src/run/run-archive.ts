@@ -16,7 +16,15 @@ import { join } from 'node:path';
 import { cancelStatement } from '../db/lock.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
-import { compressListing, dropPayload, latestPayload, prunePayloads, upstreamGzip, writePayload, type CompressedListing } from '../load/payloads.js';
+import {
+  compressListing,
+  dropPayload,
+  latestPayload,
+  prunePayloads,
+  upstreamGzip,
+  writePayload,
+  type CompressedListing,
+} from '../load/payloads.js';
 import type { Listing } from './listing-source.js';
 
 export class RunArchive {
@@ -45,14 +53,23 @@ export class RunArchive {
    */
   static async start(
     pool: Pool,
-    { runId, listing, dir, lockTimeoutMs, gate }: { runId: string; listing: Listing; dir: string; lockTimeoutMs: number; gate?: Promise<void> },
+    {
+      runId,
+      listing,
+      dir,
+      lockTimeoutMs,
+      gate,
+    }: { runId: string; listing: Listing; dir: string; lockTimeoutMs: number; gate?: Promise<void> },
     log: Logger,
     onConnection?: (pid: number) => void,
   ): Promise<RunArchive | undefined> {
     if (listing.gzip) await gate;
     const latest = await latestPayload(pool);
     if (latest?.sha256 === listing.sha256) {
-      log.info({ archivedBy: Number(latest.runId) }, 'listing identical to the newest archived one; not archived again');
+      log.info(
+        { archivedBy: Number(latest.runId) },
+        'listing identical to the newest archived one; not archived again',
+      );
       return undefined;
     }
     const stopper = listing.gzip ? undefined : new AbortController();
@@ -97,7 +114,13 @@ export class RunArchive {
     if (this.committed) await dropPayload(this.pool, this.runId).catch(() => undefined);
   }
 
-  private async write(listing: Listing, compressed: Promise<CompressedListing>, lockTimeoutMs: number, log: Logger, onConnection?: (pid: number) => void): Promise<void> {
+  private async write(
+    listing: Listing,
+    compressed: Promise<CompressedListing>,
+    lockTimeoutMs: number,
+    log: Logger,
+    onConnection?: (pid: number) => void,
+  ): Promise<void> {
     const client = (this.client = await this.pool.connect());
     try {
       // Stopped while waiting for the connection: nothing to write (a COPY in flight is cancelled instead).

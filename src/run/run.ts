@@ -46,7 +46,15 @@ import { openListing, type ListingSource } from './listing-source.js';
 import { RunNewFields } from './new-fields.js';
 import { RunArchive } from './run-archive.js';
 import { PhaseTimer } from './phase-timer.js';
-import { fileChunks, listingCopyLines, newTally, recordFastPaths, topReasons, type FastPaths, type ListingTally } from './pipeline.js';
+import {
+  fileChunks,
+  listingCopyLines,
+  newTally,
+  recordFastPaths,
+  topReasons,
+  type FastPaths,
+  type ListingTally,
+} from './pipeline.js';
 import { idleTimeoutMs, type SyncDeps, type SyncRequest } from './request.js';
 
 export class Run {
@@ -137,14 +145,21 @@ export class Run {
     const { pool } = this.deps;
     const archiving = source.ready.then((listing) =>
       this.archives()
-        ? RunArchive.start(pool, { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs, gate }, log, (pid) => lockWait.watch(pid))
+        ? RunArchive.start(
+            pool,
+            { runId: this.runId, listing, dir: this.tmp!, lockTimeoutMs: this.config.lockTimeoutMs, gate },
+            log,
+            (pid) => lockWait.watch(pid),
+          )
         : undefined,
     );
     archiving.catch(() => undefined); // awaited below; a failure surfaces there
     try {
       const t = this.phases;
       const kind = this.request.source.kind;
-      void t.time(kind === 'api' ? 'download' : kind === 'file' ? 'read file' : 'restore archive', source.ready).catch(() => undefined);
+      void t
+        .time(kind === 'api' ? 'download' : kind === 'file' ? 'read file' : 'restore archive', source.ready)
+        .catch(() => undefined);
       await this.begin();
       const shortcut = await reading;
       void t.time('read live rows', shortcut.read).catch(() => undefined);
@@ -170,12 +185,29 @@ export class Run {
         }),
       );
       const counts = await this.classifyAndApply(shortcut, settled.missing, log);
-      log.info({ ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started }, 'changes applied');
+      log.info(
+        { ...counts, duplicates: this.duplicates, skippedUnchanged: shortcut.skipped, ms: Date.now() - started },
+        'changes applied',
+      );
       this.bi = await t.time(
         'BI count',
-        countRunBiRounding(this.client, { runId: this.runId, scale: this.config.bi.scale, last, changes: counts, asRunsLeftIt: shortcut.tableAsRunsLeftIt, written: this.direct?.biRounding }, log),
+        countRunBiRounding(
+          this.client,
+          {
+            runId: this.runId,
+            scale: this.config.bi.scale,
+            last,
+            changes: counts,
+            asRunsLeftIt: shortcut.tableAsRunsLeftIt,
+            written: this.direct?.biRounding,
+          },
+          log,
+        ),
       );
-      const keptFields = await t.time('new fields', this.extraFields.record(this.client, this.runId, this.tally.fields));
+      const keptFields = await t.time(
+        'new fields',
+        this.extraFields.record(this.client, this.runId, this.tally.fields),
+      );
       this.warnNewFields(log);
       if (archive) await t.time('archive', archive.store(this.client, this.config.archiveKeep, log));
       await t.time('commit', this.commit());
@@ -196,7 +228,12 @@ export class Run {
 
   /** The run's transaction, with SYNC_LOCK_TIMEOUT_MS; its server process watched for lock waits. */
   private async begin(): Promise<void> {
-    this.lockWait.watch(await this.deps.pool.begin(this.client, { lockTimeoutMs: this.config.lockTimeoutMs, idleTimeoutMs: idleTimeoutMs(this.config) }));
+    this.lockWait.watch(
+      await this.deps.pool.begin(this.client, {
+        lockTimeoutMs: this.config.lockTimeoutMs,
+        idleTimeoutMs: idleTimeoutMs(this.config),
+      }),
+    );
   }
 
   /**
@@ -205,7 +242,12 @@ export class Run {
    * when an attempt fails part way, what was made of it is forgotten and the parse starts over
    * with the next attempt.
    */
-  private async stage(source: ListingSource, shortcut: UnchangedShortcut, log: Logger, reSync: () => void): Promise<FastPaths> {
+  private async stage(
+    source: ListingSource,
+    shortcut: UnchangedShortcut,
+    log: Logger,
+    reSync: () => void,
+  ): Promise<FastPaths> {
     const { deps, runId } = this;
     const { watch } = source;
     const started = Date.now();
@@ -220,7 +262,11 @@ export class Run {
         // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live one.
         const extras = this.config.extraFields === 'keep';
         if (await shortcut.isEmpty()) {
-          this.direct = await DirectLoad.open(this.client, { runId, ids: this.tally.ids, dir: this.tmp!, biScale: this.config.bi.scale, extras }, log);
+          this.direct = await DirectLoad.open(
+            this.client,
+            { runId, ids: this.tally.ids, dir: this.tmp!, biScale: this.config.bi.scale, extras },
+            log,
+          );
         } else reSync();
         const fast = recordFastPaths(this.tally, shortcut, { direct: this.direct, extras });
         const lines = listingCopyLines({
@@ -232,15 +278,27 @@ export class Run {
           fast,
           extras,
         });
-        await (this.direct ? this.direct.copyRows(this.client, lines, deps.signal) : stageRows(this.client, lines, deps.signal));
+        await (this.direct
+          ? this.direct.copyRows(this.client, lines, deps.signal)
+          : stageRows(this.client, lines, deps.signal));
         if (!this.tally.abandoned) {
           log.info(
-            { received: this.tally.received, rejected: this.tally.rejected, unchangedSkipped: shortcut.skipped, unread: shortcut.skippedUnread, firstLoad: this.direct !== undefined, ms: Date.now() - started },
+            {
+              received: this.tally.received,
+              rejected: this.tally.rejected,
+              unchangedSkipped: shortcut.skipped,
+              unread: shortcut.skippedUnread,
+              firstLoad: this.direct !== undefined,
+              ms: Date.now() - started,
+            },
             'listing parsed and staged',
           );
           return fast;
         }
-        log.info({ attempt, bytes: this.tally.bytes, received: this.tally.received }, 'download attempt failed part way; its records are forgotten and the parse starts over');
+        log.info(
+          { attempt, bytes: this.tally.bytes, received: this.tally.received },
+          'download attempt failed part way; its records are forgotten and the parse starts over',
+        );
         await this.forgetAttempt(shortcut, { again: true });
       }
     } catch (error) {
@@ -277,7 +335,9 @@ export class Run {
   /** The whole-listing checks, before anything is written: envelope, reject ratio, schema drift. */
   private guard(log: Logger): void {
     checkEnvelope(this.tally.envelope!);
-    checkRejectRatio(this.tally, this.config.maxRejectRatio, this.runId, () => explainRejects(topReasons(this.tally, 3), this.newFields()));
+    checkRejectRatio(this.tally, this.config.maxRejectRatio, this.runId, () =>
+      explainRejects(topReasons(this.tally, 3), this.newFields()),
+    );
     this.checkSchemaDrift(log);
   }
 
@@ -292,21 +352,52 @@ export class Run {
     const { rejected: kept, others: missing } = this.tally.rejectedIds.split(lacking);
     // A first load wrote its rows and their fingerprints already (stage, settleDuplicates).
     const counts: ChangeCounts = direct
-      ? { initialLoad: true, liveBefore: 0, inserted: this.staged(), updated: 0, restored: 0, deleted: 0, backfilled: 0 }
-      : await this.phases.time('classify', classifyChanges(client, { staged: this.staged(), compared: this.staged() - shortcut.skipped, liveBefore: shortcut.liveBefore, missing }, log));
+      ? {
+          initialLoad: true,
+          liveBefore: 0,
+          inserted: this.staged(),
+          updated: 0,
+          restored: 0,
+          deleted: 0,
+          backfilled: 0,
+        }
+      : await this.phases.time(
+          'classify',
+          classifyChanges(
+            client,
+            {
+              staged: this.staged(),
+              compared: this.staged() - shortcut.skipped,
+              liveBefore: shortcut.liveBefore,
+              missing,
+            },
+            log,
+          ),
+        );
     checkDeletes(
-      { deleted: counts.deleted, liveBefore: counts.liveBefore, validRecords: this.tally.received - this.tally.rejected },
+      {
+        deleted: counts.deleted,
+        liveBefore: counts.liveBefore,
+        validRecords: this.tally.received - this.tally.rejected,
+      },
       config.maxDeleteRatio,
       this.request.allowMassDelete === true,
     );
     if (!direct) await this.phases.time('apply', applyChanges(client, runId, counts, log));
     if (counts.backfilled > 0) {
       const n = counts.backfilled;
-      log.info({ backfilled: n }, `${n} row${n === 1 ? '' : 's'} filled in with what the release that wrote ${n === 1 ? 'it' : 'them'} could not store (extra_fields): no new version, changed_at and run_id kept`);
+      log.info(
+        { backfilled: n },
+        `${n} row${n === 1 ? '' : 's'} filled in with what the release that wrote ${n === 1 ? 'it' : 'them'} could not store (extra_fields): no new version, changed_at and run_id kept`,
+      );
     }
     await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: direct !== undefined }, log);
     this.kept = await keepRejected(client, runId, kept, log);
-    if (this.kept > 0) log.warn({ keptOnReject: this.kept }, `${this.kept} live row${this.kept === 1 ? '' : 's'} kept as their last valid version: their record was rejected (see sync_rejects); marked with rejected_in_run`);
+    if (this.kept > 0)
+      log.warn(
+        { keptOnReject: this.kept },
+        `${this.kept} live row${this.kept === 1 ? '' : 's'} kept as their last valid version: their record was rejected (see sync_rejects); marked with rejected_in_run`,
+      );
     this.applied = counts;
     this.skipped = shortcut.skipped;
     return counts;
@@ -324,7 +415,8 @@ export class Run {
   /** The fields no earlier successful run saw, announced once with where they are. */
   private warnNewFields(log: Logger): void {
     const added = this.newFields();
-    if (added.length > 0) log.warn({ newFields: added.map((f) => f.name).slice(0, 100) }, listNewFields(added).join('; '));
+    if (added.length > 0)
+      log.warn({ newFields: added.map((f) => f.name).slice(0, 100) }, listNewFields(added).join('; '));
   }
 
   /** Before anything is written: a field the last successful run had must not silently become NULL everywhere. */
@@ -333,7 +425,8 @@ export class Run {
     const found = findDisappeared(this.baseline, this.tally.fields.toJSON(), { extraFields });
     if (found.length === 0) return;
     const changes = describeDisappeared(found, this.baseline!.runId, this.tally.fields.records);
-    if (!this.request.acceptSchemaChange) throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes, found, { extraFields }));
+    if (!this.request.acceptSchemaChange)
+      throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes, found, { extraFields }));
     log.warn({ fields: found.map((d) => d.field) }, `schema change accepted (--accept-schema-change): ${changes}`);
   }
 

@@ -10,7 +10,16 @@ import type { Pool, PoolClient } from '../db/pool.js';
 import { AbortedError, LockHeldError, describeError } from '../errors.js';
 import type { WineApi } from '../extract/http/api.js';
 import type { Logger, SecretRegistry } from '../log.js';
-import { finishRun, markAbandoned, pruneRejects, recordProgress, startRun, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
+import {
+  finishRun,
+  markAbandoned,
+  pruneRejects,
+  recordProgress,
+  startRun,
+  type RunRow,
+  type RunStatus,
+  type Trigger,
+} from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { checkListingFile, checkReplaySource } from '../load/sources.js';
 import { APP_VERSION } from '../io/paths.js';
@@ -43,12 +52,28 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     client = await pool.connect();
     // Only the lock's holder gets here, and a run finishes its row before it lets the lock go.
     const abandoned = await markAbandoned(pool);
-    if (abandoned.length > 0) deps.log.warn({ runs: abandoned }, 'marked runs left running by a dead process as abandoned');
+    if (abandoned.length > 0)
+      deps.log.warn({ runs: abandoned }, 'marked runs left running by a dead process as abandoned');
     const source = await describeSource(deps, request.source);
-    const started = await startRun(pool, { trigger: request.trigger, dryRun: request.dryRun === true, appVersion: APP_VERSION, source, retry: request.retry });
+    const started = await startRun(pool, {
+      trigger: request.trigger,
+      dryRun: request.dryRun === true,
+      appVersion: APP_VERSION,
+      source,
+      retry: request.retry,
+    });
     const runId = started.id;
     const log = deps.log.child({ runId: Number(runId) });
-    log.info({ trigger: request.trigger, attempt: started.attempt, retryOf: started.retryOf, dryRun: request.dryRun === true, source }, 'sync started');
+    log.info(
+      {
+        trigger: request.trigger,
+        attempt: started.attempt,
+        retryOf: started.retryOf,
+        dryRun: request.dryRun === true,
+        source,
+      },
+      'sync started',
+    );
     // The one place where a run is known to have started, with its row: whoever watches runs hears it here.
     deps.onRunStarted?.(started, abandoned);
     const startedMs = Date.now();
@@ -64,7 +89,11 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     } catch (caught) {
       failure = deadline.expired ? signal.reason : caught;
       status = !deadline.expired && (signal.aborted || caught instanceof AbortedError) ? 'aborted' : 'failed';
-      error = deadline.expired ? describeError(signal.reason) : status === 'aborted' ? new AbortedError().message : describeError(caught);
+      error = deadline.expired
+        ? describeError(signal.reason)
+        : status === 'aborted'
+          ? new AbortedError().message
+          : describeError(caught);
       broken = !(await rollback(client));
       log.error({ err: deadline.expired ? signal.reason : caught }, `sync ${status}`);
     } finally {
@@ -81,8 +110,16 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     });
     log.info({ status, ms: Date.now() - startedMs, ...pickCounts(row) }, 'sync finished');
     // After the row is finished (whatever the outcome): a failure to prune does not change the run's.
-    await pruneRejects(pool, config.rejectsKeep).catch((e: unknown) => log.warn({ err: e }, `older rejects were not pruned (the next run will): ${(e as Error).message}`));
-    return { run: row, topReasons: run.topReasons(), newFields: run.newFields(), bi: status === 'succeeded' ? run.bi : undefined, failure };
+    await pruneRejects(pool, config.rejectsKeep).catch((e: unknown) =>
+      log.warn({ err: e }, `older rejects were not pruned (the next run will): ${(e as Error).message}`),
+    );
+    return {
+      run: row,
+      topReasons: run.topReasons(),
+      newFields: run.newFields(),
+      bi: status === 'succeeded' ? run.bi : undefined,
+      failure,
+    };
   } finally {
     // A connection in an unknown state is closed, not reused.
     client?.release(broken ? new Error('discarding connection after a failed rollback') : undefined);

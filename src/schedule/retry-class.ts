@@ -19,26 +19,74 @@ export interface RetryRule {
 
 /** Every SyncError code. UPSTREAM, PROXY: by the error's own `retryable` (decided from the HTTP status). */
 export const RETRY_BY_CODE: Readonly<Record<ErrorCode, RetryRule>> = {
-  UPSTREAM: { class: 'retried', why: 'the upstream unreachable, a 5xx or 429 after the request-level retries, a body cut off; an upstream 4xx other than 408/429, or an answer that is not a listing, needs a person (the address or the upstream changed)' },
-  PROXY: { class: 'retried', why: 'the proxy unreachable or answering 502/503/504; a proxy that refuses (407, 403) needs a person (its credentials or its rules)' },
-  INVALID_LISTING: { class: 'retried', why: 'a listing cut short or whose envelope counts disagree with its records: usually the upstream answering mid-update' },
-  LOCK_TIMEOUT: { class: 'retried', why: "another session held a table lock past SYNC_LOCK_TIMEOUT_MS; its query ends" },
-  RUN_TIMEOUT: { class: 'retried', why: 'the run deadline on a slow night; the next attempt may find the upstream or the database faster' },
-  LOCK_LOST: { class: 'retried', why: "the run lock's connection was lost (a pooler or server restart, a failover): nothing was committed, and the retry takes the lock again" },
-  LOGIN_REFUSED: { class: 'needs-a-person', why: 'login refused (401/403): the credentials are wrong or the account locked; retrying could lock it further' },
+  UPSTREAM: {
+    class: 'retried',
+    why: 'the upstream unreachable, a 5xx or 429 after the request-level retries, a body cut off; an upstream 4xx other than 408/429, or an answer that is not a listing, needs a person (the address or the upstream changed)',
+  },
+  PROXY: {
+    class: 'retried',
+    why: 'the proxy unreachable or answering 502/503/504; a proxy that refuses (407, 403) needs a person (its credentials or its rules)',
+  },
+  INVALID_LISTING: {
+    class: 'retried',
+    why: 'a listing cut short or whose envelope counts disagree with its records: usually the upstream answering mid-update',
+  },
+  LOCK_TIMEOUT: {
+    class: 'retried',
+    why: 'another session held a table lock past SYNC_LOCK_TIMEOUT_MS; its query ends',
+  },
+  RUN_TIMEOUT: {
+    class: 'retried',
+    why: 'the run deadline on a slow night; the next attempt may find the upstream or the database faster',
+  },
+  LOCK_LOST: {
+    class: 'retried',
+    why: "the run lock's connection was lost (a pooler or server restart, a failover): nothing was committed, and the retry takes the lock again",
+  },
+  LOGIN_REFUSED: {
+    class: 'needs-a-person',
+    why: 'login refused (401/403): the credentials are wrong or the account locked; retrying could lock it further',
+  },
   TLS: { class: 'needs-a-person', why: "the upstream's certificate is refused: a CA, a host name or an expiry to fix" },
-  CONFIG: { class: 'needs-a-person', why: 'a setting is wrong (the message names it); it stays wrong until someone changes it' },
+  CONFIG: {
+    class: 'needs-a-person',
+    why: 'a setting is wrong (the message names it); it stays wrong until someone changes it',
+  },
   USAGE: { class: 'needs-a-person', why: 'a command-line mistake; never reaches a scheduled run' },
   HELP: { class: 'needs-a-person', why: '--help is not a run' },
   NOT_FOUND: { class: 'needs-a-person', why: 'a --from-file or --run that does not exist; never a scheduled run' },
-  REJECT_THRESHOLD: { class: 'needs-a-person', why: 'too many records rejected: the guard stops the load until someone reads the rejects' },
-  MASS_DELETE: { class: 'needs-a-person', why: 'the run would soft-delete too many rows: the guard waits for a person (or --allow-mass-delete)' },
-  SCHEMA_CHANGE: { class: 'needs-a-person', why: 'a field vanished from the listing: the guard waits for a person (or --accept-schema-change)' },
-  SCHEMA_TOO_NEW: { class: 'needs-a-person', why: 'the database was migrated by a newer release: this one must be upgraded' },
-  CATALOGUE_MISMATCH: { class: 'needs-a-person', why: 'the tables and the field catalogue disagree: someone changed the tables by hand' },
-  LOCAL_DISK: { class: 'needs-a-person', why: 'the local disk is full, read-only or not ours: it stays so until someone frees or fixes it' },
-  LOCK_HELD: { class: 'needs-a-person', why: 'another run holds the lock: that run does the work, and its outcome stands (the tick is skipped, not failed)' },
-  ABORTED: { class: 'needs-a-person', why: 'SIGTERM/SIGINT stopped the run: someone is stopping the daemon (catch-up at the next start picks the slot up)' },
+  REJECT_THRESHOLD: {
+    class: 'needs-a-person',
+    why: 'too many records rejected: the guard stops the load until someone reads the rejects',
+  },
+  MASS_DELETE: {
+    class: 'needs-a-person',
+    why: 'the run would soft-delete too many rows: the guard waits for a person (or --allow-mass-delete)',
+  },
+  SCHEMA_CHANGE: {
+    class: 'needs-a-person',
+    why: 'a field vanished from the listing: the guard waits for a person (or --accept-schema-change)',
+  },
+  SCHEMA_TOO_NEW: {
+    class: 'needs-a-person',
+    why: 'the database was migrated by a newer release: this one must be upgraded',
+  },
+  CATALOGUE_MISMATCH: {
+    class: 'needs-a-person',
+    why: 'the tables and the field catalogue disagree: someone changed the tables by hand',
+  },
+  LOCAL_DISK: {
+    class: 'needs-a-person',
+    why: 'the local disk is full, read-only or not ours: it stays so until someone frees or fixes it',
+  },
+  LOCK_HELD: {
+    class: 'needs-a-person',
+    why: 'another run holds the lock: that run does the work, and its outcome stands (the tick is skipped, not failed)',
+  },
+  ABORTED: {
+    class: 'needs-a-person',
+    why: 'SIGTERM/SIGINT stopped the run: someone is stopping the daemon (catch-up at the next start picks the slot up)',
+  },
 };
 
 /**
@@ -49,9 +97,15 @@ export const RETRY_BY_DATABASE_CODE: Readonly<Record<string, RetryRule>> = {
   '57P01': { class: 'retried', why: "an administrator's shutdown (admin_shutdown), a restart or a failover" },
   '57P02': { class: 'retried', why: "the server's crash recovery (crash_shutdown)" },
   '57P03': { class: 'retried', why: 'the server cannot accept connections yet (starting up, in recovery)' },
-  '25006': { class: 'retried', why: 'a read-only transaction: the connection reached a standby after a failover; the next one finds the primary' },
+  '25006': {
+    class: 'retried',
+    why: 'a read-only transaction: the connection reached a standby after a failover; the next one finds the primary',
+  },
   '55P03': { class: 'retried', why: 'a lock not available (lock_timeout): another session held a table lock' },
-  '40001': { class: 'retried', why: 'a serialization failure: the same work succeeds once the other transaction is gone' },
+  '40001': {
+    class: 'retried',
+    why: 'a serialization failure: the same work succeeds once the other transaction is gone',
+  },
   '40P01': { class: 'retried', why: 'a deadlock: one side was chosen to fail; the retry goes through' },
   '53300': { class: 'retried', why: 'too many connections: others end theirs' },
   '58000': { class: 'retried', why: 'a system error at the server (an I/O error during a failover)' },
@@ -90,7 +144,8 @@ export function retryRule(error: unknown): RetryRule {
   if (typeof code === 'string') {
     const rule = RETRY_BY_DATABASE_CODE[code];
     if (rule) return rule;
-    if (code.startsWith('08')) return { class: 'retried', why: 'a connection exception (SQLSTATE class 08): the connection failed or was lost' };
+    if (code.startsWith('08'))
+      return { class: 'retried', why: 'a connection exception (SQLSTATE class 08): the connection failed or was lost' };
   }
   return RETRY_OTHERWISE;
 }

@@ -10,7 +10,8 @@ import { insecureHttpProblem } from '../outbound/insecure-http.js';
 export type Env = Record<string, string | undefined>;
 
 export const ratio = z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1');
-export const count = (min: number) => z.coerce.number().int('must be a whole number').min(min, `must be at least ${min}`);
+export const count = (min: number) =>
+  z.coerce.number().int('must be a whole number').min(min, `must be at least ${min}`);
 /** A size in bytes: a whole number, or one with a KiB, MiB or GiB suffix. */
 const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
 export const byteSize = z
@@ -23,8 +24,14 @@ export const byteSize = z
 export const notifyEvents = z
   .string()
   .transform((v) => v.split(',').map((w) => w.trim().toLowerCase()))
-  .refine((words) => words.every((w) => w === 'failure' || w === 'all' || w === 'retry'), 'must be failure, all or retry, or a comma-separated list of them (e.g. all,retry)')
-  .transform((words) => ({ on: words.includes('all') ? ('all' as const) : ('failure' as const), retries: words.includes('retry') }));
+  .refine(
+    (words) => words.every((w) => w === 'failure' || w === 'all' || w === 'retry'),
+    'must be failure, all or retry, or a comma-separated list of them (e.g. all,retry)',
+  )
+  .transform((words) => ({
+    on: words.includes('all') ? ('all' as const) : ('failure' as const),
+    retries: words.includes('retry'),
+  }));
 export const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -32,7 +39,8 @@ export const bool = z
 /** `90m`, `26h`, `2d` (or `45s`): a length of time in ms. */
 export function duration(raw: string, name: string, problems: string[]): number | undefined {
   const ms = durationMs(raw);
-  if (ms === undefined) problems.push(`${name}: must be a positive length of time such as 90m, 26h or 2d (got "${raw}")`);
+  if (ms === undefined)
+    problems.push(`${name}: must be a positive length of time such as 90m, 26h or 2d (got "${raw}")`);
   return ms;
 }
 
@@ -51,7 +59,9 @@ export function retryDelays(raw: string, problems: string[]): number[] {
   if (raw.trim().toLowerCase() === 'none') return [];
   const delays = raw.split(',').map(durationMs);
   if (delays.every((ms): ms is number => ms !== undefined && ms <= 2_147_483_647)) return delays;
-  problems.push(`SYNC_RUN_RETRY_DELAYS: must be none, or durations separated by commas such as 5m,15m,45m (s, m, h or d; each above 0 and at most 24 days) (got "${raw}")`);
+  problems.push(
+    `SYNC_RUN_RETRY_DELAYS: must be none, or durations separated by commas such as 5m,15m,45m (s, m, h or d; each above 0 and at most 24 days) (got "${raw}")`,
+  );
   return [];
 }
 
@@ -73,7 +83,10 @@ export function outboundUrl(raw: string | undefined, name: string, problems: str
 
 /** A comma-separated list of host names, each `name` or `name:port` (IPv6 in brackets), as a `Host` header names them. */
 export function hostList(env: Env, name: string, problems: string[]): string[] {
-  const entries = (blankToUndefined(env[name]) ?? '').split(',').map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  const entries = (blankToUndefined(env[name]) ?? '')
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== '');
   for (const entry of entries) {
     let url: URL | undefined;
     try {
@@ -82,7 +95,9 @@ export function hostList(env: Env, name: string, problems: string[]): string[] {
       url = undefined;
     }
     if (url === undefined || (url.host !== entry && `${url.host}:80` !== entry) || entry.includes('*')) {
-      problems.push(`${name}: "${entry}" is not a host name or name:port as a Host header names it (e.g. status.example.com, status.example.com:8443)`);
+      problems.push(
+        `${name}: "${entry}" is not a host name or name:port as a Host header names it (e.g. status.example.com, status.example.com:8443)`,
+      );
     }
   }
   return entries;
@@ -94,7 +109,10 @@ export function biSchema(env: Env, schema: string, identifier: z.ZodString, prob
   const name = given ?? `${schema}_bi`;
   const parsed = identifier.safeParse(name);
   if (!parsed.success) {
-    const why = given === undefined ? `the default "${name}" is too long; set SYNC_BI_SCHEMA` : `${parsed.error.issues[0]?.message ?? 'invalid'} (got "${name}")`;
+    const why =
+      given === undefined
+        ? `the default "${name}" is too long; set SYNC_BI_SCHEMA`
+        : `${parsed.error.issues[0]?.message ?? 'invalid'} (got "${name}")`;
     problems.push(`SYNC_BI_SCHEMA: ${why}`);
   } else if (name === schema) {
     problems.push(`SYNC_BI_SCHEMA: must differ from SYNC_DB_SCHEMA (got "${name}")`);

@@ -42,7 +42,9 @@ const piece = (text: string): Piece => {
   for (let i = 0; i < words.length; i++) words[i] = view.getInt32(i * 4, true);
   return { words, tail: bytes.slice(whole) };
 };
-const VARIETIES = ['CS', 'PN', 'CH', 'SB', 'ME', 'ZI', 'SY', 'RI', 'MA', 'GR', 'PS', 'CF', 'VI', 'MO', 'TE', 'SA'].map(piece);
+const VARIETIES = ['CS', 'PN', 'CH', 'SB', 'ME', 'ZI', 'SY', 'RI', 'MA', 'GR', 'PS', 'CF', 'VI', 'MO', 'TE', 'SA'].map(
+  piece,
+);
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /** "0000".."9999" as little-endian 32-bit words: random digits are written four at a time. */
 const DIGITS4 = Int32Array.from({ length: 10000 }, (_, i) => piece(String(i).padStart(4, '0')).words[0] as number);
@@ -118,7 +120,26 @@ class RecordEncoder {
       for (let i = 0; i < text.length; i++) buf[this.pos++] = text.charCodeAt(i);
       return;
     }
-    let len = n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10000 ? 4 : n < 100000 ? 5 : n < 1000000 ? 6 : n < 10000000 ? 7 : n < 100000000 ? 8 : n < 1000000000 ? 9 : 10;
+    let len =
+      n < 10
+        ? 1
+        : n < 100
+          ? 2
+          : n < 1000
+            ? 3
+            : n < 10000
+              ? 4
+              : n < 100000
+                ? 5
+                : n < 1000000
+                  ? 6
+                  : n < 10000000
+                    ? 7
+                    : n < 100000000
+                      ? 8
+                      : n < 1000000000
+                        ? 9
+                        : 10;
     if (len < width) len = width;
     let o = this.pos + len;
     this.pos = o;
@@ -248,14 +269,25 @@ function fmix(h: number): number {
 }
 
 function mixSeed(seed: number, id: number, version: number): number {
-  return fmix((fmix((fmix(seed ^ 0x9e3779b9) ^ (id | 0)) + Math.imul(id / 0x100000000, 0x165667b1)) + Math.imul(version + 1, 0x27d4eb2f)) | 0);
+  return fmix(
+    (fmix((fmix(seed ^ 0x9e3779b9) ^ (id | 0)) + Math.imul(id / 0x100000000, 0x165667b1)) +
+      Math.imul(version + 1, 0x27d4eb2f)) |
+      0,
+  );
 }
 
 const shared = new RecordEncoder();
 const scratch = Buffer.alloc(MAX_RECORD_BYTES);
 
 /** Encodes one record into `buf` at `pos` (room for MAX_RECORD_BYTES needed); returns the end. */
-export function writeRecord(buf: Uint8Array, pos: number, seed: number, id: number, version: number, invalid: Invalid = Invalid.None): number {
+export function writeRecord(
+  buf: Uint8Array,
+  pos: number,
+  seed: number,
+  id: number,
+  version: number,
+  invalid: Invalid = Invalid.None,
+): number {
   return shared.record(buf, pos, seed, id, version, invalid);
 }
 
@@ -287,7 +319,8 @@ export class Dataset {
   private mutations = 0;
 
   constructor(seed: number, records: number) {
-    if (!Number.isInteger(records) || records < 0) throw new RangeError(`records must be a whole number >= 0, got ${records}`);
+    if (!Number.isInteger(records) || records < 0)
+      throw new RangeError(`records must be a whole number >= 0, got ${records}`);
     this.seed = seed >>> 0;
     this.size = records;
     this.ids = new Uint32Array(Math.max(records, 16));

@@ -86,9 +86,11 @@ export class Faults {
       this.fault = null;
       return;
     }
-    if (!FAULT_NAMES.includes(name)) throw new RangeError(`unknown fault ${JSON.stringify(name)}; known: ${FAULT_NAMES.join(', ')}`);
+    if (!FAULT_NAMES.includes(name))
+      throw new RangeError(`unknown fault ${JSON.stringify(name)}; known: ${FAULT_NAMES.join(', ')}`);
     const times = options.times;
-    if (times !== undefined && (!Number.isInteger(times) || times < 1)) throw new RangeError(`times must be a whole number >= 1, got ${times}`);
+    if (times !== undefined && (!Number.isInteger(times) || times < 1))
+      throw new RangeError(`times must be a whole number >= 1, got ${times}`);
     this.fault = { name, options: { ...options }, left: times ?? Infinity };
   }
 
@@ -107,7 +109,12 @@ export function refuseListing(res: ServerResponse, faults: Faults): boolean {
   const limited = faults.take('rate-limit');
   if (limited) {
     const seconds = limited.retryAfterSeconds ?? 1;
-    sendJson(res, 429, { message: 'Too Many Attempts.' }, { 'retry-after': String(seconds), 'x-ratelimit-remaining': '0' });
+    sendJson(
+      res,
+      429,
+      { message: 'Too Many Attempts.' },
+      { 'retry-after': String(seconds), 'x-ratelimit-remaining': '0' },
+    );
     return true;
   }
   const failing = faults.take('server-error');
@@ -115,7 +122,14 @@ export function refuseListing(res: ServerResponse, faults: Faults): boolean {
     const status = failing.status ?? 503;
     if (status === 502 || status === 504) {
       const title = status === 502 ? '502 Bad Gateway' : '504 Gateway Time-out';
-      send(res, status, 'text/html', Buffer.from(`<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`));
+      send(
+        res,
+        status,
+        'text/html',
+        Buffer.from(
+          `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`,
+        ),
+      );
     } else {
       sendJson(res, status, { message: status === 503 ? 'Service Unavailable' : 'Server Error' });
     }
@@ -161,12 +175,16 @@ export function planListing(dataset: Dataset, raw: Buffer[] | null, faults: Faul
   }
   const invalid = faults.take('invalid-records');
   if (invalid && size > 0) {
-    const kinds = new Map(spreadPositions(size, invalid.count ?? INVALID_KINDS).map((p, j) => [p, ((j % INVALID_KINDS) + 1) as Invalid]));
+    const kinds = new Map(
+      spreadPositions(size, invalid.count ?? INVALID_KINDS).map((p, j) => [p, ((j % INVALID_KINDS) + 1) as Invalid]),
+    );
     const inner = write;
     write = raw
       ? (chunk, pos, i) => {
           const kind = kinds.get(i);
-          return kind === undefined ? inner(chunk, pos, i) : writeRaw(Buffer.from(spoil((raw[i] as Buffer).toString('utf8'), kind)))(chunk, pos);
+          return kind === undefined
+            ? inner(chunk, pos, i)
+            : writeRaw(Buffer.from(spoil((raw[i] as Buffer).toString('utf8'), kind)))(chunk, pos);
         }
       : (chunk, pos, i) => dataset.writeAt(chunk, pos, i, kinds.get(i) ?? Invalid.None);
   }
@@ -194,7 +212,16 @@ export function planListing(dataset: Dataset, raw: Buffer[] | null, faults: Faul
   const slow = faults.take('slow');
   // A raw record may grow by a few bytes when the invalid-records fault edits it.
   const room = raw ? raw.reduce((max, text) => Math.max(max, text.length), 0) + 64 : MAX_RECORD_BYTES;
-  return { size, room, write, count, recordCount, truncate, truncateDelayMs: truncated?.delayMs ?? 0, slowMs: slow ? (slow.delayMs ?? 5000) : 0 };
+  return {
+    size,
+    room,
+    write,
+    count,
+    recordCount,
+    truncate,
+    truncateDelayMs: truncated?.delayMs ?? 0,
+    slowMs: slow ? (slow.delayMs ?? 5000) : 0,
+  };
 }
 
 /** A raw record text made invalid by editing one field (for the invalid-records fault on raw records). */

@@ -34,18 +34,21 @@ export class JwtIssuer {
     const [header, payload, signature] = parts as [string, string, string];
     const given = Buffer.from(signature, 'base64url');
     const expected = this.signature(`${header}.${payload}`);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'signature' };
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return { ok: false, reason: 'signature' };
     let claims: unknown;
     try {
       const head: unknown = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
-      if (typeof head !== 'object' || head === null || (head as { alg?: unknown }).alg !== 'HS256') return { ok: false, reason: 'malformed' };
+      if (typeof head !== 'object' || head === null || (head as { alg?: unknown }).alg !== 'HS256')
+        return { ok: false, reason: 'malformed' };
       claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     } catch {
       return { ok: false, reason: 'malformed' };
     }
     if (typeof claims !== 'object' || claims === null) return { ok: false, reason: 'malformed' };
     const { sub, iat, exp } = claims as Record<string, unknown>;
-    if (typeof sub !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return { ok: false, reason: 'malformed' };
+    if (typeof sub !== 'string' || typeof iat !== 'number' || typeof exp !== 'number')
+      return { ok: false, reason: 'malformed' };
     if (exp * 1000 <= nowMs) return { ok: false, reason: 'expired' };
     return { ok: true, claims: { sub, iat, exp } };
   }

@@ -9,7 +9,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_RECORD_BYTES, type Dataset } from './dataset.js';
 import { planListing, refuseListing, type Faults, type ListingPlan } from './faults.js';
 import type { JwtIssuer } from './jwt.js';
-import { accepts, cutCoded, cutOff, encoder, flush, headerIs, send, sendJson, stall, type ContentCoding } from './respond.js';
+import {
+  accepts,
+  cutCoded,
+  cutOff,
+  encoder,
+  flush,
+  headerIs,
+  send,
+  sendJson,
+  stall,
+  type ContentCoding,
+} from './respond.js';
 
 export const LISTING_PATH = '/api/bulk-wine-reconciliation-data';
 export const LISTING_MESSAGE = 'Bulk wine reconciliation data retrieved successfully';
@@ -36,7 +47,14 @@ export class ListingEndpoint {
 
   /** `contentEncoding`: the header sent with the body, which is then already coded by the caller. */
   setRawBody(body: string | Buffer | null, contentType = 'application/json', contentEncoding?: string): void {
-    this.rawBody = body === null ? null : { body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body), contentType, contentEncoding };
+    this.rawBody =
+      body === null
+        ? null
+        : {
+            body: typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body),
+            contentType,
+            contentEncoding,
+          };
   }
 
   setContentCoding(coding: ContentCoding | null): void {
@@ -52,9 +70,11 @@ export class ListingEndpoint {
     req.resume();
     if (refuseListing(res, this.faults)) return;
 
-    if (!headerIs(req.headers['serviceapp'], 'mobile')) return sendJson(res, 400, { message: 'Missing or invalid header: serviceapp: mobile' });
+    if (!headerIs(req.headers['serviceapp'], 'mobile'))
+      return sendJson(res, 400, { message: 'Missing or invalid header: serviceapp: mobile' });
     const auth = /^bearer\s+(\S+)\s*$/i.exec(String(req.headers.authorization ?? ''));
-    if (!auth || !this.jwt.verify(auth[1] as string, Date.now()).ok) return sendJson(res, 401, { message: 'Unauthenticated.' });
+    if (!auth || !this.jwt.verify(auth[1] as string, Date.now()).ok)
+      return sendJson(res, 401, { message: 'Unauthenticated.' });
 
     if (url.searchParams.get('for_reporting') !== '1') return this.paginated(res, url, origin);
 
@@ -65,7 +85,11 @@ export class ListingEndpoint {
       res.end();
       return;
     }
-    return this.stream(res, plan, this.coding && accepts(req.headers['accept-encoding'], this.coding) ? this.coding : null);
+    return this.stream(
+      res,
+      plan,
+      this.coding && accepts(req.headers['accept-encoding'], this.coding) ? this.coding : null,
+    );
   }
 
   /**
@@ -76,7 +100,10 @@ export class ListingEndpoint {
     const closing = this.closing;
     const head = Buffer.from(`{"message":"${LISTING_MESSAGE}","count":${plan.count},"bulk_wine_reconciliation":[`);
     const tail = Buffer.from(`],"recordCount":${plan.recordCount}}`);
-    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/json',
+      'cache-control': 'no-cache, private',
+    };
     if (coding) Object.assign(headers, { 'content-encoding': coding, vary: 'Accept-Encoding' });
     let stopAt = Infinity;
     if (plan.truncate) {
@@ -146,7 +173,11 @@ export class ListingEndpoint {
     const { body, contentType, contentEncoding } = this.rawBody!;
     const truncate = this.faults.take('truncate') !== undefined;
     const slow = this.faults.take('slow');
-    res.writeHead(200, { 'content-type': contentType, 'content-length': body.length, ...(contentEncoding ? { 'content-encoding': contentEncoding } : {}) });
+    res.writeHead(200, {
+      'content-type': contentType,
+      'content-length': body.length,
+      ...(contentEncoding ? { 'content-encoding': contentEncoding } : {}),
+    });
     if (headOnly) return void res.end();
     if (truncate) return cutOff(res, body.subarray(0, Math.floor(body.length / 2)));
     if (slow) {
@@ -170,12 +201,21 @@ export class ListingEndpoint {
     const records: string[] = [];
     const chunk = Buffer.allocUnsafe(MAX_RECORD_BYTES);
     for (let i = from; i < to; i++) {
-      records.push(this.recordsJson ? (this.recordsJson[i] as Buffer).toString('utf8') : chunk.toString('latin1', 0, this.dataset.writeAt(chunk, 0, i)));
+      records.push(
+        this.recordsJson
+          ? (this.recordsJson[i] as Buffer).toString('utf8')
+          : chunk.toString('latin1', 0, this.dataset.writeAt(chunk, 0, i)),
+      );
     }
     const path = `${origin}${LISTING_PATH}`;
     const link = (p: number) => `${path}?page=${p}`;
     const rest = {
-      links: { first: link(1), last: link(lastPage), prev: page > 1 ? link(page - 1) : null, next: page < lastPage ? link(page + 1) : null },
+      links: {
+        first: link(1),
+        last: link(lastPage),
+        prev: page > 1 ? link(page - 1) : null,
+        next: page < lastPage ? link(page + 1) : null,
+      },
       meta: {
         current_page: page,
         from: to > from ? from + 1 : null,

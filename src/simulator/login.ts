@@ -69,7 +69,12 @@ export class LoginEndpoint {
     if (typeof email !== 'string' || email === '') errors.email = ['The email field is required.'];
     if (typeof password !== 'string' || password === '') errors.password = ['The password field is required.'];
     if (Object.keys(errors).length > 0) {
-      return sendJson(res, 422, { message: Object.values(errors).map((e) => e[0]).join(' '), errors });
+      return sendJson(res, 422, {
+        message: Object.values(errors)
+          .map((e) => e[0])
+          .join(' '),
+        errors,
+      });
     }
     // Both compared (no early exit), in constant time; the password is not kept.
     const emailOk = timingSafeEqual(digest((email as string).toLowerCase()), this.emailDigest);
@@ -94,11 +99,19 @@ export class LoginEndpoint {
       case 'jwt':
         return sendJson(res, 200, { status: 'success', jwt: token, user: { id: 1, email: this.email } });
       case 'nested-unknown':
-        return sendJson(res, 200, { status: 'ok', result: { auth: { value: token, ttl: expiresIn }, user: { id: 1 } } });
+        return sendJson(res, 200, {
+          status: 'ok',
+          result: { auth: { value: token, ttl: expiresIn }, user: { id: 1 } },
+        });
       default:
         return sendJson(res, 200, {
           message: 'Login successful',
-          data: { user: { id: 1, email: this.email }, access_token: token, token_type: 'bearer', expires_in: expiresIn },
+          data: {
+            user: { id: 1, email: this.email },
+            access_token: token,
+            token_type: 'bearer',
+            expires_in: expiresIn,
+          },
         });
     }
   }

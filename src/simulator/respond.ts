@@ -21,13 +21,29 @@ export function mediaType(value: string | string[] | undefined): string | undefi
   return headerValue(value)?.split(';')[0]?.trim().toLowerCase();
 }
 
-export function send(res: ServerResponse, status: number, contentType: string, body: Buffer, headers: Record<string, string> = {}): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  body: Buffer,
+  headers: Record<string, string> = {},
+): void {
   if (res.destroyed) return;
-  res.writeHead(status, { 'content-type': contentType, 'content-length': body.length, 'cache-control': 'no-cache, private', ...headers });
+  res.writeHead(status, {
+    'content-type': contentType,
+    'content-length': body.length,
+    'cache-control': 'no-cache, private',
+    ...headers,
+  });
   res.end(body);
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   send(res, status, 'application/json', Buffer.from(JSON.stringify(body)), headers);
 }
 
@@ -51,8 +67,15 @@ export function accepts(acceptEncoding: string | string[] | undefined, coding: C
   const names = coding === 'x-gzip' ? ['gzip', 'x-gzip'] : [coding];
   return String(headerValue(acceptEncoding) ?? '')
     .split(',')
-    .map((part) => part.trim().toLowerCase().split(/\s*;\s*/))
-    .some(([name, ...params]) => (names.includes(name!) || name === '*') && !params.some((p) => /^q=0(\.0*)?$/.test(p)));
+    .map((part) =>
+      part
+        .trim()
+        .toLowerCase()
+        .split(/\s*;\s*/),
+    )
+    .some(
+      ([name, ...params]) => (names.includes(name!) || name === '*') && !params.some((p) => /^q=0(\.0*)?$/.test(p)),
+    );
 }
 
 /** zlib at its default level, as a web server compresses: not the level the archive would use. */
@@ -104,12 +127,16 @@ export function stall(res: ServerResponse, closing: AbortSignal, ms: number): Pr
  * cleanly without the coding's end (a gzip stream with no trailer). Only the client's decoder can
  * tell: chunked transfer has no length to check.
  */
-export async function cutCoded(coded: zlib.Gzip | zlib.Deflate | zlib.BrotliCompress, res: ServerResponse, data: Buffer): Promise<void> {
+export async function cutCoded(
+  coded: zlib.Gzip | zlib.Deflate | zlib.BrotliCompress,
+  res: ServerResponse,
+  data: Buffer,
+): Promise<void> {
   coded.write(data);
   await new Promise<void>((resolve) => coded.flush(() => resolve()));
   coded.unpipe(res);
   const left: Buffer[] = [];
-  for (let part: Buffer | null; (part = coded.read() as Buffer | null) !== null; ) left.push(part);
+  for (let part: Buffer | null; (part = coded.read() as Buffer | null) !== null;) left.push(part);
   res.end(Buffer.concat(left));
   coded.destroy();
 }

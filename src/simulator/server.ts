@@ -144,7 +144,9 @@ class SimulatorServer implements Simulator {
     };
     this.handler = handler;
     this.scheme = options.tls ? 'https' : 'http';
-    this.server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler) : createServer(handler);
+    this.server = options.tls
+      ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler)
+      : createServer(handler);
     // A failed handshake is the client's business (the test asserts it there); keep serving.
     this.server.on('tlsClientError', () => {});
     this.track(this.server);
@@ -227,13 +229,18 @@ class SimulatorServer implements Simulator {
     const path = url.pathname.replace(/\/+$/, '');
     if (path === LOGIN_PATH) {
       this.stats.logins++;
-      if (req.method !== 'POST') return sendJson(res, 405, { message: `The ${req.method} method is not supported for route api/login. Supported methods: POST.` });
+      if (req.method !== 'POST')
+        return sendJson(res, 405, {
+          message: `The ${req.method} method is not supported for route api/login. Supported methods: POST.`,
+        });
       return this.login.handle(req, res);
     }
     if (path === LISTING_PATH) {
       this.stats.listings++;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        return sendJson(res, 405, { message: `The ${req.method} method is not supported for route api/bulk-wine-reconciliation-data. Supported methods: GET, HEAD.` });
+        return sendJson(res, 405, {
+          message: `The ${req.method} method is not supported for route api/bulk-wine-reconciliation-data. Supported methods: GET, HEAD.`,
+        });
       }
       return this.listing.handle(req, res, url, this.baseUrl);
     }

@@ -33,7 +33,8 @@ export function chatText(text: string): string {
  * newline and tab escapes kept: what pino-pretty, which prints values unescaped, may show on a
  * terminal. A backslash that is itself escaped starts no escape.
  */
-const JSON_CONTROL = /(?<=(?:^|[^\\])(?:\\\\)*)\\(?:u00(?:0[0-8bcef]|1[0-9a-f]|7f|[89][0-9a-f])|u20(?:2[a-e]|6[6-9])|[bfr])/gi;
+const JSON_CONTROL =
+  /(?<=(?:^|[^\\])(?:\\\\)*)\\(?:u00(?:0[0-8bcef]|1[0-9a-f]|7f|[89][0-9a-f])|u20(?:2[a-e]|6[6-9])|[bfr])/gi;
 
 export function stripJsonControls(line: string): string {
   return stripControls(line).replace(JSON_CONTROL, '');

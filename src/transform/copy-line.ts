@@ -21,7 +21,14 @@ function fieldsText(row: Row, extra: string | null): string {
 }
 
 /** A staging line: position, the fields, extra_fields, raw offset and length, fingerprint, and no shape (shapes.ts: the zod path's records are read each time). */
-export function copyLine(position: number, row: Row, extra: string | null, rawOffset: number, rawLength: number, fingerprint: FingerprintHalves | undefined): string {
+export function copyLine(
+  position: number,
+  row: Row,
+  extra: string | null,
+  rawOffset: number,
+  rawLength: number,
+  fingerprint: FingerprintHalves | undefined,
+): string {
   const hash = fingerprint === undefined ? '\\N\t\\N' : `${fingerprint[0]}\t${fingerprint[1]}`;
   return `${position}\t${fieldsText(row, extra)}\t${rawOffset}\t${rawLength}\t${hash}\t\\N\n`;
 }

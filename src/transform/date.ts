@@ -6,7 +6,8 @@ import { fail, kindOf, ok, quote, type Result } from './result.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 /** Date, then optionally `T` or space and `HH:MM[:SS[.fraction]]` with optional `Z` / `±HH:MM` / `±HHMM`. */
-const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ]([01]\d|2[0-3]):[0-5]\d(?::(?:[0-5]\d|60)(?:\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?$/;
+const DATE_TIME =
+  /^(\d{4}-\d{2}-\d{2})[T ]([01]\d|2[0-3]):[0-5]\d(?::(?:[0-5]\d|60)(?:\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?$/;
 const ZERO_DATE = '0000-00-00';
 
 /**

@@ -110,6 +110,8 @@ export function normalizeId(input: unknown): Result<string> {
   if (m === null) return fail(`${ID_RANGE}, got ${quote(text)}`);
   const digits = (m[2] ?? '').replace(/^0+/, '');
   const inRange =
-    m[1] === '' && digits !== '' && (digits.length < ID_MAX.length || (digits.length === ID_MAX.length && digits <= ID_MAX));
+    m[1] === '' &&
+    digits !== '' &&
+    (digits.length < ID_MAX.length || (digits.length === ID_MAX.length && digits <= ID_MAX));
   return inRange ? ok(digits) : fail(`${ID_RANGE}, got ${quote(text)}`);
 }

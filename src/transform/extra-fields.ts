@@ -107,14 +107,19 @@ export function trimValueEnd(b: Uint8Array, s: number, e: number): number {
  * lane took the record) into `out` at `o`. Returns the new end, or -1 when a value is not plain
  * (the zod path then takes the record).
  */
-export function writeFastExtras(b: Uint8Array, { unknown: spans, unknownCount: count, plain }: { unknown: Int32Array; unknownCount: number; plain: boolean }, out: Uint8Array, o: number): number {
+export function writeFastExtras(
+  b: Uint8Array,
+  { unknown: spans, unknownCount: count, plain }: { unknown: Int32Array; unknownCount: number; plain: boolean },
+  out: Uint8Array,
+  o: number,
+): number {
   out[o++] = 0x7b;
   if (plain) {
     // The scanner's fast lane took the record: it is compact (a member ends where its value
     // does), its strings need no doubled backslash, and its numbers are of the sizes above
     // (listing-types.ts RecordBytesHook): each member `"name":value` is copied as it is, and
     // members next to each other (new fields usually come together) in one copy with their ','.
-    for (let u = 0; u < count; ) {
+    for (let u = 0; u < count;) {
       if (u > 0) out[o++] = 0x2c;
       const s = spans[4 * u]! - 1;
       let e = spans[4 * u + 3]!;
@@ -231,10 +236,10 @@ export function extraFieldsOf(raw: string, isKnown: (name: string) => boolean): 
       const problem = jsonbProblem(b, ks, ke) ?? jsonbProblem(b, vs, ve);
       const path = shownName(name);
       if (problem !== undefined) {
-        if (errors.length < MAX_NAMED_ERRORS) errors.push({ path, message: `cannot be kept in extra_fields: ${problem}` });
+        if (errors.length < MAX_NAMED_ERRORS)
+          errors.push({ path, message: `cannot be kept in extra_fields: ${problem}` });
         else more++;
-      }
-      else {
+      } else {
         members.push({ name, kind: valueKind(b, vs, ve) });
         parts.push(`${copyText(b.toString('utf8', ks, ke))}:${copyText(b.toString('utf8', vs, ve))}`);
       }
@@ -242,7 +247,11 @@ export function extraFieldsOf(raw: string, isKnown: (name: string) => boolean): 
     i = skipWs(b, ve);
     if (b[i] === 0x2c) i = skipWs(b, i + 1);
   }
-  if (more > 0) errors.push({ path: '', message: `and more fields that cannot be kept in extra_fields (the first ${MAX_NAMED_ERRORS} are named)` });
+  if (more > 0)
+    errors.push({
+      path: '',
+      message: `and more fields that cannot be kept in extra_fields (the first ${MAX_NAMED_ERRORS} are named)`,
+    });
   if (errors.length > 0) return { ok: false, errors };
   return { ok: true, text: parts.length === 0 ? null : `{${parts.join(',')}}`, members };
 }

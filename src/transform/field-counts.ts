@@ -11,16 +11,16 @@ export { KNOWN_FIELDS, type FieldCounts, type KnownField };
 /** A listing with more distinct unknown names than this is hostile or broken; the rest are not named. */
 export const MAX_UNKNOWN_FIELDS = 1000;
 
-
 /**
  * `counter.tally(0, record.id) + counter.tally(1, record.wpi) + ...`, one term per catalogue field
  * in KNOWN_FIELDS order: the hand-unrolled form's speed (the names are trusted identifiers,
  * checked by src/fields.ts), without a second list of the fields to keep in step.
  */
-const tallyKnown = new Function('counter', 'record', `return ${KNOWN_FIELDS.map((name, i) => `counter.tally(${i}, record.${name})`).join(' + ')};`) as (
-  counter: FieldCounter,
-  record: object,
-) => number;
+const tallyKnown = new Function(
+  'counter',
+  'record',
+  `return ${KNOWN_FIELDS.map((name, i) => `counter.tally(${i}, record.${name})`).join(' + ')};`,
+) as (counter: FieldCounter, record: object) => number;
 
 /**
  * Counts on the hot path (every record of a 1M listing) without allocating: the known fields are
@@ -119,7 +119,11 @@ export class FieldCounter {
 
   /** Each counted unknown field (its name as shown): the records that have it, and the kinds of its values seen (0 when only nulls). */
   unknownFields(): Array<{ name: string; records: number; kinds: number }> {
-    return [...this.unknown].map(([name, slot]) => ({ name, records: this.unknownRecords[slot]!, kinds: this.unknownKinds[slot]! }));
+    return [...this.unknown].map(([name, slot]) => ({
+      name,
+      records: this.unknownRecords[slot]!,
+      kinds: this.unknownKinds[slot]!,
+    }));
   }
 
   /** Unknown field names as shown (field-name.ts), sorted. */

@@ -77,7 +77,15 @@ export class CopyWriter {
    * answers true, or writes nothing and answers false when the record is not one it is sure of.
    * `hash` is its two fingerprint halves and its shape (0: none, null in the table).
    */
-  write(b: Buffer, start: number, end: number, fields: RecordFields, position: number, byteOffset: number, hash: Int32Array): boolean {
+  write(
+    b: Buffer,
+    start: number,
+    end: number,
+    fields: RecordFields,
+    position: number,
+    byteOffset: number,
+    hash: Int32Array,
+  ): boolean {
     if ((fields.present & REQUIRED) !== REQUIRED) return false;
     const suffix = this.rowSuffix;
     const worst = this.o + 2 * (end - start) + DECIMAL_COUNT * (MAX_DIGITS + 3) + 128 + (suffix?.length ?? 0);
@@ -256,7 +264,15 @@ function date(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
   s++;
   e--;
   if (s === e) return writeNull(out, o);
-  if (e - s < 10 || !digits(b, s, 4) || b[s + 4] !== 0x2d || !digits(b, s + 5, 2) || b[s + 7] !== 0x2d || !digits(b, s + 8, 2)) return -1;
+  if (
+    e - s < 10 ||
+    !digits(b, s, 4) ||
+    b[s + 4] !== 0x2d ||
+    !digits(b, s + 5, 2) ||
+    b[s + 7] !== 0x2d ||
+    !digits(b, s + 8, 2)
+  )
+    return -1;
   if (e - s > 10 && !timeOfDay(b, s + 10, e)) return -1;
   const year = num(b, s, 4);
   const month = num(b, s + 5, 2);

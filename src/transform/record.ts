@@ -20,7 +20,8 @@ export interface FieldError {
  * and `id`, the canonical id, only when the id itself is valid: that id's live row is then kept as
  * its last valid version (README, "Data safety").
  */
-export type RecordResult = { ok: true; row: Row } | { ok: false; recordId: string | null; id: string | null; errors: FieldError[] };
+export type RecordResult =
+  { ok: true; row: Row } | { ok: false; recordId: string | null; id: string | null; errors: FieldError[] };
 
 /** NUL cannot be stored in PostgreSQL text; an unpaired surrogate would be silently replaced (U+FFFD) on encoding. */
 const NUL = '\u0000';
@@ -44,12 +45,15 @@ export function normalizeWpi(input: unknown): Result<string> {
  * null and "required"); without it zod reports absent keys itself ("expected nonoptional").
  */
 function field<T>(normalize: (input: unknown) => Result<T>) {
-  return z.unknown().optional().transform((input, ctx): T => {
-    const result = normalize(input);
-    if (result.ok) return result.value;
-    ctx.addIssue({ code: 'custom', message: result.message });
-    return z.NEVER;
-  });
+  return z
+    .unknown()
+    .optional()
+    .transform((input, ctx): T => {
+      const result = normalize(input);
+      if (result.ok) return result.value;
+      ctx.addIssue({ code: 'custom', message: result.message });
+      return z.NEVER;
+    });
 }
 
 /** Each kind's normalizer: the rule that the catalogue's kind names (src/fields.ts). */
@@ -60,10 +64,14 @@ const NORMALIZE_KIND = {
   date: normalizeDate,
 } as const satisfies Record<FieldKind, (input: unknown) => Result<unknown>>;
 /** Each known field's normalizer, in catalogue order (the order of zod's issues). */
-const CHECKS: ReadonlyArray<readonly [KnownField, (input: unknown) => Result<unknown>]> = FIELDS.map((f) => [f.name, NORMALIZE_KIND[f.kind]] as const);
+const CHECKS: ReadonlyArray<readonly [KnownField, (input: unknown) => Result<unknown>]> = FIELDS.map(
+  (f) => [f.name, NORMALIZE_KIND[f.kind]] as const,
+);
 
 /** The known fields; others are stripped (and counted by name, see field-counts.ts). */
-export const recordSchema = z.object(Object.fromEntries(CHECKS.map(([name, normalize]) => [name, field(normalize)])) as unknown as RecordShape);
+export const recordSchema = z.object(
+  Object.fromEntries(CHECKS.map(([name, normalize]) => [name, field(normalize)])) as unknown as RecordShape,
+);
 /** Each field's zod type by name (Object.fromEntries loses the names): its output is the Row's type. */
 type RecordShape = { [K in KnownField]: ReturnType<typeof field<Row[K]>> };
 
@@ -81,7 +89,8 @@ function readableId(input: unknown): string | null {
 const NOT_AN_OBJECT: FieldError[] = [{ path: '', message: 'record is not a JSON object' }];
 
 export function transformRecord(value: unknown): RecordResult {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, recordId: null, id: null, errors: NOT_AN_OBJECT };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, recordId: null, id: null, errors: NOT_AN_OBJECT };
   const record = value as Record<string, unknown>;
   // A record without a required field (id, wpi) is rejected for sure: its reasons are found
   // without zod, whose failure path (issue objects, a ZodError) costs ~10 µs a record, which a
@@ -89,7 +98,10 @@ export function transformRecord(value: unknown): RecordResult {
   if (lacksRequired(record)) return rejected(record, fieldErrors(record));
   const parsed = recordSchema.safeParse(record);
   if (parsed.success) return { ok: true, row: parsed.data };
-  return rejected(record, parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
+  return rejected(
+    record,
+    parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+  );
 }
 
 function rejected(record: Record<string, unknown>, errors: FieldError[]): RecordResult {

@@ -19,7 +19,9 @@ export function quote(text: string): string {
   if (text.length <= QUOTE_LIMIT) return JSON.stringify(text);
   // 2 * limit + 1 code units always hold more than `limit` code points when the text is longer.
   const points = Array.from(text.slice(0, QUOTE_LIMIT * 2 + 1));
-  return points.length <= QUOTE_LIMIT ? JSON.stringify(text) : `${JSON.stringify(points.slice(0, QUOTE_LIMIT).join(''))}…`;
+  return points.length <= QUOTE_LIMIT
+    ? JSON.stringify(text)
+    : `${JSON.stringify(points.slice(0, QUOTE_LIMIT).join(''))}…`;
 }
 
 /** JSON-ish name of a value's type, for "expected X, got <kind>" messages. */

@@ -16,7 +16,9 @@ export interface Baseline {
 }
 
 /** The baseline from a sync_runs row; a run from before field counts has only its unknown_fields. */
-export function baselineOf(run: { id: string; field_counts: FieldCounts | null; unknown_fields: string[] | null } | undefined): Baseline | undefined {
+export function baselineOf(
+  run: { id: string; field_counts: FieldCounts | null; unknown_fields: string[] | null } | undefined,
+): Baseline | undefined {
   if (!run) return undefined;
   const names = run.field_counts ? Object.keys(run.field_counts.unknown ?? {}) : (run.unknown_fields ?? []);
   // A run of an older version stored a long name whole: compared as it is shown now (field-name.ts).
@@ -52,7 +54,11 @@ export interface Disappeared {
  * With `extraFields` (SYNC_EXTRA_FIELDS=keep), the fields outside the catalogue are guarded too:
  * one that the baseline saw in at least half its records must not vanish silently either.
  */
-export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts, { extraFields = false } = {}): Disappeared[] {
+export function findDisappeared(
+  baseline: Baseline | undefined,
+  now: FieldCounts,
+  { extraFields = false } = {},
+): Disappeared[] {
   const before = baseline?.counts;
   if (!before || !(before.records > 0) || now.records === 0) return [];
   const found: Disappeared[] = [];
@@ -67,7 +73,13 @@ export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts
     if (is.present === 0 && presentBefore >= EXPECTED_SHARE) [kind, share] = ['missing', presentBefore];
     else if (is.non_null === 0 && valuedBefore >= EXPECTED_SHARE) [kind, share] = ['empty', valuedBefore];
     if (kind === undefined) continue;
-    found.push({ field, kind, before: share, presentNow: is.present / now.records, renames: similarNewFields(baseline!, now, share) });
+    found.push({
+      field,
+      kind,
+      before: share,
+      presentNow: is.present / now.records,
+      renames: similarNewFields(baseline!, now, share),
+    });
   }
   // A listing that named too many unknown fields to count them all proves no absence.
   if (!extraFields || now.unknown_truncated) return found;
@@ -77,7 +89,13 @@ export function findDisappeared(baseline: Baseline | undefined, now: FieldCounts
     // A kept field that this release added to the catalogue (docs/internals.md, "Adding a field"):
     // present among the known fields now, not gone.
     if (isKnownField(field) && (now.fields[field as KnownField]?.present ?? 0) > 0) continue;
-    found.push({ field, kind: 'missing', before: share, presentNow: 0, renames: similarNewFields(baseline!, now, share) });
+    found.push({
+      field,
+      kind: 'missing',
+      before: share,
+      presentNow: 0,
+      renames: similarNewFields(baseline!, now, share),
+    });
   }
   return found;
 }
@@ -112,11 +130,12 @@ export interface NewField {
  */
 export function describeNewField(f: NewField): string {
   const name = shownName(f.name);
-  const where = f.kept === undefined
-    ? 'not loaded'
-    : f.kept.shownAs !== null
-      ? `kept in extra_fields, shown as ${f.kept.shownAs}`
-      : `kept in extra_fields only${f.kept.note === null ? '' : ` (${f.kept.note})`}`;
+  const where =
+    f.kept === undefined
+      ? 'not loaded'
+      : f.kept.shownAs !== null
+        ? `kept in extra_fields, shown as ${f.kept.shownAs}`
+        : `kept in extra_fields only${f.kept.note === null ? '' : ` (${f.kept.note})`}`;
   return `new field ${name} in ${f.count} records: ${where}`;
 }
 
@@ -131,7 +150,9 @@ export function listNewFields(fields: readonly NewField[]): string[] {
   // The fields not named may be the ones without a column (the cap): say so, and why.
   const only = rest.filter((f) => f.kept !== undefined && f.kept.shownAs === null);
   const why = [...new Set(only.map((f) => f.kept!.note).filter((n) => n !== null))];
-  lines.push(`and ${rest.length} more new fields${only.length === 0 ? '' : `, ${only.length} of them kept in extra_fields only (${why.join('; ')})`}`);
+  lines.push(
+    `and ${rest.length} more new fields${only.length === 0 ? '' : `, ${only.length} of them kept in extra_fields only (${why.join('; ')})`}`,
+  );
   return lines;
 }
 
@@ -154,7 +175,8 @@ export function describeDisappeared(found: readonly Disappeared[], baselineRunId
         ? `${d.field} is missing from all ${records} records (present in ${share(d.before)} of run ${baselineRunId}'s)`
         : `${d.field} has no value in any of the ${records} records (present in ${share(d.presentNow)}, but null or empty; it had a value in ${share(d.before)} of run ${baselineRunId}'s)`;
     if (d.renames.length === 0) return what;
-    if (d.renames.length === 1) return `${what}; a new field ${d.renames[0]!.name} appeared in ${d.renames[0]!.count} records — the upstream may have renamed it`;
+    if (d.renames.length === 1)
+      return `${what}; a new field ${d.renames[0]!.name} appeared in ${d.renames[0]!.count} records — the upstream may have renamed it`;
     return `${what}; new fields ${listCounts(d.renames)} appeared with a similar count — the upstream may have renamed it`;
   });
   return parts.join('; ');
@@ -165,7 +187,11 @@ export function describeDisappeared(found: readonly Disappeared[], baselineRunId
  * `extraFields`, what accepting it does to the fields: a field of the catalogue loads as NULL, and
  * the values of a new field (a likely rename) are kept in extra_fields.
  */
-export function schemaChangeRefusal(description: string, found: readonly Disappeared[] = [], { extraFields = false } = {}): string {
+export function schemaChangeRefusal(
+  description: string,
+  found: readonly Disappeared[] = [],
+  { extraFields = false } = {},
+): string {
   const accept = 'If the change is intended, run again with --accept-schema-change';
   if (!extraFields) return `${description}. Nothing was loaded. ${accept}.`;
   const known = found.filter((d) => (GUARDED_FIELDS as readonly string[]).includes(d.field)).map((d) => d.field);
@@ -181,9 +207,15 @@ export function schemaChangeRefusal(description: string, found: readonly Disappe
  * Why a listing was rejected, for the reject-ratio guard: "id: required (3016); new fields in
  * this listing: record_id (3016)".
  */
-export function explainRejects(reasons: ReadonlyArray<{ reason: string; count: number }>, added: ReadonlyArray<{ name: string; count: number }>): string {
+export function explainRejects(
+  reasons: ReadonlyArray<{ reason: string; count: number }>,
+  added: ReadonlyArray<{ name: string; count: number }>,
+): string {
   const parts = reasons.map((r) => `${r.reason} (${r.count})`);
-  if (added.length > 0) parts.push(`new fields in this listing: ${listCounts(added.slice(0, 5))}${added.length > 5 ? ` and ${added.length - 5} more` : ''}`);
+  if (added.length > 0)
+    parts.push(
+      `new fields in this listing: ${listCounts(added.slice(0, 5))}${added.length > 5 ? ` and ${added.length - 5} more` : ''}`,
+    );
   return parts.join('; ');
 }
 

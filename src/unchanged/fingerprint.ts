@@ -56,19 +56,21 @@ export function fingerprint(b: Uint8Array, start: number, end: number, out: Int3
   let i = start;
   for (; i < blocksEnd; i += 16) {
     h1 ^= Math.imul(rotl(Math.imul(dv.getInt32(i, true), C1), 15), C2);
-    h1 = (Math.imul(((rotl(h1, 19) + h2) | 0), 5) + 0x561ccd1b) | 0;
+    h1 = (Math.imul((rotl(h1, 19) + h2) | 0, 5) + 0x561ccd1b) | 0;
     h2 ^= Math.imul(rotl(Math.imul(dv.getInt32(i + 4, true), C2), 16), C3);
-    h2 = (Math.imul(((rotl(h2, 17) + h3) | 0), 5) + 0x0bcaa747) | 0;
+    h2 = (Math.imul((rotl(h2, 17) + h3) | 0, 5) + 0x0bcaa747) | 0;
     h3 ^= Math.imul(rotl(Math.imul(dv.getInt32(i + 8, true), C3), 17), C4);
-    h3 = (Math.imul(((rotl(h3, 15) + h4) | 0), 5) + (0x96cd1c35 | 0)) | 0;
+    h3 = (Math.imul((rotl(h3, 15) + h4) | 0, 5) + (0x96cd1c35 | 0)) | 0;
     h4 ^= Math.imul(rotl(Math.imul(dv.getInt32(i + 12, true), C4), 18), C1);
-    h4 = (Math.imul(((rotl(h4, 13) + h1) | 0), 5) + 0x32ac3b17) | 0;
+    h4 = (Math.imul((rotl(h4, 13) + h1) | 0, 5) + 0x32ac3b17) | 0;
   }
   // The last 0-15 bytes, lane by lane, as MurmurHash3 does (no rotation of h between them).
   const rem = len & 15;
   if (rem > 12) h4 ^= Math.imul(rotl(Math.imul(tailWord(b, i + 12, rem - 12), C4), 18), C1);
-  if (rem > 8) h3 ^= Math.imul(rotl(Math.imul(rem >= 12 ? dv.getInt32(i + 8, true) : tailWord(b, i + 8, rem - 8), C3), 17), C4);
-  if (rem > 4) h2 ^= Math.imul(rotl(Math.imul(rem >= 8 ? dv.getInt32(i + 4, true) : tailWord(b, i + 4, rem - 4), C2), 16), C3);
+  if (rem > 8)
+    h3 ^= Math.imul(rotl(Math.imul(rem >= 12 ? dv.getInt32(i + 8, true) : tailWord(b, i + 8, rem - 8), C3), 17), C4);
+  if (rem > 4)
+    h2 ^= Math.imul(rotl(Math.imul(rem >= 8 ? dv.getInt32(i + 4, true) : tailWord(b, i + 4, rem - 4), C2), 16), C3);
   if (rem > 0) h1 ^= Math.imul(rotl(Math.imul(rem >= 4 ? dv.getInt32(i, true) : tailWord(b, i, rem), C1), 15), C2);
   h1 ^= len;
   h2 ^= len;

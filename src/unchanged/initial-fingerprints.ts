@@ -84,7 +84,12 @@ export class InitialFingerprints {
    * `replaced` names, for the caller to settle; their fingerprint is stored meanwhile and replaced
    * with the winner's (saveSettled) if a later copy wins.
    */
-  async store(client: PoolClient, xmin: number, replaced: ((id: number) => boolean) | undefined, log?: Logger): Promise<FileCopy[]> {
+  async store(
+    client: PoolClient,
+    xmin: number,
+    replaced: ((id: number) => boolean) | undefined,
+    log?: Logger,
+  ): Promise<FileCopy[]> {
     this.rotate();
     await this.file.close();
     await timedQuery(client, 'clear', SQL.clear, undefined, log);
@@ -121,7 +126,12 @@ function newBatch(): Int32Array {
 }
 
 /** The file's records as binary COPY tuples for (id, hash, row_xmin, shape), read in 1 MiB chunks. */
-async function* encode(path: string, xmin: number, replaced: ((id: number) => boolean) | undefined, found: FileCopy[]): AsyncGenerator<Buffer> {
+async function* encode(
+  path: string,
+  xmin: number,
+  replaced: ((id: number) => boolean) | undefined,
+  found: FileCopy[],
+): AsyncGenerator<Buffer> {
   yield HEADER;
   let carry = Buffer.alloc(0);
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {

@@ -75,7 +75,6 @@ export class LiveRowFile {
     return this.sealed || id <= this.lastFindable;
   }
 
-
   /** Where the row `find` last found is among all rows (-1 before any). */
   get position(): number {
     return this.block === undefined ? -1 : this.block.no * this.geometry.blockRows + this.k;
@@ -241,7 +240,7 @@ export class LiveRowFile {
   private read(no: number, into: Block): Block {
     const bytes = into.bytes;
     const at = no * bytes.length;
-    for (let done = 0; done < bytes.length; ) {
+    for (let done = 0; done < bytes.length;) {
       const n = readSync(this.fd!, bytes, done, bytes.length - done, at + done);
       if (n === 0) throw new Error(`live-row file ended at byte ${at + done}, inside block ${no}`);
       done += n;
@@ -259,7 +258,7 @@ export class LiveRowFile {
     const from = whole ? 0 : b.marksAt;
     const at = b.no * b.bytes.length + from;
     const bytes = b.bytes.subarray(from);
-    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd!, bytes, done, bytes.length - done, at + done);
+    for (let done = 0; done < bytes.length;) done += writeSync(this.fd!, bytes, done, bytes.length - done, at + done);
     this.onDisk[b.no] = 1;
     if (b.dirty) this.marksOnDisk[b.no] = 1;
     b.dirty = false;

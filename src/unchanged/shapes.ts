@@ -86,7 +86,11 @@ export class ShapeBook {
    */
   numberOf(record: RecordShape, kinds: Int32Array, plain: boolean): number {
     const last = this.last;
-    if (last !== undefined && sameShape(last, record.present, record.nonNull, record.unknownNames, kinds, record.unknownCount)) return last.number;
+    if (
+      last !== undefined &&
+      sameShape(last, record.present, record.nonNull, record.unknownNames, kinds, record.unknownCount)
+    )
+      return last.number;
     const number = this.number(record, kinds, plain);
     if (number !== 0) this.last = this.shapes.get(number);
     return number;
@@ -120,7 +124,8 @@ export class ShapeBook {
     // A shape held already: found by its masks, without describing the record.
     const bucket = this.byMasks.get(record.present * 2147483648 + record.nonNull);
     if (bucket !== undefined) {
-      for (const s of bucket) if (sameShape(s, record.present, record.nonNull, record.unknownNames, valueKinds, count)) return s.number;
+      for (const s of bucket)
+        if (sameShape(s, record.present, record.nonNull, record.unknownNames, valueKinds, count)) return s.number;
     }
     const names = record.unknownNames.slice(0, count);
     const kinds = Array.from(valueKinds.subarray(0, count));
@@ -129,7 +134,15 @@ export class ShapeBook {
     const shape = this.numberFor(description);
     // Its number held by another description (not found by its masks above): it gets none.
     if (this.shapes.has(shape) || this.shapes.size >= MAX_SHAPES) return 0;
-    this.add({ number: shape, present: record.present, nonNull: record.nonNull, names, kinds, slotsOf: undefined, slots: [] });
+    this.add({
+      number: shape,
+      present: record.present,
+      nonNull: record.nonNull,
+      names,
+      kinds,
+      slotsOf: undefined,
+      slots: [],
+    });
     this.added.push({ shape, description });
     return shape;
   }
@@ -160,13 +173,28 @@ function parse(number: number, description: string): Shape | undefined {
       names.push(member[0]);
       kinds.push(member[1] as number);
     }
-    return { number, present: present as number, nonNull: nonNull as number, names, kinds, slotsOf: undefined, slots: [] };
+    return {
+      number,
+      present: present as number,
+      nonNull: nonNull as number,
+      names,
+      kinds,
+      slotsOf: undefined,
+      slots: [],
+    };
   } catch {
     return undefined;
   }
 }
 
-function sameShape(s: Shape, present: number, nonNull: number, names: readonly string[], kinds: ArrayLike<number>, count: number): boolean {
+function sameShape(
+  s: Shape,
+  present: number,
+  nonNull: number,
+  names: readonly string[],
+  kinds: ArrayLike<number>,
+  count: number,
+): boolean {
   if (s.present !== present || s.nonNull !== nonNull || s.names.length !== count) return false;
   for (let u = 0; u < count; u++) if (s.names[u] !== names[u] || s.kinds[u] !== kinds[u]) return false;
   return true;

@@ -29,7 +29,14 @@ import type { Logger } from '../log.js';
 import { fingerprint } from './fingerprint.js';
 import { LiveRowFile } from './live-file.js';
 import { ShapeBook } from './shapes.js';
-import { readLiveRows, saveFingerprints, type LiveCounts, type LiveRead, type LiveRows, type ReadOptions } from './store.js';
+import {
+  readLiveRows,
+  saveFingerprints,
+  type LiveCounts,
+  type LiveRead,
+  type LiveRows,
+  type ReadOptions,
+} from './store.js';
 import { programTrustKey, type TrustKey } from './trust-key.js';
 
 /** Ids with more digits than this are kept in a Map (exact as text); they are never skipped. */
@@ -101,14 +108,23 @@ export class UnchangedShortcut {
    * of its own, so that the caller can start it while the listing downloads; resolves once the
    * read has begun. The rows can be found as they come.
    */
-  static async prepare(pool: Pool, signal: AbortSignal, options: ReadOptions, key: TrustKey = programTrustKey()): Promise<UnchangedShortcut> {
+  static async prepare(
+    pool: Pool,
+    signal: AbortSignal,
+    options: ReadOptions,
+    key: TrustKey = programTrustKey(),
+  ): Promise<UnchangedShortcut> {
     const stopper = new AbortController();
     const { rows, shapes, done } = await readLiveRows(pool, AbortSignal.any([signal, stopper.signal]), options);
     return new UnchangedShortcut(rows, done, key, new ShapeBook(shapes), () => stopper.abort());
   }
 
   /** A shortcut over the given live rows, read or being read elsewhere (a test's), and the shapes their fingerprints were stored with. */
-  static over(live: LiveRows | LiveRead, key: TrustKey = programTrustKey(), shapes = new ShapeBook()): UnchangedShortcut {
+  static over(
+    live: LiveRows | LiveRead,
+    key: TrustKey = programTrustKey(),
+    shapes = new ShapeBook(),
+  ): UnchangedShortcut {
     if ('done' in live) return new UnchangedShortcut(live.rows, live.done, key, shapes);
     const { rows, ...counts } = live;
     return new UnchangedShortcut(rows, counts, key, shapes);
@@ -116,7 +132,10 @@ export class UnchangedShortcut {
 
   /** A shortcut over no rows (nothing is skipped, every record fingerprinted): for a run without a database. */
   static empty(key: TrustKey = programTrustKey()): UnchangedShortcut {
-    return UnchangedShortcut.over({ rows: LiveRowFile.empty(), bigIds: [], vouched: 0, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, key);
+    return UnchangedShortcut.over(
+      { rows: LiveRowFile.empty(), bigIds: [], vouched: 0, stale: 0, unknown: 0, orphans: 0, storedBy: undefined },
+      key,
+    );
   }
 
   /** The read is over. */
@@ -175,10 +194,19 @@ export class UnchangedShortcut {
       return `unchanged-record shortcut off: the program changed${since}: every record compared, fingerprints stored again`;
     }
     const parts: string[] = [];
-    if (live.stale > 0) parts.push(`${live.stale} row${live.stale === 1 ? ' was' : 's were'} changed outside a sync run${since}: compared`);
-    if (live.unknown > 0) parts.push(`${live.unknown} live row${live.unknown === 1 ? ' has' : 's have'} no fingerprint: compared`);
-    if (live.orphans > 0) parts.push(`${live.orphans} fingerprint${live.orphans === 1 ? '' : 's'} of rows no longer live (deleted outside a sync run): dropped`);
-    return parts.length === 0 ? undefined : `unchanged-record shortcut trusts ${live.vouched} of ${this.liveBefore} live rows: ${parts.join('; ')}`;
+    if (live.stale > 0)
+      parts.push(
+        `${live.stale} row${live.stale === 1 ? ' was' : 's were'} changed outside a sync run${since}: compared`,
+      );
+    if (live.unknown > 0)
+      parts.push(`${live.unknown} live row${live.unknown === 1 ? ' has' : 's have'} no fingerprint: compared`);
+    if (live.orphans > 0)
+      parts.push(
+        `${live.orphans} fingerprint${live.orphans === 1 ? '' : 's'} of rows no longer live (deleted outside a sync run): dropped`,
+      );
+    return parts.length === 0
+      ? undefined
+      : `unchanged-record shortcut trusts ${live.vouched} of ${this.liveBefore} live rows: ${parts.join('; ')}`;
   }
 
   /** Logs why it could not trust every live row, when it could not (once they are all read). */
@@ -225,7 +253,14 @@ export class UnchangedShortcut {
    */
   known(b: Uint8Array, start: number, end: number): number {
     // `{"id":` then 1-15 digits and a ','.
-    if (b[start + 1] !== 0x22 || b[start + 2] !== 0x69 || b[start + 3] !== 0x64 || b[start + 4] !== 0x22 || b[start + 5] !== 0x3a) return 0;
+    if (
+      b[start + 1] !== 0x22 ||
+      b[start + 2] !== 0x69 ||
+      b[start + 3] !== 0x64 ||
+      b[start + 4] !== 0x22 ||
+      b[start + 5] !== 0x3a
+    )
+      return 0;
     let id = 0;
     let i = start + 6;
     const last = start + 6 + SMALL_ID_DIGITS;
@@ -302,8 +337,21 @@ export class UnchangedShortcut {
    * Before commit: the fingerprints of the rows this run wrote, under this build's trust key
    * (`copied`: a first load COPYed them already, see initial-fingerprints.ts; only the build is recorded).
    */
-  async save(client: PoolClient, run: { runId: string; initialLoad: boolean; copied?: boolean }, log?: Logger): Promise<void> {
-    await saveFingerprints(client, { ...run, trustKey: this.key.key, orphans: this.found().orphans, shapes: { stored: this.shapes.stored, added: this.shapes.newShapes } }, log);
+  async save(
+    client: PoolClient,
+    run: { runId: string; initialLoad: boolean; copied?: boolean },
+    log?: Logger,
+  ): Promise<void> {
+    await saveFingerprints(
+      client,
+      {
+        ...run,
+        trustKey: this.key.key,
+        orphans: this.found().orphans,
+        shapes: { stored: this.shapes.stored, added: this.shapes.newShapes },
+      },
+      log,
+    );
   }
 
   /** Stops the read if it is still going, and closes the live-row file once it is over (before the run's temp directory goes). */

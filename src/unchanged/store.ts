@@ -115,7 +115,10 @@ export async function readLiveRows(pool: Pool, signal: AbortSignal, options: Rea
       await client.query('COMMIT');
       const rows = await writer.finish();
       const counts = reader.counts();
-      log?.debug({ statement: 'copy_live_out', rows: rows.rows + reader.bigIds.length, ms: Date.now() - started }, 'statement done');
+      log?.debug(
+        { statement: 'copy_live_out', rows: rows.rows + reader.bigIds.length, ms: Date.now() - started },
+        'statement done',
+      );
       return {
         bigIds: reader.bigIds,
         ...counts,
@@ -140,7 +143,14 @@ export async function readLiveRows(pool: Pool, signal: AbortSignal, options: Rea
  */
 export async function saveFingerprints(
   client: PoolClient,
-  run: { runId: string; trustKey: string; initialLoad: boolean; orphans: number; copied?: boolean; shapes: { stored: number; added: readonly StoredShape[] } },
+  run: {
+    runId: string;
+    trustKey: string;
+    initialLoad: boolean;
+    orphans: number;
+    copied?: boolean;
+    shapes: { stored: number; added: readonly StoredShape[] };
+  },
   log?: Logger,
 ): Promise<void> {
   const timed = (name: keyof typeof SQL, params?: unknown[]) => timedQuery(client, name, SQL[name], params, log);
@@ -158,7 +168,10 @@ export async function saveFingerprints(
     const order = (await timed('fingerprint_order')).rows[0] as { correlation: number | null } | undefined;
     if (order?.correlation != null && order.correlation < MIN_ORDER) {
       await timed('cluster_fingerprints');
-      log?.info({ correlation: Number(order.correlation.toFixed(3)) }, 'fingerprints rewritten in id order, for the next runs\' read of the live rows');
+      log?.info(
+        { correlation: Number(order.correlation.toFixed(3)) },
+        "fingerprints rewritten in id order, for the next runs' read of the live rows",
+      );
     }
   }
   const { added, stored } = run.shapes;
@@ -200,7 +213,7 @@ class LiveRowReader implements CopyOutSink {
 
   /** After the COPY: it ended with its trailer, nothing after. */
   end(): void {
-    if (!this.ended || this.carry.length > 0) throw new Error('the live rows\' COPY ended before its trailer');
+    if (!this.ended || this.carry.length > 0) throw new Error("the live rows' COPY ended before its trailer");
   }
 
   /** Takes the whole rows of b[i, end); returns where the first incomplete one starts. */
@@ -235,9 +248,13 @@ class LiveRowReader implements CopyOutSink {
       this.trust[b.readInt16BE(trustAt + 4)]!++;
       // 0/0 never matches: the fingerprint function never gives it (see fingerprint.ts).
       if (idHi >= 0 && id < 1e15) {
-        this.rows.add(id, hashLength < 0 ? 0 : b.readInt32BE(i + 18), hashLength < 0 ? 0 : b.readInt32BE(i + 22), shapeLength < 0 ? 0 : b.readInt32BE(shapeAt + 4));
-      }
-      else this.bigIds.push(b.readBigInt64BE(i + 6).toString());
+        this.rows.add(
+          id,
+          hashLength < 0 ? 0 : b.readInt32BE(i + 18),
+          hashLength < 0 ? 0 : b.readInt32BE(i + 22),
+          shapeLength < 0 ? 0 : b.readInt32BE(shapeAt + 4),
+        );
+      } else this.bigIds.push(b.readBigInt64BE(i + 6).toString());
       i += size;
     }
     return i;

@@ -39,7 +39,9 @@ function keyOf(hex: string): TrustKey {
 
 function listFiles(dir: string): string[] {
   const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  )) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...listFiles(path));
     else if (entry.isFile()) out.push(path);
@@ -56,8 +58,15 @@ const cached = new Map<string, TrustKey>();
  * `drop` has no extra_fields, so its fingerprint must not vouch for it under `keep`, and back).
  */
 export function programTrustKey(extraFields: 'keep' | 'drop' = 'keep'): TrustKey {
-  program ??= trustKeyOf([CODE_ROOT, SQL_DIR], [join(PACKAGE_ROOT, 'package.json'), join(PACKAGE_ROOT, 'package-lock.json')]).key;
+  program ??= trustKeyOf(
+    [CODE_ROOT, SQL_DIR],
+    [join(PACKAGE_ROOT, 'package.json'), join(PACKAGE_ROOT, 'package-lock.json')],
+  ).key;
   let key = cached.get(extraFields);
-  if (key === undefined) cached.set(extraFields, (key = keyOf(createHash('sha256').update(`${program}\0extra_fields=${extraFields}`).digest('hex'))));
+  if (key === undefined)
+    cached.set(
+      extraFields,
+      (key = keyOf(createHash('sha256').update(`${program}\0extra_fields=${extraFields}`).digest('hex'))),
+    );
   return key;
 }

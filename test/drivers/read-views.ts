@@ -19,9 +19,17 @@ export interface DriverOutput {
 /** Runs read_views.py with `python` through `driver` against the test schema and its BI views. */
 export async function readViews(python: string, driver: 'odbc' | 'psycopg2', db: TestDb): Promise<DriverOutput> {
   const c = connectionParts(db.url);
-  const stdout = await runProgram(python, [join(ROOT, 'test', 'drivers', 'read_views.py'), driver, `${db.schema}_bi`, db.schema], {
-    PGHOST: c.host, PGPORT: c.port, PGDATABASE: c.database, PGUSER: c.user, PGPASSWORD: c.password,
-  });
+  const stdout = await runProgram(
+    python,
+    [join(ROOT, 'test', 'drivers', 'read_views.py'), driver, `${db.schema}_bi`, db.schema],
+    {
+      PGHOST: c.host,
+      PGPORT: c.port,
+      PGDATABASE: c.database,
+      PGUSER: c.user,
+      PGPASSWORD: c.password,
+    },
+  );
   return JSON.parse(stdout) as DriverOutput;
 }
 
@@ -29,7 +37,11 @@ export async function readViews(python: string, driver: 'odbc' | 'psycopg2', db:
  * id -> the decimal columns (and overflow_columns, when present) as exact text. A decimal cell must
  * have arrived as a Decimal: a float or text there would fail the comparison.
  */
-export function decimalsById(result: DriverResult, withVersion = false, decimals: readonly string[] = BI_DECIMALS): Record<string, Record<string, string | null>> {
+export function decimalsById(
+  result: DriverResult,
+  withVersion = false,
+  decimals: readonly string[] = BI_DECIMALS,
+): Record<string, Record<string, string | null>> {
   const index = (name: string) => result.columns.findIndex((c) => c.name === name);
   const out: Record<string, Record<string, string | null>> = {};
   for (const row of result.rows) {

@@ -18,15 +18,25 @@ describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
     const c = connectionParts(fx.db.url);
     const stdout = await runProgram(
       'java',
-      ['-cp', PGJDBC_JAR, join(ROOT, 'test', 'drivers', 'BiJdbc.java'), `jdbc:postgresql://${c.host}:${c.port}/${c.database}`, c.user, `${fx.db.schema}_bi`],
+      [
+        '-cp',
+        PGJDBC_JAR,
+        join(ROOT, 'test', 'drivers', 'BiJdbc.java'),
+        `jdbc:postgresql://${c.host}:${c.port}/${c.database}`,
+        c.user,
+        `${fx.db.schema}_bi`,
+      ],
       { PGPASSWORD: c.password },
     );
-    lines = stdout.trim().split('\n').map((l) => l.split('\t'));
+    lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
   }, 240_000);
 
   const facts = (kind: string, view: string) => lines.filter((l) => l[0] === kind && l[1] === view);
 
-  it('ResultSetMetaData: every decimal column is (28, S), the new upstream field\'s too', () => {
+  it("ResultSetMetaData: every decimal column is (28, S), the new upstream field's too", () => {
     for (const view of ['reconciliation', 'reconciliation_history']) {
       const decimals = facts('COLUMN', view).filter((l) => l[3] === 'numeric');
       expect(decimals.map((l) => [l[2], l[4], l[5]])).toEqual(BI_DECIMALS.map((c) => [c, '28', String(SCALE)]));
@@ -39,10 +49,15 @@ describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
       (rows[row!] ??= {})[column!] = value === '\\N' ? null : value!;
     }
     const byId = Object.fromEntries(
-      Object.values(rows).map((r) => [r.id!, Object.fromEntries([...BI_DECIMALS, 'overflow_columns'].map((c) => [c, r[c]]))]),
+      Object.values(rows).map((r) => [
+        r.id!,
+        Object.fromEntries([...BI_DECIMALS, 'overflow_columns'].map((c) => [c, r[c]])),
+      ]),
     );
     expect(byId).toEqual(BI);
-    const history = facts('VALUE', 'reconciliation_history').filter((l) => l[3] === 'vintage_make').map((l) => l[4]);
+    const history = facts('VALUE', 'reconciliation_history')
+      .filter((l) => l[3] === 'vintage_make')
+      .map((l) => l[4]);
     expect(history).toContain(BI_CLOSED_V1.vintage_make);
     expect(history).toHaveLength(6);
   });
@@ -53,7 +68,9 @@ describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
       expect(remarks.length).toBe(facts('COLUMN', view).length + 1);
       expect(remarks.filter((l) => !l[3] || l[3] === 'null')).toEqual([]);
     }
-    expect(facts('REMARKS', 'reconciliation').find((l) => l[2] === 'inventory_sales')![3]).toContain(`numeric(28,${SCALE})`);
+    expect(facts('REMARKS', 'reconciliation').find((l) => l[2] === 'inventory_sales')![3]).toContain(
+      `numeric(28,${SCALE})`,
+    );
   });
 
   it('the freshness view answers through the driver', () => {

@@ -10,7 +10,11 @@ import { describeWithDriver, findPython } from '../support/drivers.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { type DriverOutput, decimalsById, readViews } from '../drivers/read-views.js';
 
-const probe = findPython('pyodbc', "assert 'PostgreSQL Unicode' in pyodbc.drivers(), 'psqlODBC not registered'", 'python3-pyodbc odbc-postgresql unixodbc');
+const probe = findPython(
+  'pyodbc',
+  "assert 'PostgreSQL Unicode' in pyodbc.drivers(), 'psqlODBC not registered'",
+  'python3-pyodbc odbc-postgresql unixodbc',
+);
 
 describeWithDriver('psqlODBC reads the BI views', 'missing' in probe ? probe.missing : undefined, () => {
   const fx = useSyncFixture('biodbc');
@@ -20,10 +24,12 @@ describeWithDriver('psqlODBC reads the BI views', 'missing' in probe ? probe.mis
     out = await readViews((probe as { python: string }).python, 'odbc', fx.db);
   }, 240_000);
 
-  it('describes every decimal column as DECIMAL(28, S), the new upstream field\'s too, read as Decimal', () => {
+  it("describes every decimal column as DECIMAL(28, S), the new upstream field's too, read as Decimal", () => {
     for (const view of ['reconciliation', 'reconciliation_history'] as const) {
       const decimals = out.views[view].columns.filter((c) => (BI_DECIMALS as readonly string[]).includes(c.name));
-      expect(decimals.map((c) => [c.name, c.type, c.precision, c.scale])).toEqual(BI_DECIMALS.map((c) => [c, 'Decimal', 28, SCALE]));
+      expect(decimals.map((c) => [c.name, c.type, c.precision, c.scale])).toEqual(
+        BI_DECIMALS.map((c) => [c, 'Decimal', 28, SCALE]),
+      );
     }
   });
 
@@ -42,7 +48,11 @@ describeWithDriver('psqlODBC reads the BI views', 'missing' in probe ? probe.mis
 
   it('comments: SQLColumns/SQLTables REMARKS are empty with psqlODBC; data_dictionary serves them as rows', () => {
     // Recorded, not wished for: if a psqlODBC version starts returning comments, this tells us.
-    expect(Object.entries(out.remarks.reconciliation!).filter(([, r]) => r !== '' && r !== null && !(Array.isArray(r) && r.every((x) => !x)))).toEqual([]);
+    expect(
+      Object.entries(out.remarks.reconciliation!).filter(
+        ([, r]) => r !== '' && r !== null && !(Array.isArray(r) && r.every((x) => !x)),
+      ),
+    ).toEqual([]);
     const described = out.dictionary.rows.filter((r) => r[0] === 'reconciliation');
     expect(described.map((r) => r[1])).toEqual([null, ...out.views.reconciliation.columns.map((c) => c.name)]);
     expect(described.every((r) => typeof r[2] === 'string' && r[2].length > 20)).toBe(true);

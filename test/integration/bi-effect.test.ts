@@ -118,7 +118,10 @@ describe('what the BI views do to a value, counted in Node', () => {
   async function postgres(s: number) {
     const params = [s, overflowThreshold(s)];
     const perRow = await fx.db.rows<{ id: number; effect: number }>(PER_ROW, params);
-    const [full] = await fx.db.rows<{ rounded: number; overflow: number }>(`SELECT rounded::int, overflow::int FROM (${FULL}) c`, params);
+    const [full] = await fx.db.rows<{ rounded: number; overflow: number }>(
+      `SELECT rounded::int, overflow::int FROM (${FULL}) c`,
+      params,
+    );
     return { effects: new Map(perRow.map((r) => [r.id, r.effect])), full: full! };
   }
 
@@ -140,12 +143,17 @@ describe('what the BI views do to a value, counted in Node', () => {
         const asBytes = tally.effect(Buffer.from(text, 'latin1'), 0, text.length);
         const asText = tally.effectOfText(text);
         const postgresSays = pg.effects.get(i + 1);
-        return asBytes === postgresSays && asText === postgresSays ? [] : [{ text, scale: s, asBytes, asText, postgres: postgresSays }];
+        return asBytes === postgresSays && asText === postgresSays
+          ? []
+          : [{ text, scale: s, asBytes, asText, postgres: postgresSays }];
       });
       expect(disagree).toEqual([]);
       const effects = [...pg.effects.values()];
       // Every scale meets both kinds, and each total is PostgreSQL's own count.
-      expect(pg.full).toEqual({ rounded: effects.filter((e) => e === ROUNDED).length, overflow: effects.filter((e) => e === OVERFLOW).length });
+      expect(pg.full).toEqual({
+        rounded: effects.filter((e) => e === ROUNDED).length,
+        overflow: effects.filter((e) => e === OVERFLOW).length,
+      });
       expect(pg.full.rounded).toBeGreaterThan(100);
       expect(pg.full.overflow).toBeGreaterThan(100);
     }
@@ -166,7 +174,17 @@ describe('what the BI views do to a value, counted in Node', () => {
       if (form === 2 && int.length + fraction.length + 2 <= MAX_DIGITS) return exponent;
       return `"${text}"`;
     };
-    const values = [...texts.map(forms), '1e-30', '-1E-30', '1.5e-7', '9.99999999999999999999999999995e27', '-0e5', '"-0.0e-3"', '1e28', '99999999999999999999999999995e-1'];
+    const values = [
+      ...texts.map(forms),
+      '1e-30',
+      '-1E-30',
+      '1.5e-7',
+      '9.99999999999999999999999999995e27',
+      '-0e5',
+      '"-0.0e-3"',
+      '1e28',
+      '99999999999999999999999999995e-1',
+    ];
     const records = values.map((value, i) => {
       const field = DECIMAL_FIELDS[i % DECIMAL_FIELDS.length]!.name;
       return `{"id":${i + 1},"wpi":"w${i + 1}","${field}":${value},"first_sale":"2021-03-04"}`;
@@ -183,7 +201,8 @@ describe('what the BI views do to a value, counted in Node', () => {
       const parser = new ListingParser({
         recordHook: {
           record(bytes, start, end, ends, count, position, byteOffset) {
-            if (!members.read(bytes!, start, end, ends, count)) throw new Error(`record ${position} is not a compact one`);
+            if (!members.read(bytes!, start, end, ends, count))
+              throw new Error(`record ${position} is not a compact one`);
             const [rounded, overflow] = [tally.rounded, tally.overflow];
             if (writer.write(bytes!, start, end, members, position, byteOffset, hash)) {
               effects.set(position + 1, (tally.rounded - rounded) * ROUNDED + (tally.overflow - overflow) * OVERFLOW);
@@ -199,20 +218,27 @@ describe('what the BI views do to a value, counted in Node', () => {
     const first = written(0);
     expect(first.declined).toEqual([]);
     await fx.db.pool.transaction((client) =>
-      copyRows(client, (async function* () {
-        yield first.lines;
-      })()),
+      copyRows(
+        client,
+        (async function* () {
+          yield first.lines;
+        })(),
+      ),
     );
-    const rows = new ListingParser().push(Buffer.from(`{"bulk_wine_reconciliation":[${records.join(',')}]}`)).map((record) => {
-      const result = transformRecord(record.value);
-      if (!result.ok) throw new Error(`record ${record.position} rejected: ${JSON.stringify(result.errors)}`);
-      return result.row;
-    });
+    const rows = new ListingParser()
+      .push(Buffer.from(`{"bulk_wine_reconciliation":[${records.join(',')}]}`))
+      .map((record) => {
+        const result = transformRecord(record.value);
+        if (!result.ok) throw new Error(`record ${record.position} rejected: ${JSON.stringify(result.errors)}`);
+        return result.row;
+      });
     for (const s of SCALES) {
       const pg = await postgres(s);
       const byWriter = written(s);
       const disagree = values.flatMap((value, i) =>
-        byWriter.effects.get(i + 1) === pg.effects.get(i + 1) ? [] : [{ value, scale: s, node: byWriter.effects.get(i + 1), postgres: pg.effects.get(i + 1) }],
+        byWriter.effects.get(i + 1) === pg.effects.get(i + 1)
+          ? []
+          : [{ value, scale: s, node: byWriter.effects.get(i + 1), postgres: pg.effects.get(i + 1) }],
       );
       expect(disagree).toEqual([]);
       expect({ rounded: byWriter.tally.rounded, overflow: byWriter.tally.overflow }).toEqual(pg.full);
@@ -223,7 +249,9 @@ describe('what the BI views do to a value, counted in Node', () => {
         const [rounded, overflow] = [zod.rounded, zod.overflow];
         zod.addRow(row);
         const effect = (zod.rounded - rounded) * ROUNDED + (zod.overflow - overflow) * OVERFLOW;
-        return effect === pg.effects.get(i + 1) ? [] : [{ value: values[i], scale: s, zod: effect, postgres: pg.effects.get(i + 1) }];
+        return effect === pg.effects.get(i + 1)
+          ? []
+          : [{ value: values[i], scale: s, zod: effect, postgres: pg.effects.get(i + 1) }];
       });
       expect(zodDisagrees).toEqual([]);
       expect({ rounded: zod.rounded, overflow: zod.overflow }).toEqual(pg.full);

@@ -100,11 +100,16 @@ describe('the BI rounding count of a first load', () => {
     const lines = ctx.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
     const counted = lines.filter((l) => l.biCount !== undefined);
     expect(counted).toHaveLength(1);
-    const statements = lines.map((l) => l.statement).filter((s) => typeof s === 'string' && s.startsWith('count_bi_rounding'));
+    const statements = lines
+      .map((l) => l.statement)
+      .filter((s) => typeof s === 'string' && s.startsWith('count_bi_rounding'));
     const [stored] = await db.rows<{ id: number; bi_scale: number; rounded: number; overflow: number }>(
       'SELECT id::int, bi_scale, bi_rounded::int AS rounded, bi_overflow::int AS overflow FROM sync_runs ORDER BY id DESC LIMIT 1',
     );
-    const [full] = await db.rows<{ rounded: number; overflow: number }>(`SELECT rounded::int, overflow::int FROM (${FULL}) c`, [scale, overflowThreshold(scale)]);
+    const [full] = await db.rows<{ rounded: number; overflow: number }>(
+      `SELECT rounded::int, overflow::int FROM (${FULL}) c`,
+      [scale, overflowThreshold(scale)],
+    );
     return { run: outcome.run, line: counted[0]!, statements, stored: stored!, full: full! };
   }
 
@@ -116,7 +121,10 @@ describe('the BI rounding count of a first load', () => {
       expect(load.line.countedFrom).toBeUndefined();
       // No count over every live row: only the settled ids, before and after their winners are written.
       expect(load.statements).toEqual(['count_bi_rounding_settled', 'count_bi_rounding_settled']);
-      expect({ scale: load.stored.bi_scale, rounded: load.stored.rounded, overflow: load.stored.overflow }).toEqual({ scale, ...load.full });
+      expect({ scale: load.stored.bi_scale, rounded: load.stored.rounded, overflow: load.stored.overflow }).toEqual({
+        scale,
+        ...load.full,
+      });
       expect({ rounded: load.line.rounded, overflow: load.line.overflow }).toEqual(load.full);
       expect(load.full.rounded).toBeGreaterThan(3);
       expect(load.full.overflow).toBeGreaterThan(3);

@@ -30,7 +30,13 @@ const VALUES = {
 } as const;
 type Kind = keyof typeof VALUES;
 
-const DECIMALS = ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'] as const;
+const DECIMALS = [
+  'inventory_bulk_wine',
+  'inventory_finished_goods',
+  'inventory_sales',
+  'vintage_forecast',
+  'vintage_make',
+] as const;
 
 /** A compact record (so the unchanged-record shortcut fingerprints it), its five decimals by kind. */
 const record = (id: number, kinds: readonly Kind[]) =>
@@ -38,7 +44,13 @@ const record = (id: number, kinds: readonly Kind[]) =>
 
 /** Records 1..40 as first loaded: a mix of every kind. */
 function base(id: number): Kind[] {
-  return [id % 3 === 0 ? 'r12' : 'plain', id % 4 === 0 ? 'null' : 'plain', id % 5 === 0 ? 'r16' : 'plain', id % 7 === 0 ? 'over' : 'plain', id % 11 === 0 ? 'r12' : 'plain'];
+  return [
+    id % 3 === 0 ? 'r12' : 'plain',
+    id % 4 === 0 ? 'null' : 'plain',
+    id % 5 === 0 ? 'r16' : 'plain',
+    id % 7 === 0 ? 'over' : 'plain',
+    id % 11 === 0 ? 'r12' : 'plain',
+  ];
 }
 
 describe('the incremental BI rounding count', () => {
@@ -53,26 +65,43 @@ describe('the incremental BI rounding count', () => {
     const args = ['run', '--from-file', path, ...(options.dryRun ? ['--dry-run'] : [])];
     const r = await runCli(args, fx.envWith({ LOG_LEVEL: 'debug', SYNC_BI_SCALE: String(scale) }));
     expect(r.code, r.stderr).toBe(0);
-    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const counted = lines.filter((l) => l.biCount !== undefined);
     expect(counted).toHaveLength(1);
-    const statements = lines.map((l) => l.statement).filter((s) => typeof s === 'string' && s.startsWith('count_bi_rounding'));
+    const statements = lines
+      .map((l) => l.statement)
+      .filter((s) => typeof s === 'string' && s.startsWith('count_bi_rounding'));
     const [stored] = await fx.db.rows<{ id: number; bi_scale: number; rounded: number; overflow: number }>(
       'SELECT id::int, bi_scale, bi_rounded::int AS rounded, bi_overflow::int AS overflow FROM sync_runs ORDER BY id DESC LIMIT 1',
     );
-    const [full] = await fx.db.rows<{ rounded: number; overflow: number }>(`SELECT rounded::int, overflow::int FROM (${FULL}) c`, [scale, overflowThreshold(scale)]);
+    const [full] = await fx.db.rows<{ rounded: number; overflow: number }>(
+      `SELECT rounded::int, overflow::int FROM (${FULL}) c`,
+      [scale, overflowThreshold(scale)],
+    );
     return { line: counted[0]!, statements, stored: stored!, full: full! };
   }
 
   /** A run that commits: its stored count is a full recount's, and it got it `how`. */
-  async function expectExact(records: Map<number, Kind[]>, how: 'written' | 'carried' | 'incremental' | 'full', scale = 10) {
+  async function expectExact(
+    records: Map<number, Kind[]>,
+    how: 'written' | 'carried' | 'incremental' | 'full',
+    scale = 10,
+  ) {
     const run = await sync(records, { scale });
     expect(run.line.biCount, JSON.stringify(run.line)).toBe(how);
-    expect({ scale: run.stored.bi_scale, rounded: run.stored.rounded, overflow: run.stored.overflow }).toEqual({ scale, ...run.full });
+    expect({ scale: run.stored.bi_scale, rounded: run.stored.rounded, overflow: run.stored.overflow }).toEqual({
+      scale,
+      ...run.full,
+    });
     expect({ rounded: run.line.rounded, overflow: run.line.overflow }).toEqual(run.full);
     // Only a full count scans every live row; the incremental one reads the changed rows, and a
     // first load without duplicate ids reads none.
-    expect(run.statements).toEqual({ written: [], carried: [], incremental: ['count_bi_rounding_changes'], full: ['count_bi_rounding'] }[how]);
+    expect(run.statements).toEqual(
+      { written: [], carried: [], incremental: ['count_bi_rounding_changes'], full: ['count_bi_rounding'] }[how],
+    );
     return run;
   }
 
@@ -126,7 +155,9 @@ describe('the incremental BI rounding count', () => {
     keep(await expectExact(rows, 'incremental', 12));
 
     // A write outside a run: the last count no longer describes the table.
-    await fx.db.rows(`UPDATE bulk_wine_reconciliation SET inventory_sales = ${VALUES.r16}, vintage_make = ${VALUES.over} WHERE id IN (14, 16, 17)`);
+    await fx.db.rows(
+      `UPDATE bulk_wine_reconciliation SET inventory_sales = ${VALUES.r16}, vintage_make = ${VALUES.over} WHERE id IN (14, 16, 17)`,
+    );
     rows.set(18, ['r16', 'plain', 'plain', 'plain', 'plain']);
     keep(await expectExact(rows, 'full', 12));
     rows.set(19, ['over', 'plain', 'plain', 'plain', 'plain']);

@@ -11,16 +11,26 @@ const fx = useSyncFixture('bi_rounding_warnings', { simulator: { records: 1 } })
 
 /** Records 1..n; those listed in `long` carry 12 fractional digits, more than the default scale 10. */
 const records = (n: number, long: number[]) =>
-  Array.from({ length: n }, (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_sales":${long.includes(i + 1) ? '1.123456789012' : '2.5'}}`);
+  Array.from(
+    { length: n },
+    (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_sales":${long.includes(i + 1) ? '1.123456789012' : '2.5'}}`,
+  );
 
 /** One CLI run: its exit code, the BI rounding log line (level and message) and the summary line. */
 async function sync(extra: Record<string, string> = {}) {
   const r = await runCli(['run'], fx.envWith(extra));
   expect(r.code, r.stderr).toBe(0);
-  const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; rounded?: number });
+  const lines = r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: number; msg: string; rounded?: number });
   const bi = lines.filter((l) => l.msg.startsWith('BI views:'));
   expect(bi).toHaveLength(1);
-  return { level: bi[0]!.level === 40 ? 'warn' : bi[0]!.level === 30 ? 'info' : String(bi[0]!.level), msg: bi[0]!.msg, summary: r.stdout.split('\n').find((l) => l.includes('warning: BI views:')) };
+  return {
+    level: bi[0]!.level === 40 ? 'warn' : bi[0]!.level === 30 ? 'info' : String(bi[0]!.level),
+    msg: bi[0]!.msg,
+    summary: r.stdout.split('\n').find((l) => l.includes('warning: BI views:')),
+  };
 }
 
 describe('the BI rounding count', () => {
@@ -30,7 +40,8 @@ describe('the BI rounding count', () => {
     expect(first).toEqual({
       level: 'warn',
       msg: 'BI views: 3 live values have more than 10 decimal places and are rounded; the exact tables keep every digit',
-      summary: '  warning: BI views: 3 live values have more than 10 decimal places and are rounded; the exact tables keep every digit',
+      summary:
+        '  warning: BI views: 3 live values have more than 10 decimal places and are rounded; the exact tables keep every digit',
     });
 
     const same = await sync();
@@ -52,7 +63,9 @@ describe('the BI rounding count', () => {
 
     const rescaled = await sync({ SYNC_BI_SCALE: '11' });
     expect(rescaled.level).toBe('warn');
-    expect(rescaled.msg).toBe('BI views: 2 live values have more than 11 decimal places and are rounded; the exact tables keep every digit');
+    expect(rescaled.msg).toBe(
+      'BI views: 2 live values have more than 11 decimal places and are rounded; the exact tables keep every digit',
+    );
 
     expect(await fx.db.rows('SELECT id::int, bi_scale, bi_rounded::int FROM sync_runs ORDER BY id')).toEqual([
       { id: 1, bi_scale: 10, bi_rounded: 3 },

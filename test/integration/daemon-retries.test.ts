@@ -28,7 +28,16 @@ afterEach(async () => {
 const NEVER_SOON = '0 0 1 1 *';
 
 function daemon(args: string[], extra: Record<string, string>): CliProcess {
-  const d = startCli(['schedule', ...args], fx.envWith({ SYNC_CATCH_UP: 'true', WINE_API_RETRIES: '1', SYNC_NOTIFY_URL: receiver.url, SYNC_HEALTH_FILE: `${fx.dir}/health`, ...extra }));
+  const d = startCli(
+    ['schedule', ...args],
+    fx.envWith({
+      SYNC_CATCH_UP: 'true',
+      WINE_API_RETRIES: '1',
+      SYNC_NOTIFY_URL: receiver.url,
+      SYNC_HEALTH_FILE: `${fx.dir}/health`,
+      ...extra,
+    }),
+  );
   daemons.push(d);
   return d;
 }
@@ -48,7 +57,9 @@ interface Row {
 }
 
 const runs = () =>
-  fx.db.rows<Row>('SELECT id::int, trigger, attempt, retry_of::int, status, retry_at IS NOT NULL AS retry_planned FROM sync_runs ORDER BY id');
+  fx.db.rows<Row>(
+    'SELECT id::int, trigger, attempt, retry_of::int, status, retry_at IS NOT NULL AS retry_planned FROM sync_runs ORDER BY id',
+  );
 
 describe('run-level retries', () => {
   it('tries an upstream that failed twice again, linking the attempts, and loads the data without paging', async () => {
@@ -64,9 +75,11 @@ describe('run-level retries', () => {
     ]);
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 20 }]);
     // BI users and `status` see the chain.
-    expect(await fx.db.rows(`SELECT last_run_trigger, last_run_attempt, last_run_retry_of::int FROM "${fx.db.schema}_bi".sync_freshness`)).toEqual([
-      { last_run_trigger: 'retry', last_run_attempt: 3, last_run_retry_of: 1 },
-    ]);
+    expect(
+      await fx.db.rows(
+        `SELECT last_run_trigger, last_run_attempt, last_run_retry_of::int FROM "${fx.db.schema}_bi".sync_freshness`,
+      ),
+    ).toEqual([{ last_run_trigger: 'retry', last_run_attempt: 3, last_run_retry_of: 1 }]);
     const status = await runCli(['status'], fx.env);
     expect(status.stdout).toMatch(/^3\s+retry\s+3 of 1\s+succeeded\s/m);
     expect(status.stdout).toMatch(/^1\s+run-now\s+1\s+failed, retry \d{4}-\d\d-\d\d [\d:]+Z\s/m);
@@ -82,7 +95,9 @@ describe('run-level retries', () => {
     await d.waitForLog(/next sync scheduled/);
     await new Promise((r) => setTimeout(r, 2_500)); // past the retry delay
     expect(await stop(d)).toBe(0);
-    expect(await runs()).toEqual([{ id: 1, trigger: 'run-now', attempt: 1, retry_of: null, status: 'failed', retry_planned: false }]);
+    expect(await runs()).toEqual([
+      { id: 1, trigger: 'run-now', attempt: 1, retry_of: null, status: 'failed', retry_planned: false },
+    ]);
     expect(receiver.posts).toHaveLength(1);
     expect(receiver.posts[0]!.body).toMatchObject({ event: 'failed', attempt: 1, attempts: 2, retry_at: null });
     expect(String(receiver.posts[0]!.body.text)).toContain('attempt 1 of 2, not retried: this failure needs a person');
@@ -123,12 +138,18 @@ describe('run-level retries', () => {
     const slot = new Date(Date.now() - 1_000);
     const schedule = `${slot.getUTCSeconds()} ${slot.getUTCMinutes()} ${slot.getUTCHours()} ${slot.getUTCDate()} ${slot.getUTCMonth() + 1} *`;
     const port = await freePort();
-    const d = daemon(['--run-now'], { SYNC_SCHEDULE: schedule, SYNC_RUN_RETRY_DELAYS: '1h', SYNC_METRICS_PORT: String(port) });
+    const d = daemon(['--run-now'], {
+      SYNC_SCHEDULE: schedule,
+      SYNC_RUN_RETRY_DELAYS: '1h',
+      SYNC_METRICS_PORT: String(port),
+    });
     await d.waitForLog(/it will be tried again/);
     await d.waitForLog(/next sync scheduled/);
     // Visible: the health says which attempt failed and when the next comes; the metrics hold the alert.
     const check = await runCli(['healthcheck'], { SYNC_HEALTH_FILE: `${fx.dir}/health` });
-    expect(check.stdout).toMatch(/^healthy: idle, next run \S+, last run 1 failed \(attempt 1 of 2\), retrying at \d{4}-\S+Z, last successful load none\n$/);
+    expect(check.stdout).toMatch(
+      /^healthy: idle, next run \S+, last run 1 failed \(attempt 1 of 2\), retrying at \d{4}-\S+Z, last successful load none\n$/,
+    );
     const healthz = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { detail: string };
     expect(healthz.detail).toBe(check.stdout.slice('healthy: '.length).trim());
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -140,14 +161,23 @@ describe('run-level retries', () => {
     expect(await stop(d)).toBe(0);
     // The contract is a prompt stop: well within the daemon's own 10 s forced-exit limit.
     expect(Date.now() - asked).toBeLessThan(5_000);
-    expect(await runs()).toEqual([{ id: 1, trigger: 'run-now', attempt: 1, retry_of: null, status: 'failed', retry_planned: true }]);
+    expect(await runs()).toEqual([
+      { id: 1, trigger: 'run-now', attempt: 1, retry_of: null, status: 'failed', retry_planned: true },
+    ]);
     expect(receiver.posts).toEqual([]);
 
     fx.sim.setFault(null);
     const again = daemon([], { SYNC_SCHEDULE: schedule, SYNC_RUN_RETRY_DELAYS: '1h' });
     await again.waitForLog(/next sync scheduled/);
     expect(await stop(again)).toBe(0);
-    expect((await runs())[1]).toEqual({ id: 2, trigger: 'catch-up', attempt: 2, retry_of: 1, status: 'succeeded', retry_planned: false });
+    expect((await runs())[1]).toEqual({
+      id: 2,
+      trigger: 'catch-up',
+      attempt: 2,
+      retry_of: 1,
+      status: 'succeeded',
+      retry_planned: false,
+    });
   });
 });
 
@@ -176,7 +206,9 @@ describe('catch-up at start', () => {
       await again.waitForLog(/no catch-up needed/);
       expect(await stop(again)).toBe(0);
     }
-    expect(await runs()).toEqual([{ id: 1, trigger: 'catch-up', attempt: 1, retry_of: null, status: 'succeeded', retry_planned: false }]);
+    expect(await runs()).toEqual([
+      { id: 1, trigger: 'catch-up', attempt: 1, retry_of: null, status: 'succeeded', retry_planned: false },
+    ]);
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 20 }]);
   });
 
@@ -189,7 +221,9 @@ describe('catch-up at start', () => {
     const again = daemon([], env);
     await again.waitForLog(/no catch-up needed/);
     expect(await stop(again)).toBe(0);
-    expect(await runs()).toEqual([{ id: 1, trigger: 'catch-up', attempt: 1, retry_of: null, status: 'failed', retry_planned: false }]);
+    expect(await runs()).toEqual([
+      { id: 1, trigger: 'catch-up', attempt: 1, retry_of: null, status: 'failed', retry_planned: false },
+    ]);
   });
 
   it('is off with SYNC_CATCH_UP=false', async () => {

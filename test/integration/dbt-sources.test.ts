@@ -47,7 +47,10 @@ const dbtSources = async (args: string[] = [], env: Record<string, string> = {})
 };
 const run = async (...args: string[]) => {
   const r = await runCli(['run', '--json', ...args], fx.env);
-  return { code: r.code, run: JSON.parse(r.stdout) as { id: number; status: string; finished_at: string; dry_run: boolean } };
+  return {
+    code: r.code,
+    run: JSON.parse(r.stdout) as { id: number; status: string; finished_at: string; dry_run: boolean },
+  };
 };
 
 /** dbt-postgres's collect_freshness_custom_sql (dbt-adapters, default__collect_freshness_custom_sql), current_timestamp() being now(). */
@@ -70,9 +73,12 @@ const loadedAt = async (sql: string) => {
 
 /** The columns of a relation as information_schema lists them, in order. */
 const columnsOf = async (schema: string, table: string) =>
-  (await fx.db.rows<{ column_name: string }>('SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position', [schema, table])).map(
-    (r) => r.column_name,
-  );
+  (
+    await fx.db.rows<{ column_name: string }>(
+      'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
+      [schema, table],
+    )
+  ).map((r) => r.column_name);
 
 let current: Properties;
 let legacy: Properties;
@@ -92,7 +98,9 @@ describe('the properties file', () => {
     // Each form is the one its schema knows: the older schema has no config.loaded_at_query.
     expect(current.sources[0]!.config!.loaded_at_query).toMatch(/^select max/);
     expect(legacy.sources[0]!.config).toBeUndefined();
-    expect(dbtPropertiesSchema('latest-fusion')({ version: 2, sources: [{ name: 'x', config: { loaded_at_query: 1 } }] })).not.toEqual([]);
+    expect(
+      dbtPropertiesSchema('latest-fusion')({ version: 2, sources: [{ name: 'x', config: { loaded_at_query: 1 } }] }),
+    ).not.toEqual([]);
   });
 
   it('has the source wine_recon for the BI schema, loader wine-recon-sync, and wine_recon_exact with --exact', () => {
@@ -105,50 +113,86 @@ describe('the properties file', () => {
   });
 
   it('names every relation of the BI schema and every column of each, in the database order, and nothing else', async () => {
-    const relations = await fx.db.rows<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [bi()]);
+    const relations = await fx.db.rows<{ table_name: string }>(
+      'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+      [bi()],
+    );
     const biSource = current.sources[0]!;
     expect(biSource.tables.map((t) => t.name).sort()).toEqual(relations.map((r) => r.table_name));
     for (const source of [...current.sources, ...legacy.sources]) {
-      for (const table of source.tables) expect(table.columns.map((c) => c.name), `${source.schema}.${table.name}`).toEqual(await columnsOf(source.schema, table.name));
+      for (const table of source.tables)
+        expect(
+          table.columns.map((c) => c.name),
+          `${source.schema}.${table.name}`,
+        ).toEqual(await columnsOf(source.schema, table.name));
     }
   });
 
   it('takes every description from the COMMENTs the database carries', async () => {
-    const [comment] = await fx.db.rows<{ d: string }>(`SELECT col_description('"${bi()}".reconciliation'::regclass, 2) AS d`);
-    const wpi = current.sources[0]!.tables.find((t) => t.name === 'reconciliation')!.columns.find((c) => c.name === 'wpi')!;
+    const [comment] = await fx.db.rows<{ d: string }>(
+      `SELECT col_description('"${bi()}".reconciliation'::regclass, 2) AS d`,
+    );
+    const wpi = current.sources[0]!.tables.find((t) => t.name === 'reconciliation')!.columns.find(
+      (c) => c.name === 'wpi',
+    )!;
     expect(wpi.description).toBe(comment!.d);
-    const dictionary = await fx.db.rows<{ view_name: string; column_name: string | null; description: string | null }>(`SELECT view_name, column_name, description FROM "${bi()}".data_dictionary`);
+    const dictionary = await fx.db.rows<{ view_name: string; column_name: string | null; description: string | null }>(
+      `SELECT view_name, column_name, description FROM "${bi()}".data_dictionary`,
+    );
     for (const table of current.sources[0]!.tables) {
-      expect(table.description).toBe(dictionary.find((d) => d.view_name === table.name && d.column_name === null)!.description);
-      for (const column of table.columns) expect(column.description, `${table.name}.${column.name}`).toBe(dictionary.find((d) => d.view_name === table.name && d.column_name === column.name)!.description);
+      expect(table.description).toBe(
+        dictionary.find((d) => d.view_name === table.name && d.column_name === null)!.description,
+      );
+      for (const column of table.columns)
+        expect(column.description, `${table.name}.${column.name}`).toBe(
+          dictionary.find((d) => d.view_name === table.name && d.column_name === column.name)!.description,
+        );
     }
   });
 
   it('says what schema --json says of each relation: the same columns, types and descriptions (one description)', async () => {
     const printed = JSON.parse((await runCli(['schema', '--json'], fx.env)).stdout) as {
-      $defs: Record<string, { description?: string; properties: Record<string, { description?: string; 'x-sql-type': string }> }>;
+      $defs: Record<
+        string,
+        { description?: string; properties: Record<string, { description?: string; 'x-sql-type': string }> }
+      >;
     };
     for (const source of current.sources) {
       for (const table of source.tables) {
         const def = printed.$defs[`${source.schema}.${table.name}`]!;
         expect(table.description).toBe(def.description);
-        expect(table.columns.map((c) => [c.name, c.data_type, c.description])).toEqual(Object.entries(def.properties).map(([name, p]) => [name, p['x-sql-type'], p.description]));
+        expect(table.columns.map((c) => [c.name, c.data_type, c.description])).toEqual(
+          Object.entries(def.properties).map(([name, p]) => [name, p['x-sql-type'], p.description]),
+        );
       }
     }
   });
 
   it('tests id in the current views (unique, not_null) and the run statuses and triggers (accepted_values, from the CHECKs on sync_runs)', () => {
-    const column = (doc: Properties, source: number, table: string, name: string) => doc.sources[source]!.tables.find((t) => t.name === table)!.columns.find((c) => c.name === name)!;
+    const column = (doc: Properties, source: number, table: string, name: string) =>
+      doc.sources[source]!.tables.find((t) => t.name === table)!.columns.find((c) => c.name === name)!;
     const statuses = ['running', 'succeeded', 'failed', 'aborted', 'abandoned'];
     expect(column(current, 0, 'reconciliation', 'id').data_tests).toEqual(['unique', 'not_null']);
     expect(column(current, 0, 'reconciliation_history', 'id').data_tests).toBeUndefined();
-    expect(column(current, 0, 'sync_freshness', 'last_run_status').data_tests).toEqual([{ accepted_values: { arguments: { values: statuses } } }]);
-    expect(column(legacy, 0, 'sync_freshness', 'last_run_status').data_tests).toEqual([{ accepted_values: { values: statuses } }]);
+    expect(column(current, 0, 'sync_freshness', 'last_run_status').data_tests).toEqual([
+      { accepted_values: { arguments: { values: statuses } } },
+    ]);
+    expect(column(legacy, 0, 'sync_freshness', 'last_run_status').data_tests).toEqual([
+      { accepted_values: { values: statuses } },
+    ]);
     expect(column(current, 1, 'bulk_wine_reconciliation_current', 'id').data_tests).toEqual(['unique', 'not_null']);
     expect(column(current, 0, 'sync_freshness', 'last_run_trigger').data_tests).toEqual([
-      { accepted_values: { arguments: { values: ['schedule', 'manual', 'replay', 'file', 'demo', 'run-now', 'catch-up', 'retry', 'page'] } } },
+      {
+        accepted_values: {
+          arguments: {
+            values: ['schedule', 'manual', 'replay', 'file', 'demo', 'run-now', 'catch-up', 'retry', 'page'],
+          },
+        },
+      },
     ]);
-    expect(column(current, 1, 'sync_runs', 'status').data_tests).toEqual([{ accepted_values: { arguments: { values: statuses } } }]);
+    expect(column(current, 1, 'sync_runs', 'status').data_tests).toEqual([
+      { accepted_values: { arguments: { values: statuses } } },
+    ]);
   });
 
   it('is the same, byte for byte, for the same database', async () => {
@@ -159,14 +203,26 @@ describe('the properties file', () => {
 });
 
 describe('freshness', () => {
-  it('warns after SYNC_STALE_AFTER, else after the schedule\'s rhythm; errors after twice that, or --error-after', async () => {
-    expect(current.sources[0]!.config!.freshness).toEqual({ warn_after: { count: 25, period: 'hour' }, error_after: { count: 50, period: 'hour' } });
+  it("warns after SYNC_STALE_AFTER, else after the schedule's rhythm; errors after twice that, or --error-after", async () => {
+    expect(current.sources[0]!.config!.freshness).toEqual({
+      warn_after: { count: 25, period: 'hour' },
+      error_after: { count: 50, period: 'hour' },
+    });
     const hourly = (await dbtSources([], { SYNC_SCHEDULE: '0 * * * *' })).doc;
-    expect(hourly.sources[0]!.config!.freshness).toEqual({ warn_after: { count: 2, period: 'hour' }, error_after: { count: 4, period: 'hour' } });
+    expect(hourly.sources[0]!.config!.freshness).toEqual({
+      warn_after: { count: 2, period: 'hour' },
+      error_after: { count: 4, period: 'hour' },
+    });
     const stale = (await dbtSources(['--error-after', '3d'], { SYNC_STALE_AFTER: '90m' })).doc;
-    expect(stale.sources[0]!.config!.freshness).toEqual({ warn_after: { count: 90, period: 'minute' }, error_after: { count: 3, period: 'day' } });
+    expect(stale.sources[0]!.config!.freshness).toEqual({
+      warn_after: { count: 90, period: 'minute' },
+      error_after: { count: 3, period: 'day' },
+    });
     const table = legacy.sources[0]!.tables.find((t) => t.name === 'sync_freshness')!;
-    expect([table.loaded_at_field, table.freshness]).toEqual(['last_success_finished_at', current.sources[0]!.config!.freshness]);
+    expect([table.loaded_at_field, table.freshness]).toEqual([
+      'last_success_finished_at',
+      current.sources[0]!.config!.freshness,
+    ]);
   });
 
   it('is the last successful non-dry run, as dbt runs loaded_at_query and loaded_at_field, after a success, a failure and a dry run', async () => {
@@ -219,7 +275,11 @@ describe('--out', () => {
   });
 
   it('refuses a bad --dbt-version, --name or --error-after with exit 2', async () => {
-    for (const args of [['--dbt-version', '1.7'], ['--name', 'no-dash'], ['--error-after', 'soon']]) {
+    for (const args of [
+      ['--dbt-version', '1.7'],
+      ['--name', 'no-dash'],
+      ['--error-after', 'soon'],
+    ]) {
       const r = await runCli(['dbt-sources', ...args], fx.env);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toContain(args[0]);
@@ -229,7 +289,8 @@ describe('--out', () => {
 
 describe('a new field the job keeps', () => {
   it('appears, typed, after the next run and regeneration; a name that is an SQL keyword (not reserved) is marked quote: true', async () => {
-    const rec = (id: number) => `{"id":${id},"wpi":"W${id}","inventory_bulk_wine":"1.5","inventory_in_transit":${id}.25,"position":"n${id}"}`;
+    const rec = (id: number) =>
+      `{"id":${id},"wpi":"W${id}","inventory_bulk_wine":"1.5","inventory_in_transit":${id}.25,"position":"n${id}"}`;
     fx.sim.setRecordsJson(Array.from({ length: 12 }, (_, i) => rec(i + 1)));
     const before = (await dbtSources()).doc.sources[0]!.tables.find((t) => t.name === 'reconciliation')!;
     expect(before.columns.map((c) => c.name)).not.toContain('inventory_in_transit');

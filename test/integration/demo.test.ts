@@ -51,14 +51,20 @@ describe('demo', () => {
     expect(r.stdout).toMatch(/inserted 3000 {2}updated 0 {2}unchanged 0 {2}deleted 0/);
     expect(r.stdout).toContain('  => 3000 new records inserted\n');
     expect(r.stdout).toMatch(/inserted 40 {2}updated 60 {2}unchanged 2915 {2}deleted 25/);
-    expect(r.stdout).toContain('  => 40 new records inserted; 60 changed records updated (their old versions kept in the history); 25 records no longer listed soft-deleted; 2915 records unchanged and not rewritten\n');
+    expect(r.stdout).toContain(
+      '  => 40 new records inserted; 60 changed records updated (their old versions kept in the history); 25 records no longer listed soft-deleted; 2915 records unchanged and not rewritten\n',
+    );
     // The pools are closed before the server stops: the stop is not logged as a failure.
     expect(await readFile(join(dir, 'demo.log'), 'utf8')).not.toContain('idle database connection failed');
     // The rounding warning is said in plain words where it shows, once.
-    expect(r.stdout).toContain("  => about that warning: the simulated upstream sends decimals with more than 10 places, as real ones do. An analyst's BI tool reads the views in public_bi, which show those values rounded to 10 places (SYNC_BI_SCALE); every digit as sent stays in public.bulk_wine_reconciliation_current and _history. Nothing is lost.\n");
+    expect(r.stdout).toContain(
+      "  => about that warning: the simulated upstream sends decimals with more than 10 places, as real ones do. An analyst's BI tool reads the views in public_bi, which show those values rounded to 10 places (SYNC_BI_SCALE); every digit as sent stays in public.bulk_wine_reconciliation_current and _history. Nothing is lost.\n",
+    );
     expect(r.stdout).toContain('  => the warning: the same rounding as above, in the BI views only\n');
     // Outside a terminal the server stops with the demo: no command that could not reach it.
-    expect(r.stdout).toContain(`the embedded PostgreSQL is stopped now; its data stays in ${env.DEMO_DATA_DIR}.\nRun \`npm run demo\` in a terminal to keep it running`);
+    expect(r.stdout).toContain(
+      `the embedded PostgreSQL is stopped now; its data stays in ${env.DEMO_DATA_DIR}.\nRun \`npm run demo\` in a terminal to keep it running`,
+    );
     expect(r.stdout).not.toMatch(/psql|DATABASE_URL=|PGPASSWORD/);
     // The job's log is in its own file, not among the summaries; no password in it.
     const log = join(dir, 'demo.log');
@@ -74,10 +80,18 @@ describe('demo', () => {
     const again = await runCli(['demo'], env, 120_000);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).not.toContain('empty tables');
-    expect(again.stdout).toContain(`1. first sync of this demo, into tables kept from before (the newest earlier run is 2, succeeded): only differences from the data already there are written; for a fresh start, delete ${env.DEMO_DATA_DIR}`);
-    expect(again.stdout).toMatch(/^run 3 succeeded.*\n.*\n {2}inserted 0 {2}updated 60 {2}unchanged 2915 {2}deleted 40 {2}restored 25$/m);
-    expect(again.stdout).toContain('  => 60 changed records updated (their old versions kept in the history); 40 records no longer listed soft-deleted; 25 records listed again restored; 2915 records unchanged and not rewritten\n');
-    expect(again.stdout).toMatch(/^run 4 succeeded.*\n.*\n {2}inserted 0 {2}updated 60 {2}unchanged 2915 {2}deleted 25 {2}restored 40$/m);
+    expect(again.stdout).toContain(
+      `1. first sync of this demo, into tables kept from before (the newest earlier run is 2, succeeded): only differences from the data already there are written; for a fresh start, delete ${env.DEMO_DATA_DIR}`,
+    );
+    expect(again.stdout).toMatch(
+      /^run 3 succeeded.*\n.*\n {2}inserted 0 {2}updated 60 {2}unchanged 2915 {2}deleted 40 {2}restored 25$/m,
+    );
+    expect(again.stdout).toContain(
+      '  => 60 changed records updated (their old versions kept in the history); 40 records no longer listed soft-deleted; 25 records listed again restored; 2915 records unchanged and not rewritten\n',
+    );
+    expect(again.stdout).toMatch(
+      /^run 4 succeeded.*\n.*\n {2}inserted 0 {2}updated 60 {2}unchanged 2915 {2}deleted 25 {2}restored 40$/m,
+    );
     expect(again.stdout).not.toContain('new records inserted');
     // A random password, new at every start, kept only for this user.
     const second = (await readFile(`${env.DEMO_DATA_DIR}.password`, 'utf8')).trim();
@@ -92,11 +106,17 @@ describe('demo', () => {
     it('uses that database instead, and leaves two demo runs and history behind', async () => {
       const r = await runCli(['demo'], { DATABASE_URL: fx.db.url, SYNC_DB_SCHEMA: fx.db.schema });
       expect(r.code, r.stderr).toBe(0);
-      expect(await fx.db.rows('SELECT trigger, status, inserted::int, updated::int, deleted::int FROM sync_runs ORDER BY id')).toEqual([
+      expect(
+        await fx.db.rows(
+          'SELECT trigger, status, inserted::int, updated::int, deleted::int FROM sync_runs ORDER BY id',
+        ),
+      ).toEqual([
         { trigger: 'demo', status: 'succeeded', inserted: 3000, updated: 0, deleted: 0 },
         { trigger: 'demo', status: 'succeeded', inserted: 40, updated: 60, deleted: 25 },
       ]);
-      expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL')).toEqual([{ n: 85 }]);
+      expect(
+        await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL'),
+      ).toEqual([{ n: 85 }]);
     });
   });
 });
@@ -106,10 +126,26 @@ describeWith('python3 (for a pseudo-terminal)', runs('python3'), 'the first ten 
     const dir = await tempDir();
     await chmod(dir, 0o755);
     const port = String(await freePort());
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, TERM: 'xterm', NO_COLOR: '1', DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: port };
-    const demo = spawn('python3', ['-c', PTY_RELAY, 'npm', 'run', 'demo'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? dir,
+      TERM: 'xterm',
+      NO_COLOR: '1',
+      DEMO_DATA_DIR: join(dir, 'pg'),
+      DEMO_PG_PORT: port,
+    };
+    const demo = spawn('python3', ['-c', PTY_RELAY, 'npm', 'run', 'demo'], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     let shown = '';
-    const waiting = new Promise<void>((resolve) => demo.stdout.on('data', (d: Buffer) => (shown += d.toString().replaceAll('\r', '')).includes('press Ctrl-C') && resolve()));
+    const waiting = new Promise<void>((resolve) =>
+      demo.stdout.on(
+        'data',
+        (d: Buffer) => (shown += d.toString().replaceAll('\r', '')).includes('press Ctrl-C') && resolve(),
+      ),
+    );
     const ended = new Promise<void>((resolve) => demo.on('close', () => resolve()));
     try {
       await Promise.race([waiting, ended]);
@@ -119,14 +155,30 @@ describeWith('python3 (for a pseudo-terminal)', runs('python3'), 'the first ten 
       const page = /^ {2}(http:\/\/127\.0\.0\.1:\d+)\/ {3}\(its JSON twin: \1\/index\.json\)$/m.exec(shown)?.[1];
       expect(page, shown).toBeDefined();
       expect((await fetch(`${page}/`)).status).toBe(200);
-      expect((await (await fetch(`${page}/index.json`)).json()).runs.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([['2', 'succeeded'], ['1', 'succeeded']]);
+      expect(
+        (await (await fetch(`${page}/index.json`)).json()).runs.map((r: { id: string; status: string }) => [
+          r.id,
+          r.status,
+        ]),
+      ).toEqual([
+        ['2', 'succeeded'],
+        ['1', 'succeeded'],
+      ]);
 
       // The two lines a newcomer copies next, run as printed by a shell, from the checkout.
-      const next = [...shown.matchAll(/^ {2}(DATABASE_URL=\S+ .*\.\/bin\/wine-recon-sync (status|serve))$/gm)].map((m) => m[1]!);
+      const next = [...shown.matchAll(/^ {2}(DATABASE_URL=\S+ .*\.\/bin\/wine-recon-sync (status|serve))$/gm)].map(
+        (m) => m[1]!,
+      );
       expect(next).toHaveLength(2);
       expect(next[0]).not.toMatch(/postgres:[^@/]*@/); // the password is in the file it names, not on the screen
       // In a process group of its own, so that `serve` under its shell can be stopped as Ctrl-C would.
-      const shell = (line: string) => spawn('sh', ['-c', line], { cwd: ROOT, env: { PATH: env.PATH }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const shell = (line: string) =>
+        spawn('sh', ['-c', line], {
+          cwd: ROOT,
+          env: { PATH: env.PATH },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          detached: true,
+        });
       const status = shell(next[0]!);
       let statusOut = '';
       status.stdout.on('data', (d: Buffer) => (statusOut += d));

@@ -17,14 +17,33 @@ const RECORDS = 40_000;
 const CUT_DELAY_MS = 1000;
 const fx = useSyncFixture('retry_parse', { simulator: { records: RECORDS }, each: true });
 
-const COUNTS = ['status', 'error', 'received', 'rejected', 'duplicates', 'inserted', 'updated', 'unchanged', 'deleted', 'restored', 'skipped_unchanged', 'bytes', 'reported_count'] as const;
+const COUNTS = [
+  'status',
+  'error',
+  'received',
+  'rejected',
+  'duplicates',
+  'inserted',
+  'updated',
+  'unchanged',
+  'deleted',
+  'restored',
+  'skipped_unchanged',
+  'bytes',
+  'reported_count',
+] as const;
 
 /** What a run left: its counts, the table, its rejects. */
 async function outcome(db: TestDb, runId: string) {
   const [run] = await db.rows<Record<string, unknown>>(`SELECT * FROM sync_runs WHERE id = $1`, [runId]);
   // bigint columns come as text
-  const counts = Object.fromEntries(COUNTS.map((k) => [k, typeof run![k] === 'string' && /^\d+$/.test(run![k]) ? Number(run![k]) : run![k]]));
-  const rejects = await db.rows(`SELECT position::text, record_id, errors, raw FROM sync_rejects WHERE run_id = $1 ORDER BY position`, [runId]);
+  const counts = Object.fromEntries(
+    COUNTS.map((k) => [k, typeof run![k] === 'string' && /^\d+$/.test(run![k]) ? Number(run![k]) : run![k]]),
+  );
+  const rejects = await db.rows(
+    `SELECT position::text, record_id, errors, raw FROM sync_rejects WHERE run_id = $1 ORDER BY position`,
+    [runId],
+  );
   return { counts, rows: await tableText(db), rejects };
 }
 
@@ -38,7 +57,9 @@ async function cleanRun(label: string) {
 
 /** How far the parse got in the attempt it gave up: proof that the cut attempt was parsed at all. */
 function forgotten(logs: string[]): Array<{ attempt: number; received: number }> {
-  return logs.filter((l) => l.includes('download attempt failed part way')).map((l) => JSON.parse(l) as { attempt: number; received: number });
+  return logs
+    .filter((l) => l.includes('download attempt failed part way'))
+    .map((l) => JSON.parse(l) as { attempt: number; received: number });
 }
 
 /**
@@ -51,7 +72,9 @@ const INVALID_AT = Array.from({ length: 1_200 }, (_, k) => 8 * k + 3);
 function rawRecords(invalidAt: number[]): string[] {
   const kinds = [Invalid.Sales, Invalid.Date, Invalid.Wpi, Invalid.NegativeId];
   const invalid = new Set(invalidAt);
-  const texts = Array.from({ length: RECORDS }, (_, i) => recordText(7, i + 1, 1, invalid.has(i) ? kinds[i % kinds.length]! : Invalid.None));
+  const texts = Array.from({ length: RECORDS }, (_, i) =>
+    recordText(7, i + 1, 1, invalid.has(i) ? kinds[i % kinds.length]! : Invalid.None),
+  );
   texts.splice(500, 0, recordText(7, 101, 2)); // id 101 (valid) again, with other values: the later copy wins
   return texts;
 }

@@ -39,7 +39,9 @@ describe('the field catalogue and the migrated tables', () => {
     await fx.db.rows('ALTER TABLE bulk_wine_reconciliation RENAME COLUMN vintage_make TO vintage_made');
     const error = await migrateError();
     expect(error).toBeInstanceOf(CatalogueMismatchError);
-    expect(error.message).toBe('field catalogue and database disagree: vintage_make has no column in bulk_wine_reconciliation (add a migration)');
+    expect(error.message).toBe(
+      'field catalogue and database disagree: vintage_make has no column in bulk_wine_reconciliation (add a migration)',
+    );
     // The CLI's start-up says the same and exits 1.
     const cli = await runCli(['status'], fx.env);
     expect(cli.code).toBe(1);
@@ -49,11 +51,13 @@ describe('the field catalogue and the migrated tables', () => {
   it('a column of another type, or that rounds decimals, is named with what the catalogue needs', async () => {
     // The views over the tables would block the type changes: this schema is the test's own.
     await fx.db.rows('DROP VIEW bulk_wine_reconciliation_history, bulk_wine_reconciliation_current');
-    await fx.db.rows('ALTER TABLE bulk_wine_reconciliation_closed_versions ALTER COLUMN inventory_sales TYPE numeric(20, 2)');
+    await fx.db.rows(
+      'ALTER TABLE bulk_wine_reconciliation_closed_versions ALTER COLUMN inventory_sales TYPE numeric(20, 2)',
+    );
     await fx.db.rows('ALTER TABLE bulk_wine_reconciliation ALTER COLUMN first_sale TYPE text');
     expect((await migrateError()).message).toBe(
-      'field catalogue and database disagree: first_sale is text in bulk_wine_reconciliation, but the catalogue\'s kind date needs date (fix it with a migration); ' +
-        'inventory_sales is numeric(20,2) in bulk_wine_reconciliation_closed_versions, but the catalogue\'s kind decimal needs numeric (fix it with a migration)',
+      "field catalogue and database disagree: first_sale is text in bulk_wine_reconciliation, but the catalogue's kind date needs date (fix it with a migration); " +
+        "inventory_sales is numeric(20,2) in bulk_wine_reconciliation_closed_versions, but the catalogue's kind decimal needs numeric (fix it with a migration)",
     );
   });
 
@@ -69,7 +73,9 @@ describe('the field catalogue and the migrated tables', () => {
 
   it('a required field whose column allows NULL, and an optional one whose column does not, are named', async () => {
     await fx.db.rows('ALTER TABLE bulk_wine_reconciliation ALTER COLUMN wpi DROP NOT NULL');
-    await fx.db.rows('ALTER TABLE bulk_wine_reconciliation_closed_versions ALTER COLUMN inventory_bulk_wine SET NOT NULL');
+    await fx.db.rows(
+      'ALTER TABLE bulk_wine_reconciliation_closed_versions ALTER COLUMN inventory_bulk_wine SET NOT NULL',
+    );
     expect((await migrateError()).message).toBe(
       'field catalogue and database disagree: wpi may be NULL in bulk_wine_reconciliation, but the catalogue says it is required (add NOT NULL in a migration); ' +
         'inventory_bulk_wine is NOT NULL in bulk_wine_reconciliation_closed_versions, but the catalogue says it is optional (drop NOT NULL in a migration)',

@@ -18,7 +18,10 @@ const N = 20_000;
 async function run(path: string): Promise<{ rewritten: boolean; skipped: number }> {
   const r = await runCli(['run', '--from-file', path, '--json'], syncEnv(fx.db));
   expect(r.code, r.stderr).toBe(0);
-  return { rewritten: r.stderr.includes('fingerprints rewritten in id order'), skipped: JSON.parse(r.stdout).skipped_unchanged };
+  return {
+    rewritten: r.stderr.includes('fingerprints rewritten in id order'),
+    skipped: JSON.parse(r.stdout).skipped_unchanged,
+  };
 }
 
 /** Rows of the fingerprint table that lie before a row of a smaller id. */

@@ -69,12 +69,20 @@ describe('a first load writes each row once', () => {
   });
 
   /** `records`, or a whole listing document as text. */
-  async function load(db: TestDb, name: string, records: string[] | string, env: Record<string, string> = {}, dryRun = false) {
+  async function load(
+    db: TestDb,
+    name: string,
+    records: string[] | string,
+    env: Record<string, string> = {},
+    dryRun = false,
+  ) {
     const path = join(fx.dir, `${db.schema}-${name}.json`);
     await writeFile(path, typeof records === 'string' ? records : listing(records));
     const ctx = inProcess(syncEnv(db, undefined, { SYNC_MAX_REJECT_RATIO: '0.5', ...env }));
     const outcome = await ctx.run({ source: { kind: 'file', path }, trigger: 'file', dryRun });
-    const statements = ctx.logs.map((l) => JSON.parse(l) as { statement?: string }).flatMap((l) => (l.statement ? [l.statement] : []));
+    const statements = ctx.logs
+      .map((l) => JSON.parse(l) as { statement?: string })
+      .flatMap((l) => (l.statement ? [l.statement] : []));
     return { run: outcome.run as unknown as Record<string, unknown>, statements };
   }
 
@@ -92,7 +100,9 @@ describe('a first load writes each row once', () => {
                 deleted::int, restored::int, unknown_fields, field_counts
          FROM sync_runs WHERE source IS DISTINCT FROM 'seed' ORDER BY id`,
       ),
-      rejects: await db.rows(`SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`),
+      rejects: await db.rows(
+        `SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`,
+      ),
       rows: await db.rows(
         `SELECT id, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text, vintage_forecast::text,
                 vintage_make::text, first_sale::text, deleted_at IS NULL AS live, ${ordinal} AS run,
@@ -111,11 +121,20 @@ describe('a first load writes each row once', () => {
         `SELECT s.id, s.hash::text, s.row_xmin::text = t.xmin::text AS vouches
          FROM bulk_wine_reconciliation_source_hash s LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id ORDER BY s.id`,
       ),
-      bi: await db.rows(`SELECT bi_scale, bi_rounded::int, bi_overflow::int FROM sync_runs WHERE source IS DISTINCT FROM 'seed' ORDER BY id`),
+      bi: await db.rows(
+        `SELECT bi_scale, bi_rounded::int, bi_overflow::int FROM sync_runs WHERE source IS DISTINCT FROM 'seed' ORDER BY id`,
+      ),
     };
   }
 
-  const STAGING_ONLY = ['remove_duplicates', 'insert_all', 'save_initial', 'analyze_staging', 'classify_changes', 'insert_new'];
+  const STAGING_ONLY = [
+    'remove_duplicates',
+    'insert_all',
+    'save_initial',
+    'analyze_staging',
+    'classify_changes',
+    'insert_new',
+  ];
 
   it('gives the staging path’s rows, rejects, counts and fingerprints, duplicate ids included; the next run skips every record', async () => {
     const first = await load(direct, 'dups', DUPLICATES);
@@ -123,13 +142,26 @@ describe('a first load writes each row once', () => {
     expect(viaStaging.statements).toContain('classify_changes'); // the other schema did take the staging path
     // No pass over every row, no staging-to-table copy, no fingerprint INSERT ... SELECT.
     expect(first.statements.filter((s) => STAGING_ONLY.includes(s))).toEqual([]);
-    expect(first.statements).toEqual(expect.arrayContaining(['is_empty', 'copy_initial', 'settle_copies', 'write_winners']));
-    expect(first.run).toMatchObject({ status: 'succeeded', received: 18, rejected: 2, duplicates: 8, inserted: 8, unchanged: 0 });
+    expect(first.statements).toEqual(
+      expect.arrayContaining(['is_empty', 'copy_initial', 'settle_copies', 'write_winners']),
+    );
+    expect(first.run).toMatchObject({
+      status: 'succeeded',
+      received: 18,
+      rejected: 2,
+      duplicates: 8,
+      inserted: 8,
+      unchanged: 0,
+    });
     expect(await state(direct)).toEqual(await state(staged));
 
-    const rows = await direct.rows<{ id: string; wpi: string }>('SELECT id::text, wpi FROM bulk_wine_reconciliation t ORDER BY t.id');
+    const rows = await direct.rows<{ id: string; wpi: string }>(
+      'SELECT id::text, wpi FROM bulk_wine_reconciliation t ORDER BY t.id',
+    );
     expect(rows.map((r) => r.wpi)).toEqual(['one-b', 'two', 'three-c', 'four', 'five-b', 'six-b', 'past-c', 'big-b']);
-    const rejects = await direct.rows<{ position: number; record_id: string }>('SELECT position::int, record_id FROM sync_rejects ORDER BY position');
+    const rejects = await direct.rows<{ position: number; record_id: string }>(
+      'SELECT position::int, record_id FROM sync_rejects ORDER BY position',
+    );
     expect(rejects.map((r) => [r.position, r.record_id])).toEqual([
       [0, '1'],
       [3, '3'],
@@ -194,7 +226,9 @@ describe('a first load writes each row once', () => {
   it('leaves the tables empty when a guard refuses the listing, or on a dry run', async () => {
     const empty = async () => ({
       rows: Number((await direct.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation'))[0]!.n),
-      fingerprints: Number((await direct.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation_source_hash'))[0]!.n),
+      fingerprints: Number(
+        (await direct.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation_source_hash'))[0]!.n,
+      ),
     });
     const refused = await load(direct, 'ratio', DUPLICATES, { SYNC_MAX_REJECT_RATIO: '0.05' });
     expect(refused.run).toMatchObject({ status: 'failed', inserted: 0 });

@@ -27,23 +27,34 @@ beforeAll(async () => {
 
 describe('a dry run after a real one', () => {
   it('is not the last successful load in sync_last_load or sync_runs_latest (the README freshness query)', async () => {
-    expect(await fx.db.rows('SELECT run_id::int, finished_at FROM sync_last_load')).toEqual([{ run_id: real.id, finished_at: new Date(real.finished_at) }]);
-    expect(await fx.db.rows("SELECT run_id::int, dry_run FROM sync_runs_latest WHERE status = 'succeeded'")).toEqual([{ run_id: real.id, dry_run: false }]);
-    const [age] = await fx.db.rows<{ seconds: number }>("SELECT extract(epoch FROM age)::float8 AS seconds FROM sync_runs_latest WHERE status = 'succeeded'");
+    expect(await fx.db.rows('SELECT run_id::int, finished_at FROM sync_last_load')).toEqual([
+      { run_id: real.id, finished_at: new Date(real.finished_at) },
+    ]);
+    expect(await fx.db.rows("SELECT run_id::int, dry_run FROM sync_runs_latest WHERE status = 'succeeded'")).toEqual([
+      { run_id: real.id, dry_run: false },
+    ]);
+    const [age] = await fx.db.rows<{ seconds: number }>(
+      "SELECT extract(epoch FROM age)::float8 AS seconds FROM sync_runs_latest WHERE status = 'succeeded'",
+    );
     expect(age!.seconds).toBeGreaterThanOrEqual((Date.now() - Date.parse(dry.finished_at)) / 1000);
   });
 
   it('is not the last success of the BI sync_freshness view, which still shows it as the last run', async () => {
-    expect(await fx.db.rows(`SELECT last_success_run_id::int, last_run_id::int FROM "${fx.db.schema}_bi".sync_freshness`)).toEqual([
-      { last_success_run_id: real.id, last_run_id: dry.id },
-    ]);
+    expect(
+      await fx.db.rows(`SELECT last_success_run_id::int, last_run_id::int FROM "${fx.db.schema}_bi".sync_freshness`),
+    ).toEqual([{ last_success_run_id: real.id, last_run_id: dry.id }]);
   });
 
   it('is not the last success of the metric on /metrics, of /healthz, or of healthcheck', async () => {
     const port = await freePort();
     const healthFile = join(fx.dir, 'health');
     // A schedule that does not fire during the test: what the daemon reports comes from sync_runs.
-    const daemon = startCli(['schedule'], { ...fx.env, SYNC_SCHEDULE: '0 0 1 1 *', SYNC_METRICS_PORT: String(port), SYNC_HEALTH_FILE: healthFile });
+    const daemon = startCli(['schedule'], {
+      ...fx.env,
+      SYNC_SCHEDULE: '0 0 1 1 *',
+      SYNC_METRICS_PORT: String(port),
+      SYNC_HEALTH_FILE: healthFile,
+    });
     try {
       await daemon.waitForLog(/daemon started/);
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

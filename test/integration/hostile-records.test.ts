@@ -50,7 +50,15 @@ async function readViews(): Promise<number> {
 
 /** A deterministic random name of at least `bytes` bytes of UTF-8: letters, digits, punctuation, quotes, accents, CJK, emoji. */
 function randomName(bytes: number, seed: number): string {
-  const alphabet = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.:;,!?()[]{}<>|&%$#@~^*+=/\'"\\', 'é', 'ß', '葡', '萄', '🍷', '\t'];
+  const alphabet = [
+    ...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.:;,!?()[]{}<>|&%$#@~^*+=/\'"\\',
+    'é',
+    'ß',
+    '葡',
+    '萄',
+    '🍷',
+    '\t',
+  ];
   const pick = pickWith(xorshift(seed));
   let name = '';
   let size = 0;
@@ -78,7 +86,11 @@ describe('long field names', () => {
     const records = Array.from({ length: N }, (_, i) => {
       const id = i + 1;
       if (id === 1) return rec(id, [[valid3k, '1']]);
-      if (id === 2) return rec(id, [[valid60k, '"sixty"'], ['plain', '2']]);
+      if (id === 2)
+        return rec(id, [
+          [valid60k, '"sixty"'],
+          ['plain', '2'],
+        ]);
       if (id === 3) return rec(id, [[rejected3k, '3']], null); // no wpi: rejected, its name still counted
       if (id === 4) return rec(id, [[rejected60k, '1e131000']]); // a number the rule refuses, under a long name
       return rec(id, [['plain', String(id)]]);
@@ -94,18 +106,28 @@ describe('long field names', () => {
 
     // The values: under their exact names in extra_fields.
     const value = async (id: number, name: string) =>
-      (await fx.db.rows<{ v: unknown }>('SELECT extra_fields -> $1::text AS v FROM bulk_wine_reconciliation WHERE id = $2', [name, id]))[0]?.v;
+      (
+        await fx.db.rows<{ v: unknown }>(
+          'SELECT extra_fields -> $1::text AS v FROM bulk_wine_reconciliation WHERE id = $2',
+          [name, id],
+        )
+      )[0]?.v;
     expect(await value(1, valid3k)).toBe(1);
     expect(await value(2, valid60k)).toBe('sixty');
-    const keys = await fx.db.rows<{ k: string }>('SELECT k FROM bulk_wine_reconciliation, jsonb_object_keys(extra_fields) k WHERE id = 2 ORDER BY octet_length(k) DESC');
+    const keys = await fx.db.rows<{ k: string }>(
+      'SELECT k FROM bulk_wine_reconciliation, jsonb_object_keys(extra_fields) k WHERE id = 2 ORDER BY octet_length(k) DESC',
+    );
     expect(keys[0]!.k).toBe(valid60k);
 
     // The names: at most 128 bytes wherever they are stored.
     const shown = [valid3k, valid60k, rejected3k, rejected60k].map(shownName);
     for (const s of shown) expect(Buffer.byteLength(s)).toBeLessThanOrEqual(128);
-    const fields = await fx.db.rows<{ name: string; column_name: string | null; note: string | null }>('SELECT name, column_name, note FROM sync_fields ORDER BY name');
+    const fields = await fx.db.rows<{ name: string; column_name: string | null; note: string | null }>(
+      'SELECT name, column_name, note FROM sync_fields ORDER BY name',
+    );
     expect(fields.map((f) => f.name).sort()).toEqual([...shown, 'plain'].sort());
-    for (const f of fields.filter((f) => f.name !== 'plain')) expect(f).toMatchObject({ column_name: null, note: 'name longer than 63 bytes' });
+    for (const f of fields.filter((f) => f.name !== 'plain'))
+      expect(f).toMatchObject({ column_name: null, note: 'name longer than 63 bytes' });
     const [audit] = await fx.db.rows<{ longest_unknown: number; longest_count: number }>(
       `SELECT (SELECT max(octet_length(u)) FROM unnest(unknown_fields) u) AS longest_unknown,
               (SELECT max(octet_length(k)) FROM jsonb_object_keys(field_counts->'unknown') k) AS longest_count
@@ -114,11 +136,18 @@ describe('long field names', () => {
     );
     expect(audit!.longest_unknown).toBeLessThanOrEqual(128);
     expect(audit!.longest_count).toBeLessThanOrEqual(128);
-    const [{ names }] = (await fx.db.rows<{ names: string[] }>('SELECT unknown_fields AS names FROM sync_runs WHERE id = $1', [first.run.id])) as [{ names: string[] }];
+    const [{ names }] = (await fx.db.rows<{ names: string[] }>(
+      'SELECT unknown_fields AS names FROM sync_runs WHERE id = $1',
+      [first.run.id],
+    )) as [{ names: string[] }];
     expect(names.slice().sort()).toEqual([...shown, 'plain'].sort());
 
     // The rejects: the long name as shown in the reason, the record whole in raw.
-    const rejects = await fx.db.rows<{ position: string; errors: Array<{ path: string; message: string }>; raw: string }>('SELECT position::text, errors, raw FROM sync_rejects ORDER BY position');
+    const rejects = await fx.db.rows<{
+      position: string;
+      errors: Array<{ path: string; message: string }>;
+      raw: string;
+    }>('SELECT position::text, errors, raw FROM sync_rejects ORDER BY position');
     expect(rejects.map((r) => [r.position, r.errors])).toEqual([
       ['2', [{ path: 'wpi', message: 'required' }]],
       ['3', [{ path: shownName(rejected60k), message: NUMBER_TOO_LONG }]],
@@ -129,11 +158,15 @@ describe('long field names', () => {
     expect(Buffer.byteLength(first.stderr)).toBeLessThan(30_000);
     const post = receiver.posts.at(-1)!;
     expect(JSON.stringify(post.body).length).toBeLessThan(20_000);
-    expect((post.body.new_fields as Array<{ name: string }>).map((f) => f.name).sort()).toEqual([...shown, 'plain'].sort());
+    expect((post.body.new_fields as Array<{ name: string }>).map((f) => f.name).sort()).toEqual(
+      [...shown, 'plain'].sort(),
+    );
 
     // A dashboard's SELECT * of the views, and the value through the view's extra_fields.
     expect(await readViews()).toBe(N - 2);
-    const [viewed] = await fx.db.rows<{ extra_fields: string }>(`SELECT extra_fields FROM ${bi()}.reconciliation WHERE id = 1`);
+    const [viewed] = await fx.db.rows<{ extra_fields: string }>(
+      `SELECT extra_fields FROM ${bi()}.reconciliation WHERE id = 1`,
+    );
     expect(JSON.parse(viewed!.extra_fields)).toEqual({ [valid3k]: 1 });
 
     // The next run, same listing: nothing changes, nothing fails.
@@ -147,7 +180,11 @@ describe('long field names', () => {
 describe('numbers that explode when printed', () => {
   it('records full of 1e131000 and 1e-16383 are rejected, naming the field; the others load, the views read, the next run succeeds', async () => {
     // About 4,000 members of 8 bytes of JSON each: 500 MB of text once printed, under the 64 kB raw cap.
-    const bomb = (id: number, number: string) => rec(id, Array.from({ length: 3_700 }, (_, k) => [`a${k}`, number] as const));
+    const bomb = (id: number, number: string) =>
+      rec(
+        id,
+        Array.from({ length: 3_700 }, (_, k) => [`a${k}`, number] as const),
+      );
     // 500 of them (31 MB of listing): their rejects, stored whole, must not cost memory by the
     // hundreds of MB (a text[] parameter of their raw text once did: 540 MB).
     const BOMBS = 500;
@@ -166,13 +203,20 @@ describe('numbers that explode when printed', () => {
 
     const first = await sync(env, 'numbers, first run');
     expect(first.run).toMatchObject({ status: 'succeeded', inserted: N - BOMBS - 1, rejected: BOMBS + 1 });
-    const rejects = await fx.db.rows<{ position: number; errors: Array<{ path: string; message: string }>; raw: string }>('SELECT position::int, errors, raw FROM sync_rejects ORDER BY position');
+    const rejects = await fx.db.rows<{
+      position: number;
+      errors: Array<{ path: string; message: string }>;
+      raw: string;
+    }>('SELECT position::int, errors, raw FROM sync_rejects ORDER BY position');
     expect(rejects.map((r) => r.position)).toEqual([...Array.from({ length: BOMBS }, (_, k) => k), BOMBS + 2]);
     expect(rejects[7]!.raw).toBe(records[7]);
     for (const r of rejects.slice(0, BOMBS)) {
       expect(r.errors).toHaveLength(11);
       expect(r.errors[0]).toEqual({ path: 'a0', message: NUMBER_TOO_LONG });
-      expect(r.errors[10]).toEqual({ path: '', message: 'and more fields that cannot be kept in extra_fields (the first 10 are named)' });
+      expect(r.errors[10]).toEqual({
+        path: '',
+        message: 'and more fields that cannot be kept in extra_fields (the first 10 are named)',
+      });
     }
     expect(rejects[BOMBS]!.errors).toEqual([{ path: 'edge', message: NUMBER_TOO_LONG }]);
 
@@ -255,9 +299,17 @@ describe('sync_rejects', () => {
 
   it('keeps the rejects of the newest SYNC_REJECTS_KEEP runs, failed ones included, and prunes the older after each run', async () => {
     const env = { SYNC_REJECTS_KEEP: '2' };
-    const listing = (bad: number) => [...Array.from({ length: 40 }, (_, i) => rec(i + 1)), ...Array.from({ length: bad }, (_, i) => rec(100 + i, [], null))];
+    const listing = (bad: number) => [
+      ...Array.from({ length: 40 }, (_, i) => rec(i + 1)),
+      ...Array.from({ length: bad }, (_, i) => rec(100 + i, [], null)),
+    ];
     const runs: number[] = [];
-    const stored = async () => (await fx.db.rows<{ run_id: number; n: number }>('SELECT run_id::int, count(*)::int AS n FROM sync_rejects GROUP BY run_id ORDER BY run_id')).map((r) => [r.run_id, r.n]);
+    const stored = async () =>
+      (
+        await fx.db.rows<{ run_id: number; n: number }>(
+          'SELECT run_id::int, count(*)::int AS n FROM sync_rejects GROUP BY run_id ORDER BY run_id',
+        )
+      ).map((r) => [r.run_id, r.n]);
 
     fx.sim.setRecordsJson(listing(1));
     runs.push((await sync(env, 'prune 1')).run.id);

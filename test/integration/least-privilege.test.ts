@@ -41,7 +41,19 @@ describeWith('psql (apt-get install postgresql-client)', runs('psql'), 'a least-
   });
 
   const syncRole = (vars: string[]) =>
-    execFileSync('psql', [adminUrl, '-q', '-v', `role=${role}`, '-v', `password=${password}`, '-v', `schema=${schema}`, ...vars.flatMap((v) => ['-v', v]), '-f', join(ROOT, 'sql', 'sync_role.sql')]);
+    execFileSync('psql', [
+      adminUrl,
+      '-q',
+      '-v',
+      `role=${role}`,
+      '-v',
+      `password=${password}`,
+      '-v',
+      `schema=${schema}`,
+      ...vars.flatMap((v) => ['-v', v]),
+      '-f',
+      join(ROOT, 'sql', 'sync_role.sql'),
+    ]);
 
   const env = () => {
     const url = new URL(adminUrl);
@@ -86,11 +98,24 @@ describeWith('psql (apt-get install postgresql-client)', runs('psql'), 'a least-
   it('with CREATE on the database (create_on_database=on): creates its two schemas at the first start, then runs', async () => {
     fresh();
     syncRole(['create_on_database=on']);
-    expect((await pool.query('SELECT count(*)::int AS n FROM pg_namespace WHERE nspname IN ($1, $2)', [schema, `${schema}_bi`])).rows).toEqual([{ n: 0 }]);
+    expect(
+      (
+        await pool.query('SELECT count(*)::int AS n FROM pg_namespace WHERE nspname IN ($1, $2)', [
+          schema,
+          `${schema}_bi`,
+        ])
+      ).rows,
+    ).toEqual([{ n: 0 }]);
     const rights = await runsAsRole();
     expect(rights).toEqual({ rolsuper: false, rolcreatedb: false, rolcreaterole: false, create_schemas: true });
-    const owners = await pool.query('SELECT nspname, pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname IN ($1, $2) ORDER BY 1', [schema, `${schema}_bi`]);
-    expect(owners.rows).toEqual([{ nspname: schema, owner: role }, { nspname: `${schema}_bi`, owner: role }]);
+    const owners = await pool.query(
+      'SELECT nspname, pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname IN ($1, $2) ORDER BY 1',
+      [schema, `${schema}_bi`],
+    );
+    expect(owners.rows).toEqual([
+      { nspname: schema, owner: role },
+      { nspname: `${schema}_bi`, owner: role },
+    ]);
   });
 
   /** `migrate` as the role exits 2 with exactly this sentence, never the password, and leaves nothing behind. */
@@ -99,7 +124,10 @@ describeWith('psql (apt-get install postgresql-client)', runs('psql'), 'a least-
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toBe(`Error: ${sentence}\n`);
     expect(result.stderr).not.toContain(password);
-    const tables = await pool.query(`SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ($1, $2)`, [schema, `${schema}_bi`]);
+    const tables = await pool.query(
+      `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ($1, $2)`,
+      [schema, `${schema}_bi`],
+    );
     expect(tables.rows).toEqual([{ n: 0 }]);
   }
 
@@ -113,15 +141,19 @@ describeWith('psql (apt-get install postgresql-client)', runs('psql'), 'a least-
 
   it('owning the data schema but not allowed to create the BI schema: the sentence is about the BI schema', async () => {
     fresh();
-    await pool.query(`CREATE ROLE "${role}" LOGIN PASSWORD '${password}'; CREATE SCHEMA "${schema}" AUTHORIZATION "${role}"`);
+    await pool.query(
+      `CREATE ROLE "${role}" LOGIN PASSWORD '${password}'; CREATE SCHEMA "${schema}" AUTHORIZATION "${role}"`,
+    );
     await refused(
       `cannot create schema "${schema}_bi" (SYNC_BI_SCHEMA) as role "${role}", which may not create schemas in database "${database}": as a superuser or the database owner, run CREATE SCHEMA "${schema}_bi" AUTHORIZATION "${role}"; or GRANT CREATE ON DATABASE "${database}" TO "${role}"; (see sql/sync_role.sql)`,
     );
   });
 
-  it('a data schema that belongs to another role: told to give it to the job\'s role', async () => {
+  it("a data schema that belongs to another role: told to give it to the job's role", async () => {
     fresh();
-    await pool.query(`CREATE ROLE "${role}" LOGIN PASSWORD '${password}'; CREATE SCHEMA "${schema}"; GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+    await pool.query(
+      `CREATE ROLE "${role}" LOGIN PASSWORD '${password}'; CREATE SCHEMA "${schema}"; GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`,
+    );
     await refused(
       `cannot create tables and views in schema "${schema}" (SYNC_DB_SCHEMA) as role "${role}": the schema belongs to "${admin}"; as a superuser or its owner, run ALTER SCHEMA "${schema}" OWNER TO "${role}"; (see sql/sync_role.sql)`,
     );

@@ -17,7 +17,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(limits: Parameters<typeof startMetricsServer>[0]['limits']): Promise<{ host: string; port: number }> {
+async function start(
+  limits: Parameters<typeof startMetricsServer>[0]['limits'],
+): Promise<{ host: string; port: number }> {
   server = await startMetricsServer({
     host: '127.0.0.1',
     port: 0,
@@ -31,7 +33,10 @@ async function start(limits: Parameters<typeof startMetricsServer>[0]['limits'])
 }
 
 /** A raw connection: what it received, and a promise of its close. */
-function open(at: { host: string; port: number }): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> {
+function open(at: {
+  host: string;
+  port: number;
+}): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> {
   return new Promise((resolve, reject) => {
     let text = '';
     const socket = connect(at.port, at.host, () => resolve({ socket, received: () => text, closed }));
@@ -44,7 +49,13 @@ function open(at: { host: string; port: number }): Promise<{ socket: Socket; rec
 
 describe('the metrics server', () => {
   it('has its limits on by default: 5 s for the request head, 30 s for the request, waiting connections bounded per address and in all', () => {
-    expect(SERVER_LIMITS).toEqual({ perAddressWaiting: 2_048, totalWaiting: 8_192, headersTimeoutMs: 5_000, requestTimeoutMs: 30_000, checkIntervalMs: 1_000 });
+    expect(SERVER_LIMITS).toEqual({
+      perAddressWaiting: 2_048,
+      totalWaiting: 8_192,
+      headersTimeoutMs: 5_000,
+      requestTimeoutMs: 30_000,
+      checkIntervalMs: 1_000,
+    });
   });
 
   it('answers 408 and closes a connection whose request head never ends', async () => {

@@ -29,7 +29,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 describeWith('promtool (Debian package prometheus)', runs(PROMTOOL), 'Prometheus metrics and alert rules', () => {
   it('the alert rules pass their promtool unit tests', () => {
-    const r = spawnSync(PROMTOOL, ['test', 'rules', 'alerts.test.yml'], { cwd: join(ROOT, 'deploy', 'prometheus'), encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(PROMTOOL, ['test', 'rules', 'alerts.test.yml'], {
+      cwd: join(ROOT, 'deploy', 'prometheus'),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('SUCCESS');
   });
@@ -51,7 +55,9 @@ describeWith('promtool (Debian package prometheus)', runs(PROMTOOL), 'Prometheus
       await daemon.waitForLog(/serving metrics/);
       const scrape = async () => (await fetch(`${base}/metrics`)).text();
       // While the slow listing streams, the run shows as running.
-      await until('wine_recon_sync_running 1', async () => (sample(await scrape(), 'wine_recon_sync_running') === 1 ? true : undefined));
+      await until('wine_recon_sync_running 1', async () =>
+        sample(await scrape(), 'wine_recon_sync_running') === 1 ? true : undefined,
+      );
       const during = await scrape();
       expect(sample(during, 'wine_recon_sync_last_success_timestamp_seconds')).toBeCloseTo(lastSuccess, 2);
       expect(sample(during, 'wine_recon_sync_runs_total{status="succeeded",trigger="manual"}')).toBe(1);
@@ -69,7 +75,9 @@ describeWith('promtool (Debian package prometheus)', runs(PROMTOOL), 'Prometheus
       expect(sample(text, 'wine_recon_sync_last_run_records{kind="unchanged"}')).toBe(30);
       expect(sample(text, 'wine_recon_sync_last_run_records{kind="inserted"}')).toBe(0);
       expect(sample(text, 'wine_recon_sync_last_success_timestamp_seconds')).toBeGreaterThan(lastSuccess);
-      expect(sample(text, 'wine_recon_sync_last_run_timestamp_seconds{status="succeeded"}')).toBe(sample(text, 'wine_recon_sync_last_success_timestamp_seconds'));
+      expect(sample(text, 'wine_recon_sync_last_run_timestamp_seconds{status="succeeded"}')).toBe(
+        sample(text, 'wine_recon_sync_last_success_timestamp_seconds'),
+      );
       expect(sample(text, 'wine_recon_sync_run_duration_seconds_count')).toBe(1);
       expect(sample(text, 'wine_recon_sync_run_duration_seconds_bucket{le="1"}')).toBe(0); // the listing stalled for 5 s
       expect(text).toMatch(/^process_cpu_seconds_total /m);
@@ -98,7 +106,9 @@ describeWith('prometheus-pushgateway (Debian package)', runs(PUSHGATEWAY), 'Push
     gatewayUrl = `http://127.0.0.1:${port}`;
     // No --persistence.file: the pushed metrics live in memory only.
     gateway = spawn(PUSHGATEWAY, [`--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
-    await until('the Pushgateway to be ready', async () => ((await fetch(`${gatewayUrl}/-/ready`)).ok ? true : undefined));
+    await until('the Pushgateway to be ready', async () =>
+      (await fetch(`${gatewayUrl}/-/ready`)).ok ? true : undefined,
+    );
   });
   afterAll(() => {
     gateway?.kill('SIGKILL');
@@ -110,9 +120,15 @@ describeWith('prometheus-pushgateway (Debian package)', runs(PUSHGATEWAY), 'Push
     expect(ok.stderr).toContain('metrics pushed');
     const finished = Date.parse(JSON.parse(ok.stdout).finished_at) / 1000;
     let text = await (await fetch(`${gatewayUrl}/metrics`)).text();
-    expect(sample(text, 'wine_recon_sync_last_run_records{instance="",job="wine_recon_sync",kind="inserted"}')).toBe(30);
-    expect(sample(text, 'wine_recon_sync_last_success_timestamp_seconds{instance="",job="wine_recon_sync"}')).toBeCloseTo(finished, 2);
-    expect(sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="succeeded",trigger="manual"}')).toBe(1);
+    expect(sample(text, 'wine_recon_sync_last_run_records{instance="",job="wine_recon_sync",kind="inserted"}')).toBe(
+      30,
+    );
+    expect(
+      sample(text, 'wine_recon_sync_last_success_timestamp_seconds{instance="",job="wine_recon_sync"}'),
+    ).toBeCloseTo(finished, 2);
+    expect(
+      sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="succeeded",trigger="manual"}'),
+    ).toBe(1);
 
     fx.sim.setFault('html');
     const failed = await runCli(['run'], { ...fx.env, SYNC_PUSHGATEWAY_URL: gatewayUrl });
@@ -121,11 +137,21 @@ describeWith('prometheus-pushgateway (Debian package)', runs(PUSHGATEWAY), 'Push
     expect(replay.code, replay.stderr).toBe(0);
     text = await (await fetch(`${gatewayUrl}/metrics`)).text();
     // Every push carries the whole history read from sync_runs, so the group replaced by each push stays complete.
-    expect(sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="failed",trigger="manual"}')).toBe(1);
-    expect(sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="succeeded",trigger="manual"}')).toBe(1);
-    expect(sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="succeeded",trigger="replay"}')).toBe(1);
-    expect(sample(text, 'wine_recon_sync_last_run_records{instance="",job="wine_recon_sync",kind="unchanged"}')).toBe(30);
-    expect(sample(text, 'wine_recon_sync_last_run_timestamp_seconds{instance="",job="wine_recon_sync",status="failed"}')).toBeGreaterThan(finished);
+    expect(
+      sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="failed",trigger="manual"}'),
+    ).toBe(1);
+    expect(
+      sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="succeeded",trigger="manual"}'),
+    ).toBe(1);
+    expect(
+      sample(text, 'wine_recon_sync_runs_total{instance="",job="wine_recon_sync",status="succeeded",trigger="replay"}'),
+    ).toBe(1);
+    expect(sample(text, 'wine_recon_sync_last_run_records{instance="",job="wine_recon_sync",kind="unchanged"}')).toBe(
+      30,
+    );
+    expect(
+      sample(text, 'wine_recon_sync_last_run_timestamp_seconds{instance="",job="wine_recon_sync",status="failed"}'),
+    ).toBeGreaterThan(finished);
   });
 });
 

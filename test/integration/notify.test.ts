@@ -23,7 +23,11 @@ const run = async (extra: Record<string, string> = {}) => {
 describe('SYNC_NOTIFY_URL', () => {
   it('announces an upstream field seen for the first time once, even when only failures are notified', async () => {
     const records = (extra: string) =>
-      Array.from({ length: 30 }, (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`);
+      Array.from(
+        { length: 30 },
+        (_, i) =>
+          `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`,
+      );
     fx.sim.setRecordsJson(records(''));
     expect((await run()).code).toBe(0);
     expect(hook.posts).toHaveLength(0);
@@ -39,7 +43,9 @@ describe('SYNC_NOTIFY_URL', () => {
       status: 'succeeded',
       new_fields: [{ name: 'bottling_line', count: 30, kept: { shownAs, note: null } }],
     });
-    expect(hook.posts[0]!.body.text).toContain(`new field bottling_line in 30 records: kept in extra_fields, shown as ${shownAs}`);
+    expect(hook.posts[0]!.body.text).toContain(
+      `new field bottling_line in 30 records: kept in extra_fields, shown as ${shownAs}`,
+    );
 
     expect((await run()).code).toBe(0);
     expect(hook.posts).toHaveLength(1);
@@ -47,7 +53,13 @@ describe('SYNC_NOTIFY_URL', () => {
 
   it('escapes Slack markup and strips control characters in upstream text: field names arrive as text, not as a ping or a link', async () => {
     const extra = ',"<!channel>":1,"<https://example.com|Log in again>":2,"a&b @here \\u001b[2J":3';
-    fx.sim.setRecordsJson(Array.from({ length: 30 }, (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`));
+    fx.sim.setRecordsJson(
+      Array.from(
+        { length: 30 },
+        (_, i) =>
+          `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`,
+      ),
+    );
     const r = await run();
     expect(r.code, r.run.error).toBe(0);
     expect(hook.posts).toHaveLength(1);
@@ -57,7 +69,11 @@ describe('SYNC_NOTIFY_URL', () => {
     expect(text).toContain('new field a&amp;b @\u200bhere [2J in 30 records');
     expect(text).not.toMatch(/[<>\u001b]/);
     // The structured fields keep the names exactly, for receivers that read them as data.
-    expect((hook.posts[0]!.body.new_fields as Array<{ name: string }>).map((f) => f.name).sort()).toEqual(['<!channel>', '<https://example.com|Log in again>', 'a&b @here \u001b[2J']);
+    expect((hook.posts[0]!.body.new_fields as Array<{ name: string }>).map((f) => f.name).sort()).toEqual([
+      '<!channel>',
+      '<https://example.com|Log in again>',
+      'a&b @here \u001b[2J',
+    ]);
   });
 
   it('posts once per failure (guard refusals included), once on recovery, never for a success after a success', async () => {
@@ -80,7 +96,16 @@ describe('SYNC_NOTIFY_URL', () => {
       schema: fx.db.schema,
       started_at: failed.run.started_at,
       finished_at: failed.run.finished_at,
-      counts: { received: 0, rejected: 0, duplicates: 0, inserted: 0, updated: 0, unchanged: 0, deleted: 0, restored: 0 },
+      counts: {
+        received: 0,
+        rejected: 0,
+        duplicates: 0,
+        inserted: 0,
+        updated: 0,
+        unchanged: 0,
+        deleted: 0,
+        restored: 0,
+      },
     });
     expect(notice.body.text).toContain(`run ${failed.run.id} FAILED [manual]`);
     expect(notice.body.text).toContain(`schema ${fx.db.schema}`);
@@ -91,13 +116,22 @@ describe('SYNC_NOTIFY_URL', () => {
     const refused = await run();
     expect(refused.code).toBe(1);
     expect(hook.posts).toHaveLength(2);
-    expect(hook.posts[1]!.body).toMatchObject({ event: 'failed', run_id: refused.run.id, error: expect.stringContaining('refusing to soft-delete 30 of 30') });
+    expect(hook.posts[1]!.body).toMatchObject({
+      event: 'failed',
+      run_id: refused.run.id,
+      error: expect.stringContaining('refusing to soft-delete 30 of 30'),
+    });
     fx.sim.setRecordsJson(null);
 
     const recovered = await run();
     expect(recovered.code).toBe(0);
     expect(hook.posts).toHaveLength(3);
-    expect(hook.posts[2]!.body).toMatchObject({ event: 'recovered', run_id: recovered.run.id, status: 'succeeded', error: null });
+    expect(hook.posts[2]!.body).toMatchObject({
+      event: 'recovered',
+      run_id: recovered.run.id,
+      status: 'succeeded',
+      error: null,
+    });
     expect(hook.posts[2]!.body.text).toContain('recovered');
 
     expect((await run()).code).toBe(0);
@@ -142,12 +176,17 @@ describe('SYNC_NOTIFY_URL', () => {
     const ok = await run({ SYNC_NOTIFY_URL: down, SYNC_NOTIFY_ON: 'all' });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.run.status).toBe('succeeded');
-    expect(ok.stderr).toMatch(/"notifyUrl":"http:\/\/127\.0\.0\.1:\d+\/…".*"attempts":3.*"msg":"notification could not be delivered"/);
+    expect(ok.stderr).toMatch(
+      /"notifyUrl":"http:\/\/127\.0\.0\.1:\d+\/…".*"attempts":3.*"msg":"notification could not be delivered"/,
+    );
     fx.sim.setFault('html');
     const failed = await run({ SYNC_NOTIFY_URL: down });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('notification could not be delivered');
-    expect(await fx.db.rows('SELECT status FROM sync_runs ORDER BY id')).toEqual([{ status: 'succeeded' }, { status: 'failed' }]);
+    expect(await fx.db.rows('SELECT status FROM sync_runs ORDER BY id')).toEqual([
+      { status: 'succeeded' },
+      { status: 'failed' },
+    ]);
   });
 
   it('the daemon notifies a failed run that it does not retry', async () => {
@@ -160,6 +199,12 @@ describe('SYNC_NOTIFY_URL', () => {
     }
     expect((await daemon.result).code).toBe(0);
     expect(hook.posts).toHaveLength(1);
-    expect(hook.posts[0]!.body).toMatchObject({ event: 'failed', trigger: 'run-now', run_id: 1, attempt: 1, retry_at: null });
+    expect(hook.posts[0]!.body).toMatchObject({
+      event: 'failed',
+      trigger: 'run-now',
+      run_id: 1,
+      attempt: 1,
+      retry_at: null,
+    });
   });
 });

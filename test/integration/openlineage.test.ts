@@ -32,7 +32,12 @@ type Event = {
   run: { runId: string; facets?: Record<string, Record<string, unknown>> };
   job: { namespace: string; name: string };
   inputs: Array<{ namespace: string; name: string }>;
-  outputs: Array<{ namespace: string; name: string; facets: { schema: { fields: Array<{ name: string; type: string; description?: string }> } }; outputFacets?: Record<string, Record<string, unknown>> }>;
+  outputs: Array<{
+    namespace: string;
+    name: string;
+    facets: { schema: { fields: Array<{ name: string; type: string; description?: string }> } };
+    outputFacets?: Record<string, Record<string, unknown>>;
+  }>;
 };
 
 beforeAll(async () => {
@@ -42,15 +47,29 @@ beforeAll(async () => {
 });
 afterAll(() => receiver?.close());
 
-const env = () => fx.envWith({ SYNC_OPENLINEAGE_URL: receiver.url, SYNC_OPENLINEAGE_API_KEY: KEY, SYNC_OPENLINEAGE_NAMESPACE: 'winery-prod' });
+const env = () =>
+  fx.envWith({
+    SYNC_OPENLINEAGE_URL: receiver.url,
+    SYNC_OPENLINEAGE_API_KEY: KEY,
+    SYNC_OPENLINEAGE_NAMESPACE: 'winery-prod',
+  });
 const events = () => receiver.posts.map((p) => p.body as unknown as Event);
 /** The test database's name (wrs_test when embedded; whatever TEST_DATABASE_URL names). */
 const database = () => decodeURIComponent(new URL(fx.db.url).pathname.slice(1));
 const run = async (...args: string[]) => {
   const r = await runCli(['run', '--json', ...args], env());
-  return { ...r, run: JSON.parse(r.stdout || 'null') as { id: number; status: string; error: string | null; inserted: number } | null };
+  return {
+    ...r,
+    run: JSON.parse(r.stdout || 'null') as {
+      id: number;
+      status: string;
+      error: string | null;
+      inserted: number;
+    } | null,
+  };
 };
-const lineageId = async (id: number) => (await fx.db.rows<{ u: string }>('SELECT lineage_run_id::text AS u FROM sync_runs WHERE id = $1', [id]))[0]!.u;
+const lineageId = async (id: number) =>
+  (await fx.db.rows<{ u: string }>('SELECT lineage_run_id::text AS u FROM sync_runs WHERE id = $1', [id]))[0]!.u;
 
 /** Every event and each of its facets, against the official schemas. */
 function expectValid(event: Event): void {
@@ -58,7 +77,10 @@ function expectValid(event: Event): void {
   expect(schemas.event(event), event.eventType).toEqual([]);
   const facets: Array<[string, unknown]> = [
     ...Object.entries(event.run.facets ?? {}).map(([k, v]) => [k, v] as [string, unknown]),
-    ...event.outputs.flatMap((o) => [['schema', o.facets.schema] as [string, unknown], ...Object.entries(o.outputFacets ?? {})]),
+    ...event.outputs.flatMap((o) => [
+      ['schema', o.facets.schema] as [string, unknown],
+      ...Object.entries(o.outputFacets ?? {}),
+    ]),
   ];
   const files: Record<string, string> = {
     schema: 'SchemaDatasetFacet.json',
@@ -90,7 +112,9 @@ describe('a succeeded run', () => {
     for (const e of sent) expectValid(e);
     // The schemas do refuse: a runId that is not a UUID, a facet without its _producer.
     expect(schemas.event({ ...sent[0]!, run: { runId: 'run-1' } })).not.toEqual([]);
-    expect(schemas.facet('SchemaDatasetFacet.json')({ schema: { _schemaURL: 'https://openlineage.io/x', fields: [] } })).not.toEqual([]);
+    expect(
+      schemas.facet('SchemaDatasetFacet.json')({ schema: { _schemaURL: 'https://openlineage.io/x', fields: [] } }),
+    ).not.toEqual([]);
     expect(sent[0]!.job).toMatchObject({ namespace: 'winery-prod', name: `${database()}.${fx.db.schema}` });
     expect(sent[0]!.producer).toMatch(/^https:\/\/www\.npmjs\.com\/package\/wine-recon-sync\/v\/\d+\.\d+\.\d+/);
     expect(r.stderr).not.toContain(KEY);
@@ -99,7 +123,9 @@ describe('a succeeded run', () => {
   it('reads the listing (scheme://host:port and its path, no query or credential) and writes the data table and BI views, named as OpenLineage names PostgreSQL', async () => {
     const complete = events().at(-1)!;
     const sim = new URL(fx.sim.url);
-    expect(complete.inputs).toEqual([{ namespace: `http://127.0.0.1:${sim.port}`, name: '/api/bulk-wine-reconciliation-data' }]);
+    expect(complete.inputs).toEqual([
+      { namespace: `http://127.0.0.1:${sim.port}`, name: '/api/bulk-wine-reconciliation-data' },
+    ]);
     const db = new URL(fx.db.url);
     const ns = `postgres://${db.hostname}:${db.port || '5432'}`;
     expect(complete.outputs.map((o) => [o.namespace, o.name])).toEqual([
@@ -113,24 +139,45 @@ describe('a succeeded run', () => {
     expect(complete.outputs[0]!.outputFacets!.outputStatistics).toMatchObject({ rowCount: 12 });
   });
 
-  it('carries in each output\'s schema facet the columns the database has, kept new fields included, as schema --json has them', async () => {
-    fx.sim.setRecordsJson(Array.from({ length: 12 }, (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_in_transit":${i}.25}`));
+  it("carries in each output's schema facet the columns the database has, kept new fields included, as schema --json has them", async () => {
+    fx.sim.setRecordsJson(
+      Array.from(
+        { length: 12 },
+        (_, i) => `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_in_transit":${i}.25}`,
+      ),
+    );
     const before = receiver.posts.length;
     const r = await run('--accept-schema-change');
     expect(r.code, r.stderr).toBe(0);
-    const complete = events().slice(before).find((e) => e.eventType === 'COMPLETE')!;
+    const complete = events()
+      .slice(before)
+      .find((e) => e.eventType === 'COMPLETE')!;
     expectValid(complete);
-    const schemaJson = JSON.parse((await runCli(['schema', '--json'], fx.env)).stdout) as { $defs: Record<string, { properties: Record<string, { description?: string; 'x-sql-type': string }> }> };
+    const schemaJson = JSON.parse((await runCli(['schema', '--json'], fx.env)).stdout) as {
+      $defs: Record<string, { properties: Record<string, { description?: string; 'x-sql-type': string }> }>;
+    };
     for (const output of complete.outputs) {
       const relation = output.name.split('.').slice(1).join('.');
-      const columns = await fx.db.rows<{ column_name: string }>('SELECT column_name FROM information_schema.columns WHERE table_schema || \'.\' || table_name = $1 ORDER BY ordinal_position', [relation]);
-      expect(output.facets.schema.fields.map((f) => f.name), relation).toEqual(columns.map((c) => c.column_name));
+      const columns = await fx.db.rows<{ column_name: string }>(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema || '.' || table_name = $1 ORDER BY ordinal_position",
+        [relation],
+      );
+      expect(
+        output.facets.schema.fields.map((f) => f.name),
+        relation,
+      ).toEqual(columns.map((c) => c.column_name));
       expect(output.facets.schema.fields.map((f) => [f.name, f.type, f.description])).toEqual(
-        Object.entries(schemaJson.$defs[relation]!.properties).map(([name, p]) => [name, p['x-sql-type'], p.description]),
+        Object.entries(schemaJson.$defs[relation]!.properties).map(([name, p]) => [
+          name,
+          p['x-sql-type'],
+          p.description,
+        ]),
       );
     }
     const bi = complete.outputs.find((o) => o.name.endsWith('_bi.reconciliation'))!;
-    expect(bi.facets.schema.fields.find((f) => f.name === 'inventory_in_transit')).toMatchObject({ type: 'numeric(28,10)' });
+    expect(bi.facets.schema.fields.find((f) => f.name === 'inventory_in_transit')).toMatchObject({
+      type: 'numeric(28,10)',
+    });
   });
 });
 
@@ -144,22 +191,35 @@ describe('a failed run (the mass-delete guard)', () => {
     expect(sent.map((e) => e.eventType)).toEqual(['START', 'FAIL']);
     expect(new Set(sent.map((e) => e.run.runId))).toEqual(new Set([await lineageId(r.run!.id)]));
     for (const e of sent) expectValid(e);
-    expect(sent[1]!.run.facets!.errorMessage).toMatchObject({ message: r.run!.error, programmingLanguage: 'TypeScript' });
+    expect(sent[1]!.run.facets!.errorMessage).toMatchObject({
+      message: r.run!.error,
+      programmingLanguage: 'TypeScript',
+    });
     expect(sent[1]!.outputs[0]!.outputFacets).toBeUndefined();
   });
 });
 
 describe('a killed run', () => {
-  it('sends START; its ABORT comes from the next run, which marks it abandoned, before that run\'s own START', async () => {
+  it("sends START; its ABORT comes from the next run, which marks it abandoned, before that run's own START", async () => {
     const before = receiver.posts.length;
     fx.sim.setFault('slow', { times: 1, delayMs: 30_000 });
     const killed = startCli(['run'], env());
     await killed.waitForLog(/sync started/);
-    await expect.poll(() => events().slice(before).map((e) => e.eventType), { timeout: 10_000 }).toEqual(['START']);
+    await expect
+      .poll(
+        () =>
+          events()
+            .slice(before)
+            .map((e) => e.eventType),
+        { timeout: 10_000 },
+      )
+      .toEqual(['START']);
     killed.kill('SIGKILL');
     await killed.result;
     fx.sim.setFault(null);
-    const [row] = await fx.db.rows<{ id: string; u: string }>("SELECT id::text, lineage_run_id::text AS u FROM sync_runs WHERE status = 'running'");
+    const [row] = await fx.db.rows<{ id: string; u: string }>(
+      "SELECT id::text, lineage_run_id::text AS u FROM sync_runs WHERE status = 'running'",
+    );
     expect(events().at(-1)!.run.runId).toBe(row!.u);
 
     const next = await run();
@@ -197,7 +257,11 @@ async function reportedRun(retry?: { attempt: number; retryOf: number }) {
   const reporter = new RunReporter({ config, secrets, pool, log }, { daemon: true, trigger: 'manual' });
   await reporter.start();
   const api = new WineApi(config.api!, log, secrets, { retryBaseMs: config.retryBaseMs, proxy: config.proxy });
-  const outcome = await runSync(config, { pool, log, api, secrets, onRunStarted: (r, a) => reporter.runStarted(r, a) }, { source: { kind: 'api' }, trigger: retry ? 'retry' : 'manual', ...(retry ? { retry } : {}) });
+  const outcome = await runSync(
+    config,
+    { pool, log, api, secrets, onRunStarted: (r, a) => reporter.runStarted(r, a) },
+    { source: { kind: 'api' }, trigger: retry ? 'retry' : 'manual', ...(retry ? { retry } : {}) },
+  );
   await reporter.finished({ outcome });
   let settled = false;
   const settling = reporter.settled().then(() => (settled = true));
@@ -211,7 +275,9 @@ describe('a catalogue that is down', () => {
     try {
       expect(r.outcome.run.status).toBe('succeeded');
       await r.settling;
-      const metric = await r.reporter.metrics!.registry.getSingleMetricAsString('wine_recon_sync_openlineage_undelivered_total');
+      const metric = await r.reporter.metrics!.registry.getSingleMetricAsString(
+        'wine_recon_sync_openlineage_undelivered_total',
+      );
       expect(metric).toMatch(/^wine_recon_sync_openlineage_undelivered_total 2$/m);
       expect(r.lines.filter((l) => l.includes('OpenLineage event could not be delivered'))).toHaveLength(1);
     } finally {
@@ -240,8 +306,10 @@ describe('a catalogue that is down', () => {
 });
 
 describe('a retried run', () => {
-  it('links to its chain\'s first attempt with the parent run facet', async () => {
-    const [first] = await fx.db.rows<{ id: string; u: string }>("SELECT id::text, lineage_run_id::text AS u FROM sync_runs WHERE status = 'failed' ORDER BY id LIMIT 1");
+  it("links to its chain's first attempt with the parent run facet", async () => {
+    const [first] = await fx.db.rows<{ id: string; u: string }>(
+      "SELECT id::text, lineage_run_id::text AS u FROM sync_runs WHERE status = 'failed' ORDER BY id LIMIT 1",
+    );
     const before = receiver.posts.length;
     const r = await reportedRun({ attempt: 2, retryOf: Number(first!.id) });
     try {
@@ -250,7 +318,9 @@ describe('a retried run', () => {
       expect(sent.map((e) => e.eventType)).toEqual(['START', 'COMPLETE']);
       for (const e of sent) {
         expectValid(e);
-        expect(e.run.facets!.parent).toEqual(expect.objectContaining({ run: { runId: first!.u }, job: { namespace: e.job.namespace, name: e.job.name } }));
+        expect(e.run.facets!.parent).toEqual(
+          expect.objectContaining({ run: { runId: first!.u }, job: { namespace: e.job.namespace, name: e.job.name } }),
+        );
       }
     } finally {
       await r.close();
@@ -261,7 +331,10 @@ describe('a retried run', () => {
 describe('the one description', () => {
   it('is what schema --json prints: a valid draft 2020-12 schema with one definition per relation, each column in the database order', async () => {
     const { draft2020 } = await import('../support/json-schemas.js');
-    const printed = JSON.parse((await runCli(['schema', '--json'], fx.env)).stdout) as { $schema: string; $defs: Record<string, { properties: Record<string, unknown>; 'x-primary-key'?: string[] }> };
+    const printed = JSON.parse((await runCli(['schema', '--json'], fx.env)).stdout) as {
+      $schema: string;
+      $defs: Record<string, { properties: Record<string, unknown>; 'x-primary-key'?: string[] }>;
+    };
     expect(printed.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
     expect(draft2020()(printed)).toEqual([]);
     const described = await describeDatabase(fx.db.pool, { data: fx.db.schema, bi: `${fx.db.schema}_bi` });

@@ -32,7 +32,14 @@ async function archive(body: string, chunkBytes: number, algorithm: PayloadAlgor
   const client = await fx.db.pool.connect();
   try {
     await fx.db.pool.begin(client);
-    await storePayload(client, { runId, sha256: sha256(body), bytes: Buffer.byteLength(body), compressed, keep: 1000, chunkBytes });
+    await storePayload(client, {
+      runId,
+      sha256: sha256(body),
+      bytes: Buffer.byteLength(body),
+      compressed,
+      keep: 1000,
+      chunkBytes,
+    });
     await client.query('COMMIT');
   } finally {
     client.release();
@@ -41,7 +48,10 @@ async function archive(body: string, chunkBytes: number, algorithm: PayloadAlgor
 }
 
 async function chunkLengths(runId: string): Promise<number[]> {
-  const rows = await fx.db.rows<{ n: number }>('SELECT length(data) AS n FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq', [runId]);
+  const rows = await fx.db.rows<{ n: number }>(
+    'SELECT length(data) AS n FROM sync_payload_chunks WHERE run_id = $1 ORDER BY seq',
+    [runId],
+  );
   return rows.map((r) => r.n);
 }
 
@@ -83,17 +93,26 @@ describe('payload archive in chunks', () => {
   it('records the algorithm of each payload and restores gzip ones whatever the default', async () => {
     const body = listing([rec(1, 'A'), rec(2, 'B')]);
     const { runId } = await archive(body, 16, 'gzip');
-    expect(await fx.db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [runId])).toEqual([{ algorithm: 'gzip' }]);
+    expect(await fx.db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [runId])).toEqual([
+      { algorithm: 'gzip' },
+    ]);
     expect(await restorePayload(fx.db.pool, runId, join(fx.dir, 'gzip.json'))).toBe(sha256(body));
     const latest = await archive(body, 16);
-    expect(await fx.db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [latest.runId])).toEqual([{ algorithm: preferredAlgorithm() }]);
-    if (preferredAlgorithm() === 'gzip') console.warn(`Node ${process.version} has no zstd in node:zlib: payloads are gzip; the zstd path is not exercised here`);
+    expect(await fx.db.rows('SELECT algorithm FROM sync_payloads WHERE run_id = $1', [latest.runId])).toEqual([
+      { algorithm: preferredAlgorithm() },
+    ]);
+    if (preferredAlgorithm() === 'gzip')
+      console.warn(
+        `Node ${process.version} has no zstd in node:zlib: payloads are gzip; the zstd path is not exercised here`,
+      );
   });
 
   it('refuses a payload whose restored bytes do not match the recorded SHA-256', async () => {
     const { runId } = await archive(listing([rec(1, 'A')]), 64);
     await fx.db.pool.query(`UPDATE sync_payloads SET sha256 = repeat('0', 64) WHERE run_id = $1`, [runId]);
-    await expect(restorePayload(fx.db.pool, runId, join(fx.dir, 'damaged.json'))).rejects.toBeInstanceOf(InvalidListingError);
+    await expect(restorePayload(fx.db.pool, runId, join(fx.dir, 'damaged.json'))).rejects.toBeInstanceOf(
+      InvalidListingError,
+    );
   });
 });
 
@@ -109,13 +128,22 @@ describe('payloads archived before chunks (one gzip bytea)', () => {
     schema = `t_oldpayloads_${randomBytes(3).toString('hex')}`;
     pool = createPool({ databaseUrl: inject('databaseUrl'), schema, max: 2 });
     await pool.query(`CREATE SCHEMA "${schema}"`);
-    await pool.query('CREATE TABLE sync_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    await pool.query(
+      'CREATE TABLE sync_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
     await pool.query(readFileSync(join(SQL_DIR, 'migrations', '0001_init.sql'), 'utf8'));
     await pool.query(`INSERT INTO sync_migrations (version, name) VALUES (1, '0001_init')`);
     const archiveOld = async (body: string) => {
-      const { rows } = await pool.query<{ id: string }>(`INSERT INTO sync_runs (trigger, status, app_version) VALUES ('manual', 'succeeded', 'old') RETURNING id`);
+      const { rows } = await pool.query<{ id: string }>(
+        `INSERT INTO sync_runs (trigger, status, app_version) VALUES ('manual', 'succeeded', 'old') RETURNING id`,
+      );
       const raw = Buffer.from(body, 'latin1');
-      await pool.query('INSERT INTO sync_payloads (run_id, sha256, bytes, body) VALUES ($1, $2, $3, $4)', [rows[0]!.id, sha256(raw), raw.length, gzipSync(raw)]);
+      await pool.query('INSERT INTO sync_payloads (run_id, sha256, bytes, body) VALUES ($1, $2, $3, $4)', [
+        rows[0]!.id,
+        sha256(raw),
+        raw.length,
+        gzipSync(raw),
+      ]);
       return rows[0]!.id;
     };
     runs = { small: await archiveOld(small), large: await archiveOld(large) };
@@ -127,7 +155,13 @@ describe('payloads archived before chunks (one gzip bytea)', () => {
   });
 
   it('the migration moves each body into 8 MiB chunks, marked gzip', async () => {
-    const { rows } = await pool.query<{ run_id: string; algorithm: string; chunks: number; total: string; stored_bytes: string }>(
+    const { rows } = await pool.query<{
+      run_id: string;
+      algorithm: string;
+      chunks: number;
+      total: string;
+      stored_bytes: string;
+    }>(
       `SELECT p.run_id, p.algorithm, count(c.seq)::int AS chunks, sum(length(c.data))::text AS total, p.stored_bytes::text
        FROM sync_payloads p JOIN sync_payload_chunks c USING (run_id) GROUP BY p.run_id ORDER BY p.run_id`,
     );
@@ -144,7 +178,12 @@ describe('payloads archived before chunks (one gzip bytea)', () => {
     const env = { DATABASE_URL: inject('databaseUrl'), SYNC_DB_SCHEMA: schema, LOG_LEVEL: 'info' };
     const replay = await runCli(['replay', '--run', runs.small, '--json'], env);
     expect(replay.code, replay.stderr).toBe(0);
-    expect(JSON.parse(replay.stdout)).toMatchObject({ trigger: 'replay', status: 'succeeded', inserted: 3, bytes: Buffer.byteLength(small) });
+    expect(JSON.parse(replay.stdout)).toMatchObject({
+      trigger: 'replay',
+      status: 'succeeded',
+      inserted: 3,
+      bytes: Buffer.byteLength(small),
+    });
     const { rows } = await pool.query('SELECT wpi, inventory_sales::text FROM bulk_wine_reconciliation ORDER BY id');
     expect(rows).toEqual([1, 2, 3].map((i) => ({ wpi: `OLD-${i}`, inventory_sales: '0.123456789012345678901' })));
   });
@@ -155,7 +194,13 @@ describe('the archive of a downloaded listing', () => {
 
   /** The run's archived body as stored, its algorithm and sizes. */
   async function stored(db: TestDb, runId: number) {
-    const rows = await db.rows<{ body: Buffer; algorithm: string; bytes: string; stored_bytes: string; sha256: string }>(
+    const rows = await db.rows<{
+      body: Buffer;
+      algorithm: string;
+      bytes: string;
+      stored_bytes: string;
+      sha256: string;
+    }>(
       `SELECT (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks WHERE run_id = $1) AS body, algorithm, bytes::text, stored_bytes::text, sha256
        FROM sync_payloads WHERE run_id = $1`,
       [runId],
@@ -165,9 +210,12 @@ describe('the archive of a downloaded listing', () => {
 
   /** How the run's archive was made, from its store_payload log line. */
   const madeBy = (ctx: InProcess, runId: number) =>
-    ctx.logs.map((line) => JSON.parse(line) as { runId?: number; statement?: string; archive?: string }).find((l) => l.runId === runId && l.statement === 'store_payload')?.archive;
+    ctx.logs
+      .map((line) => JSON.parse(line) as { runId?: number; statement?: string; archive?: string })
+      .find((l) => l.runId === runId && l.statement === 'store_payload')?.archive;
 
-  const payloadCount = async () => (await dl.db.rows<{ n: number }>('SELECT count(*)::int AS n FROM sync_payloads'))[0]!.n;
+  const payloadCount = async () =>
+    (await dl.db.rows<{ n: number }>('SELECT count(*)::int AS n FROM sync_payloads'))[0]!.n;
 
   it("stores the upstream's gzip body byte for byte, and replays it to the same SHA-256 and rows", async () => {
     dl.sim.setContentCoding('gzip');
@@ -180,12 +228,24 @@ describe('the archive of a downloaded listing', () => {
 
     const payload = (await stored(dl.db, run.id))!;
     expect(payload.body.equals(sent.body)).toBe(true);
-    expect(payload).toMatchObject({ algorithm: 'gzip', bytes: String(json.length), stored_bytes: String(sent.body.length), sha256: sha256(json) });
+    expect(payload).toMatchObject({
+      algorithm: 'gzip',
+      bytes: String(json.length),
+      stored_bytes: String(sent.body.length),
+      sha256: sha256(json),
+    });
     expect(madeBy(ctx, run.id)).toBe('upstream gzip');
 
     const rows = await tableText(dl.db);
     const replay = await ctx.run({ source: { kind: 'replay', runId: String(run.id) }, trigger: 'replay' });
-    expect(replay.run).toMatchObject({ status: 'succeeded', received: 300, inserted: 0, updated: 0, deleted: 0, bytes: json.length });
+    expect(replay.run).toMatchObject({
+      status: 'succeeded',
+      received: 300,
+      inserted: 0,
+      updated: 0,
+      deleted: 0,
+      bytes: json.length,
+    });
     expect(ctx.logs.join('\n')).toContain(`"sha256":"${sha256(json)}"`);
     expect(await tableText(dl.db)).toEqual(rows);
 
@@ -198,7 +258,11 @@ describe('the archive of a downloaded listing', () => {
 
   it('stores a multi-member gzip body as sent and replays it whole', async () => {
     const json = Buffer.from(listing(Array.from({ length: 40 }, (_, i) => rec(i + 1, `MM-${i}`))));
-    const members = Buffer.concat([gzipSync(json.subarray(0, 1000)), gzipSync(json.subarray(1000, 1001)), gzipSync(json.subarray(1001))]);
+    const members = Buffer.concat([
+      gzipSync(json.subarray(0, 1000)),
+      gzipSync(json.subarray(1000, 1001)),
+      gzipSync(json.subarray(1001)),
+    ]);
     dl.sim.setRawBody(members, 'application/json', 'gzip');
     const ctx = inProcess(dl.env);
     const { run } = await ctx.run();
@@ -210,7 +274,7 @@ describe('the archive of a downloaded listing', () => {
     expect(await restorePayload(dl.db.pool, String(run.id), out)).toBe(sha256(json));
     expect((await readFile(out)).equals(json)).toBe(true);
     const rows = await tableText(dl.db);
-    await dl.db.pool.query('UPDATE bulk_wine_reconciliation SET wpi = wpi || \'-edited\' WHERE id = 7');
+    await dl.db.pool.query("UPDATE bulk_wine_reconciliation SET wpi = wpi || '-edited' WHERE id = 7");
     const replay = await ctx.run({ source: { kind: 'replay', runId: String(run.id) }, trigger: 'replay' });
     expect(replay.run).toMatchObject({ status: 'succeeded', received: 40, updated: 1 });
     expect(await tableText(dl.db)).toEqual(rows);
@@ -273,7 +337,10 @@ describe('the archive of a downloaded listing', () => {
     const third = (await ctx.run()).run;
     expect(third.status).toBe('succeeded');
     expect(madeBy(ctx, third.id)).toBe('compressed');
-    expect(await dl.db.rows('SELECT run_id::int FROM sync_payloads ORDER BY run_id')).toEqual([{ run_id: first.id }, { run_id: third.id }]);
+    expect(await dl.db.rows('SELECT run_id::int FROM sync_payloads ORDER BY run_id')).toEqual([
+      { run_id: first.id },
+      { run_id: third.id },
+    ]);
   });
 
   it('a gzip body cut short fails retryably after the retries, and leaves the tables and archive as they were', async () => {
@@ -286,7 +353,9 @@ describe('the archive of a downloaded listing', () => {
     const listingsBefore = dl.sim.stats.listings;
     const { run } = await ctx.run();
     expect(run.status).toBe('failed');
-    expect(run.error).toMatch(/^listing body \(gzip\) ends early or is damaged after \d+ bytes: unexpected end of file \(gave up after 2 attempts\)$/);
+    expect(run.error).toMatch(
+      /^listing body \(gzip\) ends early or is damaged after \d+ bytes: unexpected end of file \(gave up after 2 attempts\)$/,
+    );
     expect(dl.sim.stats.listings - listingsBefore).toBe(2);
     expect(await tableText(dl.db)).toEqual(before.rows);
     expect(await payloadCount()).toBe(before.payloads);
@@ -300,7 +369,10 @@ describe('the archive of a downloaded listing', () => {
     let sent = await rawListing(dl.sim, 'gzip');
     if (how === 'raw') {
       // A large body, so the first half leaves a full file behind for the retry to start over.
-      sent = { ...sent, body: gzipSync(listing(Array.from({ length: 20_000 }, (_, i) => rec(i + 1, randomBytes(24).toString('hex'))))) };
+      sent = {
+        ...sent,
+        body: gzipSync(listing(Array.from({ length: 20_000 }, (_, i) => rec(i + 1, randomBytes(24).toString('hex'))))),
+      };
       dl.sim.setRawBody(sent.body, 'application/json', 'gzip');
     }
     dl.sim.setFault('truncate', { times: 1 });

@@ -40,7 +40,12 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
       /** Transactions open on this PgBouncer's server connections (other test files' runs go elsewhere). */
       const openTransactions = async () => {
         const pids = (await bouncer.show('SERVERS')).map((s) => Number(s.remote_pid));
-        return (await direct.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1) AND xact_start IS NOT NULL`, [pids])).rows[0]!.n;
+        return (
+          await direct.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1) AND xact_start IS NOT NULL`,
+            [pids],
+          )
+        ).rows[0]!.n;
       };
 
       beforeAll(async () => {
@@ -69,7 +74,9 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
         const third = await runCli(['run', '--json'], env());
         expect(third.code, third.stderr).toBe(0);
         expect(JSON.parse(third.stdout)).toMatchObject({ status: 'succeeded', updated: 0, unchanged: RECORDS });
-        expect((await direct.query('SELECT count(*)::int AS n FROM bulk_wine_reconciliation WHERE deleted_at IS NULL')).rows).toEqual([{ n: RECORDS }]);
+        expect(
+          (await direct.query('SELECT count(*)::int AS n FROM bulk_wine_reconciliation WHERE deleted_at IS NULL')).rows,
+        ).toEqual([{ n: RECORDS }]);
         expect(await lockHeld()).toBe(false);
       });
 
@@ -80,10 +87,14 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
         const b = await runCli(['run', '--json'], env());
         expect(b.code, b.stderr).toBe(3);
         expect(b.stderr).toContain('another sync holds the lock');
-        expect((await direct.query(`SELECT count(*)::int AS n FROM sync_runs WHERE status = 'running'`)).rows).toEqual([{ n: 1 }]);
+        expect((await direct.query(`SELECT count(*)::int AS n FROM sync_runs WHERE status = 'running'`)).rows).toEqual([
+          { n: 1 },
+        ]);
         const ra = await a.result;
         expect(ra.code, ra.stderr).toBe(0);
-        expect((await direct.query(`SELECT count(*)::int AS n FROM sync_runs WHERE status = 'running'`)).rows).toEqual([{ n: 0 }]);
+        expect((await direct.query(`SELECT count(*)::int AS n FROM sync_runs WHERE status = 'running'`)).rows).toEqual([
+          { n: 0 },
+        ]);
         expect(await lockHeld()).toBe(false);
       });
 
@@ -103,17 +114,22 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
         await waitFor(async () => !(await lockHeld()));
         const lockGoneMs = Date.now() - killedAt;
         await waitFor(async () => (await openTransactions()) === 0);
-        console.info(`[pgbouncer ${mode}] after kill -9: the run lock was gone in ${lockGoneMs} ms, its last open transaction in ${Date.now() - killedAt} ms`);
+        console.info(
+          `[pgbouncer ${mode}] after kill -9: the run lock was gone in ${lockGoneMs} ms, its last open transaction in ${Date.now() - killedAt} ms`,
+        );
         const next = await runCli(['run', '--json'], env());
         expect(next.code, next.stderr).toBe(0);
         expect(next.stderr).toContain('marked runs left running by a dead process as abandoned');
-        expect((await direct.query(`SELECT status FROM sync_runs WHERE id = $1`, [runId])).rows).toEqual([{ status: 'abandoned' }]);
+        expect((await direct.query(`SELECT status FROM sync_runs WHERE id = $1`, [runId])).rows).toEqual([
+          { status: 'abandoned' },
+        ]);
         expect(JSON.parse(next.stdout)).toMatchObject({ status: 'succeeded' });
       });
 
       if (mode === 'transaction') {
         it('twenty runs in a row all go ahead', async () => {
-          const before = (await direct.query(`SELECT count(*)::int AS n FROM sync_runs WHERE status = 'succeeded'`)).rows[0].n as number;
+          const before = (await direct.query(`SELECT count(*)::int AS n FROM sync_runs WHERE status = 'succeeded'`))
+            .rows[0].n as number;
           const codes: Array<number | null> = [];
           for (let i = 0; i < 20; i++) {
             sim.mutate({ change: 1 });
@@ -121,7 +137,9 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
             codes.push(r.code);
           }
           expect(codes).toEqual(Array(20).fill(0));
-          expect((await direct.query(`SELECT count(*)::int AS n FROM sync_runs WHERE status = 'succeeded'`)).rows[0].n).toBe(before + 20);
+          expect(
+            (await direct.query(`SELECT count(*)::int AS n FROM sync_runs WHERE status = 'succeeded'`)).rows[0].n,
+          ).toBe(before + 20);
           expect(await lockHeld()).toBe(false);
         });
       }
@@ -129,63 +147,93 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
   }
 });
 
-describeWith("Debian's pgbouncer and PostgreSQL 15 (/usr/lib/postgresql/15/bin)", pgbouncerAvailable() && hasPg15(), 'through PgBouncer, the server behind it restarted', () => {
-  let server: StockPostgres;
-  let bouncer: Bouncer;
-  let sim: Simulator;
-  const schema = 'bouncer_restart';
+describeWith(
+  "Debian's pgbouncer and PostgreSQL 15 (/usr/lib/postgresql/15/bin)",
+  pgbouncerAvailable() && hasPg15(),
+  'through PgBouncer, the server behind it restarted',
+  () => {
+    let server: StockPostgres;
+    let bouncer: Bouncer;
+    let sim: Simulator;
+    const schema = 'bouncer_restart';
 
-  beforeAll(async () => {
-    server = await startStockPostgres();
-    [bouncer, sim] = await Promise.all([startPgBouncer(server.url('postgres'), 'transaction'), startSimulator({ records: 5_000 })]);
-  });
+    beforeAll(async () => {
+      server = await startStockPostgres();
+      [bouncer, sim] = await Promise.all([
+        startPgBouncer(server.url('postgres'), 'transaction'),
+        startSimulator({ records: 5_000 }),
+      ]);
+    });
 
-  afterAll(async () => {
-    await sim?.close();
-    await bouncer?.stop();
-    await server?.stop();
-  });
+    afterAll(async () => {
+      await sim?.close();
+      await bouncer?.stop();
+      await server?.stop();
+    });
 
-  const env = () => jobEnv(bouncer.url, schema, sim);
-  const onServer = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = await server.admin();
-    try {
-      return await work(client);
-    } finally {
-      await client.end();
-    }
-  };
-
-  for (const mode of ['fast', 'immediate'] as const) {
-    it(`pg_ctl restart -m ${mode} mid-run: the daemon's attempt fails, its retry loads every row, nothing is left running`, async () => {
-      sim.mutate({ change: 50, remove: 10, add: 20 });
-      sim.setFault('slow', { delayMs: 8_000, times: 1 });
-      const daemon = startCli(['schedule', '--run-now'], { ...env(), SYNC_SCHEDULE: '0 0 1 1 *', SYNC_RUN_RETRY_DELAYS: '2s,2s' });
+    const env = () => jobEnv(bouncer.url, schema, sim);
+    const onServer = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
+      const client = await server.admin();
       try {
-        const started = JSON.parse(await daemon.waitForLog(/sync started/)) as { runId: number };
-        // The run's lock and its load transaction are open on server connections of PgBouncer.
-        await waitFor(async () =>
-          onServer(async (c) => (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`)).rows[0].n >= 2),
-        );
-        await server.restart(mode);
-        await daemon.waitForLog(/"status":"succeeded".*"msg":"sync finished"/, 60_000);
-        await daemon.waitForLog(/next sync scheduled/);
-        daemon.kill('SIGTERM');
-        expect((await daemon.result).code).toBe(0);
-
-        const rows = await onServer(async (c) => (await c.query(`SELECT id::int, trigger, attempt, retry_of::int, status FROM "${schema}".sync_runs WHERE id >= $1 ORDER BY id`, [started.runId])).rows);
-        expect(rows.filter((r) => r.status === 'running')).toEqual([]);
-        const [first, retry, ...more] = rows;
-        expect(more).toEqual([]);
-        expect(first).toMatchObject({ id: started.runId, trigger: 'run-now', attempt: 1 });
-        // Failed (it could write its row) or abandoned (the retry found it running).
-        expect(['failed', 'abandoned']).toContain(first.status);
-        expect(retry).toMatchObject({ trigger: 'retry', attempt: 2, retry_of: started.runId, status: 'succeeded' });
-        const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
-        expect(await onServer((c) => compareWithListing(c, schema, listing))).toMatchObject({ live: sim.recordCount(), wrong: 0 });
+        return await work(client);
       } finally {
-        daemon.kill('SIGKILL');
+        await client.end();
       }
-    }, 120_000);
-  }
-});
+    };
+
+    for (const mode of ['fast', 'immediate'] as const) {
+      it(`pg_ctl restart -m ${mode} mid-run: the daemon's attempt fails, its retry loads every row, nothing is left running`, async () => {
+        sim.mutate({ change: 50, remove: 10, add: 20 });
+        sim.setFault('slow', { delayMs: 8_000, times: 1 });
+        const daemon = startCli(['schedule', '--run-now'], {
+          ...env(),
+          SYNC_SCHEDULE: '0 0 1 1 *',
+          SYNC_RUN_RETRY_DELAYS: '2s,2s',
+        });
+        try {
+          const started = JSON.parse(await daemon.waitForLog(/sync started/)) as { runId: number };
+          // The run's lock and its load transaction are open on server connections of PgBouncer.
+          await waitFor(async () =>
+            onServer(
+              async (c) =>
+                (
+                  await c.query(
+                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`,
+                  )
+                ).rows[0].n >= 2,
+            ),
+          );
+          await server.restart(mode);
+          await daemon.waitForLog(/"status":"succeeded".*"msg":"sync finished"/, 60_000);
+          await daemon.waitForLog(/next sync scheduled/);
+          daemon.kill('SIGTERM');
+          expect((await daemon.result).code).toBe(0);
+
+          const rows = await onServer(
+            async (c) =>
+              (
+                await c.query(
+                  `SELECT id::int, trigger, attempt, retry_of::int, status FROM "${schema}".sync_runs WHERE id >= $1 ORDER BY id`,
+                  [started.runId],
+                )
+              ).rows,
+          );
+          expect(rows.filter((r) => r.status === 'running')).toEqual([]);
+          const [first, retry, ...more] = rows;
+          expect(more).toEqual([]);
+          expect(first).toMatchObject({ id: started.runId, trigger: 'run-now', attempt: 1 });
+          // Failed (it could write its row) or abandoned (the retry found it running).
+          expect(['failed', 'abandoned']).toContain(first.status);
+          expect(retry).toMatchObject({ trigger: 'retry', attempt: 2, retry_of: started.runId, status: 'succeeded' });
+          const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
+          expect(await onServer((c) => compareWithListing(c, schema, listing))).toMatchObject({
+            live: sim.recordCount(),
+            wrong: 0,
+          });
+        } finally {
+          daemon.kill('SIGKILL');
+        }
+      }, 120_000);
+    }
+  },
+);

@@ -67,9 +67,13 @@ describe('the README SQL examples', () => {
   it('"what changed in the last run that changed anything" lists inserts, updates and deletions', async () => {
     const example = examples.find((e) => e.comment.startsWith('what changed in the last run'));
     const rows = await fx.db.rows<{ change: string }>(example!.sql);
-    const byChange = Object.fromEntries(['inserted', 'updated or restored', 'deleted'].map((c) => [c, rows.filter((r) => r.change === c).length]));
+    const byChange = Object.fromEntries(
+      ['inserted', 'updated or restored', 'deleted'].map((c) => [c, rows.filter((r) => r.change === c).length]),
+    );
     expect(byChange).toEqual({ inserted: 3, 'updated or restored': 7, deleted: 5 });
-    expect(rows).toHaveLength(Number(changing.inserted) + Number(changing.updated) + Number(changing.deleted) + Number(changing.restored));
+    expect(rows).toHaveLength(
+      Number(changing.inserted) + Number(changing.updated) + Number(changing.deleted) + Number(changing.restored),
+    );
   });
 
   it('"how fresh is the data" and the staleness alert answer with the last run that committed data', async () => {
@@ -100,7 +104,9 @@ describe('COMMENTs', () => {
       [[fx.db.schema, `${fx.db.schema}_bi`]],
     );
     expect(n).toBeGreaterThanOrEqual(15);
-    expect(await fx.db.rows("SELECT obj_description('sync_migrations'::regclass, 'pg_class') IS NOT NULL AS commented")).toEqual([{ commented: true }]);
+    expect(
+      await fx.db.rows("SELECT obj_description('sync_migrations'::regclass, 'pg_class') IS NOT NULL AS commented"),
+    ).toEqual([{ commented: true }]);
   });
 });
 
@@ -109,10 +115,14 @@ describe('the simulator', () => {
 
   /** `simulate` as a child process until it printed its settings line; returns that line and a stop function. */
   async function simulate(extra: Record<string, string>): Promise<{ line: string; stop: () => void }> {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'wine-recon-sync'), 'simulate', '--port', '0', '--records', '4'], {
-      env: { PATH: process.env.PATH ?? '', ...extra },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'bin', 'wine-recon-sync'), 'simulate', '--port', '0', '--records', '4'],
+      {
+        env: { PATH: process.env.PATH ?? '', ...extra },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout.on('data', (d: Buffer) => {
@@ -129,7 +139,13 @@ describe('the simulator', () => {
   const pasted = (line: string, extra: Record<string, string>) =>
     new Promise<{ code: number | null; stdout: string }>((resolve) => {
       const child = spawn('sh', ['-c', `${line} "$NODE" "$BIN" run --json`], {
-        env: { PATH: process.env.PATH ?? '', NODE: process.execPath, BIN: join(ROOT, 'bin', 'wine-recon-sync'), ...fresh.env, ...extra },
+        env: {
+          PATH: process.env.PATH ?? '',
+          NODE: process.execPath,
+          BIN: join(ROOT, 'bin', 'wine-recon-sync'),
+          ...fresh.env,
+          ...extra,
+        },
         stdio: ['ignore', 'pipe', 'ignore'],
       });
       let stdout = '';
@@ -140,7 +156,9 @@ describe('the simulator', () => {
   it('prints a line that works when pasted: the demo password when it is the default', async () => {
     const { line, stop } = await simulate({});
     try {
-      expect(line).toMatch(/^WINE_API_BASE_URL=http:\/\/127\.0\.0\.1:\d+ WINE_API_EMAIL=demo@example\.com WINE_API_PASSWORD=demo-password$/);
+      expect(line).toMatch(
+        /^WINE_API_BASE_URL=http:\/\/127\.0\.0\.1:\d+ WINE_API_EMAIL=demo@example\.com WINE_API_PASSWORD=demo-password$/,
+      );
       const r = await pasted(line, {});
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ status: 'succeeded', received: 4 });

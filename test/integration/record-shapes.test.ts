@@ -39,7 +39,9 @@ it('counts skipped records by their shape, ignores a tampered shape, and prunes 
   const path = join(fx.dir, 'listing.json');
   await writeFile(path, listing(records()));
   const first = await run(path);
-  const stored = await fx.db.rows<{ n: number }>('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_source_shape');
+  const stored = await fx.db.rows<{ n: number }>(
+    'SELECT count(*)::int AS n FROM bulk_wine_reconciliation_source_shape',
+  );
   expect(stored[0]!.n).toBeGreaterThanOrEqual(3);
 
   const again = await run(path);
@@ -54,7 +56,9 @@ it('counts skipped records by their shape, ignores a tampered shape, and prunes 
 
   // Thousands of shapes nothing refers to (the edited ones too) are dropped by the next run; the
   // rows it compared stored their shapes again.
-  await fx.db.rows(`INSERT INTO bulk_wine_reconciliation_source_shape SELECT g, '[0,0,[]]' FROM generate_series(100, 2200) g ON CONFLICT DO NOTHING`);
+  await fx.db.rows(
+    `INSERT INTO bulk_wine_reconciliation_source_shape SELECT g, '[0,0,[]]' FROM generate_series(100, 2200) g ON CONFLICT DO NOTHING`,
+  );
   await fx.db.rows('UPDATE bulk_wine_reconciliation_source_hash SET hash = NULL');
   const compared = await run(path);
   expect(compared).toMatchObject({ skipped: 0, unread: 0, fieldCounts: first.fieldCounts });

@@ -45,7 +45,15 @@ async function sync(upstream: RecordingServer, ...args: string[]) {
 }
 
 async function syncWith(upstream: RecordingServer, extra: Record<string, string>, ...args: string[]) {
-  const env = { ...syncEnv(fx.db, undefined, { WINE_API_BASE_URL: upstream.url, WINE_API_EMAIL: EMAIL, WINE_API_PASSWORD: PASSWORD, ...extra }), ...(hasOpenssl ? { NODE_EXTRA_CA_CERTS: pki.caFile } : {}) };
+  const env = {
+    ...syncEnv(fx.db, undefined, {
+      WINE_API_BASE_URL: upstream.url,
+      WINE_API_EMAIL: EMAIL,
+      WINE_API_PASSWORD: PASSWORD,
+      ...extra,
+    }),
+    ...(hasOpenssl ? { NODE_EXTRA_CA_CERTS: pki.caFile } : {}),
+  };
   const r = await runCli(['run', '--json', ...args], env);
   return { ...r, run: r.stdout ? JSON.parse(r.stdout) : undefined };
 }
@@ -62,7 +70,10 @@ describe('the login', () => {
     const upstream = await server();
     const thief = await server({ host: '127.0.0.2' });
     thief.answers.set(`POST /steal-login`, loginOk);
-    upstream.answers.set(`POST ${LOGIN}`, redirect(307, `http://user:pw@127.0.0.2:${thief.port}/steal-login?ref=q-secret`));
+    upstream.answers.set(
+      `POST ${LOGIN}`,
+      redirect(307, `http://user:pw@127.0.0.2:${thief.port}/steal-login?ref=q-secret`),
+    );
 
     const r = await sync(upstream);
     expect(r.code).toBe(1);
@@ -86,7 +97,9 @@ describe('the login', () => {
     const r = await sync(upstream);
     expect(r.code).toBe(1);
     expect(upstream.requests.map((q) => q.method + ' ' + q.url)).toEqual([`POST ${LOGIN}`]);
-    expect(await lastRunError()).toContain(`login answered 302 redirecting to ${upstream.url}/auth/login: only a 307 or 308 may move the login`);
+    expect(await lastRunError()).toContain(
+      `login answered 302 redirecting to ${upstream.url}/auth/login: only a 307 or 308 may move the login`,
+    );
   });
 });
 
@@ -106,7 +119,9 @@ describe('within the origin', () => {
     const moved = upstream.requests.find((q) => q.url === '/auth/v2/login')!;
     expect(moved.method).toBe('POST');
     expect(JSON.parse(moved.body)).toEqual({ email: EMAIL, password: PASSWORD });
-    expect(upstream.requests.find((q) => q.url === '/exports/listing.json?part=all')?.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(upstream.requests.find((q) => q.url === '/exports/listing.json?part=all')?.headers.authorization).toBe(
+      `Bearer ${TOKEN}`,
+    );
   });
 
   it('applies WINE_API_ALLOW_INSECURE_HTTP to every hop: no http:// redirect to a host that is not loopback', async () => {
@@ -141,7 +156,10 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'redirects over HTT
     const r = await syncWith(secure, { WINE_API_LOGIN_URL: `${plain.url}${LOGIN}` });
     expect(r.code, r.stderr).toBe(0);
     expect(r.run).toMatchObject({ status: 'succeeded', inserted: 3 });
-    expect(JSON.parse(secure.requests.find((q) => q.method === 'POST')!.body)).toEqual({ email: EMAIL, password: PASSWORD });
+    expect(JSON.parse(secure.requests.find((q) => q.method === 'POST')!.body)).toEqual({
+      email: EMAIL,
+      password: PASSWORD,
+    });
 
     // From https back to http, even on the same host: refused before the request.
     secure.answers.set(`POST ${LOGIN}`, redirect(308, `http://127.0.0.1:${plain.port}/login-again`));
@@ -149,7 +167,9 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'redirects over HTT
     const down = await sync(secure);
     expect(down.code).toBe(1);
     expect(plain.requests.length).toBe(before);
-    expect(await lastRunError()).toContain(`login redirected (308) to http://127.0.0.1:${plain.port}/login-again, away from ${secure.url}`);
+    expect(await lastRunError()).toContain(
+      `login redirected (308) to http://127.0.0.1:${plain.port}/login-again, away from ${secure.url}`,
+    );
   });
 
   it('never sends the token from https to http on the same host, loads nothing, and changes no row even with --allow-mass-delete', async () => {

@@ -14,7 +14,9 @@ it('is in its row while it runs, and the final counts replace it', async () => {
   let exited = false;
   void cli.result.then(() => (exited = true));
   while (!exited && seen === undefined) {
-    const [row] = await fx.db.rows<{ received: number | null; bytes: string | null }>(`SELECT received::int, bytes::text FROM sync_runs WHERE status = 'running'`);
+    const [row] = await fx.db.rows<{ received: number | null; bytes: string | null }>(
+      `SELECT received::int, bytes::text FROM sync_runs WHERE status = 'running'`,
+    );
     if (row?.received) seen = { received: row.received, bytes: Number(row.bytes) };
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -24,5 +26,7 @@ it('is in its row while it runs, and the final counts replace it', async () => {
   expect(seen!.received).toBeGreaterThan(0);
   expect(seen!.received).toBeLessThanOrEqual(150_000);
   expect(seen!.bytes).toBeGreaterThan(0);
-  expect(await fx.db.rows(`SELECT status, received::int FROM sync_runs`)).toEqual([{ status: 'succeeded', received: 150_000 }]);
+  expect(await fx.db.rows(`SELECT status, received::int FROM sync_runs`)).toEqual([
+    { status: 'succeeded', received: 150_000 },
+  ]);
 });

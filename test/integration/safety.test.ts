@@ -9,10 +9,13 @@ import { listing } from '../support/listing.js';
 
 const rec = (id: number, sales = '1.5', wpi = `WPI-${id}`) =>
   `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":${sales},"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-0${(id % 9) + 1}"}`;
-const ids = (from: number, to: number, sales?: string) => Array.from({ length: to - from + 1 }, (_, i) => rec(from + i, sales));
+const ids = (from: number, to: number, sales?: string) =>
+  Array.from({ length: to - from + 1 }, (_, i) => rec(from + i, sales));
 
 const decompress = (algorithm: string, body: Buffer): Buffer =>
-  algorithm === 'zstd' ? (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(body) : zlib.gunzipSync(body);
+  algorithm === 'zstd'
+    ? (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(body)
+    : zlib.gunzipSync(body);
 
 const fx = useSyncFixture('safety', { simulator: { records: 10 }, each: true });
 const sync = async (...args: string[]) => {
@@ -26,7 +29,9 @@ describe('soft deletes, restores and history', () => {
     expect((await sync()).run).toMatchObject({ inserted: 10, deleted: 0 });
     fx.sim.setRecordsJson(ids(1, 9));
     expect((await sync()).run).toMatchObject({ status: 'succeeded', deleted: 1, unchanged: 9 });
-    expect(await fx.db.rows('SELECT id::int FROM bulk_wine_reconciliation WHERE deleted_at IS NOT NULL')).toEqual([{ id: 10 }]);
+    expect(await fx.db.rows('SELECT id::int FROM bulk_wine_reconciliation WHERE deleted_at IS NOT NULL')).toEqual([
+      { id: 10 },
+    ]);
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_current')).toEqual([{ n: 9 }]);
     fx.sim.setRecordsJson([...ids(1, 9), rec(10, '2.75')]);
     expect((await sync()).run).toMatchObject({ restored: 1, updated: 0, deleted: 0, unchanged: 9 });
@@ -37,9 +42,11 @@ describe('soft deletes, restores and history', () => {
       { inventory_sales: '1.5', open: false, run_id: '1' },
       { inventory_sales: '2.75', open: true, run_id: '3' },
     ]);
-    expect(await fx.db.rows('SELECT deleted_at, inventory_sales::text, run_id::int FROM bulk_wine_reconciliation WHERE id = 10')).toEqual([
-      { deleted_at: null, inventory_sales: '2.75', run_id: 3 },
-    ]);
+    expect(
+      await fx.db.rows(
+        'SELECT deleted_at, inventory_sales::text, run_id::int FROM bulk_wine_reconciliation WHERE id = 10',
+      ),
+    ).toEqual([{ deleted_at: null, inventory_sales: '2.75', run_id: 3 }]);
   });
 
   it('closes the old version and opens a new one on a change, in the same run', async () => {
@@ -47,7 +54,9 @@ describe('soft deletes, restores and history', () => {
     await sync();
     fx.sim.setRecordsJson([rec(1), rec(2, '9.125'), rec(3)]);
     expect((await sync()).run).toMatchObject({ updated: 1, unchanged: 2 });
-    const versions = await fx.db.rows('SELECT inventory_sales::text, valid_to IS NULL AS open, run_id::int FROM bulk_wine_reconciliation_history WHERE id = 2 ORDER BY valid_from');
+    const versions = await fx.db.rows(
+      'SELECT inventory_sales::text, valid_to IS NULL AS open, run_id::int FROM bulk_wine_reconciliation_history WHERE id = 2 ORDER BY valid_from',
+    );
     expect(versions).toEqual([
       { inventory_sales: '1.5', open: false, run_id: 1 },
       { inventory_sales: '9.125', open: true, run_id: 2 },
@@ -93,7 +102,13 @@ describe('envelope and reject checks', () => {
     fx.sim.setRawBody(listing(ids(1, 3), 4));
     const r = await sync();
     expect(r.code).toBe(1);
-    expect(r.run).toMatchObject({ status: 'failed', received: 3, reported_count: 4, reported_record_count: 4, inserted: 0 });
+    expect(r.run).toMatchObject({
+      status: 'failed',
+      received: 3,
+      reported_count: 4,
+      reported_record_count: 4,
+      inserted: 0,
+    });
     expect(r.run.error).toContain('count=4, recordCount=4, array length=3');
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
   });
@@ -112,8 +127,13 @@ describe('envelope and reject checks', () => {
     expect(r.run).toMatchObject({ status: 'failed', received: 10, rejected: 2, inserted: 0 });
     expect(r.run.error).toContain('2 of 10 records rejected');
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
-    const rejects = await fx.db.rows<{ position: string; record_id: string; errors: unknown; raw: string }>('SELECT position::int, record_id, errors, raw FROM sync_rejects ORDER BY position');
-    expect(rejects.map((x) => [x.position, x.record_id])).toEqual([[8, '9'], [9, '10']]);
+    const rejects = await fx.db.rows<{ position: string; record_id: string; errors: unknown; raw: string }>(
+      'SELECT position::int, record_id, errors, raw FROM sync_rejects ORDER BY position',
+    );
+    expect(rejects.map((x) => [x.position, x.record_id])).toEqual([
+      [8, '9'],
+      [9, '10'],
+    ]);
     expect(rejects[0]!.raw).toBe(rec(9, '"n/a"'));
     expect(rejects[0]!.errors).toEqual([{ path: 'inventory_sales', message: expect.stringContaining('n/a') }]);
   });
@@ -125,7 +145,9 @@ describe('envelope and reject checks', () => {
     const r = await sync();
     expect(r.code).toBe(0);
     expect(r.run).toMatchObject({ received: 4, rejected: 1, inserted: 3 });
-    const [reject] = await fx.db.rows<{ errors: Array<{ path: string }>; raw: string; record_id: string }>('SELECT errors, raw, record_id FROM sync_rejects');
+    const [reject] = await fx.db.rows<{ errors: Array<{ path: string }>; raw: string; record_id: string }>(
+      'SELECT errors, raw, record_id FROM sync_rejects',
+    );
     expect(reject!.raw).toBe(bad);
     expect(reject!.errors.map((e) => e.path).sort()).toEqual(['first_sale', 'id', 'inventory_sales', 'wpi']);
   });
@@ -135,9 +157,16 @@ describe('envelope and reject checks', () => {
     const r = await sync();
     expect(r.code).toBe(0);
     expect(r.run).toMatchObject({ received: 4, duplicates: 2, rejected: 0, inserted: 2 });
-    expect(await fx.db.rows("SELECT inventory_sales::text FROM bulk_wine_reconciliation WHERE id = 1")).toEqual([{ inventory_sales: '3' }]);
-    const rejects = await fx.db.rows<{ position: number; raw: string; errors: Array<{ message: string }> }>('SELECT position::int, raw, errors FROM sync_rejects ORDER BY position');
-    expect(rejects.map((x) => [x.position, x.raw])).toEqual([[0, rec(1, '1')], [2, rec(1, '2')]]);
+    expect(await fx.db.rows('SELECT inventory_sales::text FROM bulk_wine_reconciliation WHERE id = 1')).toEqual([
+      { inventory_sales: '3' },
+    ]);
+    const rejects = await fx.db.rows<{ position: number; raw: string; errors: Array<{ message: string }> }>(
+      'SELECT position::int, raw, errors FROM sync_rejects ORDER BY position',
+    );
+    expect(rejects.map((x) => [x.position, x.raw])).toEqual([
+      [0, rec(1, '1')],
+      [2, rec(1, '2')],
+    ]);
     expect(rejects[0]!.errors[0]!.message).toContain('duplicate id');
   });
 });
@@ -162,7 +191,13 @@ describe('dry run, archive, replay and backfill from a file', () => {
       expect((await sync()).code).toBe(0);
     }
     // The compressed body is stored in chunks: it is read back as their concatenation.
-    const payloads = await fx.db.rows<{ run_id: string; sha256: string; bytes: string; algorithm: string; body: Buffer }>(
+    const payloads = await fx.db.rows<{
+      run_id: string;
+      sha256: string;
+      bytes: string;
+      algorithm: string;
+      body: Buffer;
+    }>(
       `SELECT run_id, sha256, bytes, algorithm, (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks c WHERE c.run_id = p.run_id) AS body
        FROM sync_payloads p ORDER BY run_id`,
     );
@@ -173,12 +208,19 @@ describe('dry run, archive, replay and backfill from a file', () => {
 
     const replay = await runCli(['replay', '--run', '2', '--json'], fx.env);
     expect(replay.code, replay.stderr).toBe(0);
-    expect(JSON.parse(replay.stdout)).toMatchObject({ trigger: 'replay', status: 'succeeded', restored: 1, unchanged: 3 });
+    expect(JSON.parse(replay.stdout)).toMatchObject({
+      trigger: 'replay',
+      status: 'succeeded',
+      restored: 1,
+      unchanged: 3,
+    });
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_current')).toEqual([{ n: 4 }]);
 
     const missing = await runCli(['replay', '--run', '1'], fx.env);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('cannot replay run 1: its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept, and the oldest still archived is run 3\'s; no run was recorded');
+    expect(missing.stderr).toContain(
+      "cannot replay run 1: its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept, and the oldest still archived is run 3's; no run was recorded",
+    );
   });
 
   it('SYNC_ARCHIVE_KEEP=0 turns the archive off', async () => {
@@ -231,7 +273,9 @@ describe('hostile input', () => {
       { id: 22, wpi: "'); DROP TABLE bulk_wine_reconciliation; --" },
       { id: 23, wpi: 'Rosé – 日本 \u{1F377}' },
     ]);
-    const rejects = await fx.db.rows<{ position: number; errors: Array<{ message: string }> }>('SELECT position::int, errors FROM sync_rejects ORDER BY position');
+    const rejects = await fx.db.rows<{ position: number; errors: Array<{ message: string }> }>(
+      'SELECT position::int, errors FROM sync_rejects ORDER BY position',
+    );
     expect(rejects.map((x) => x.position)).toEqual([0, 1, 2, 3]);
     expect(JSON.stringify(rejects[0]!.errors)).toContain('1000 digits');
     expect(JSON.stringify(rejects[2]!.errors)).toContain('not a JSON object');

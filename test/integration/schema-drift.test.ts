@@ -10,7 +10,14 @@ import { inProcess, runCli } from '../support/harness.js';
 
 const N = 40;
 /** A record; `rename` maps a field name to the name the upstream now uses, `drop` leaves fields out. */
-const rec = (id: number, { rename = {}, nulls = [], extra = {} }: { rename?: Record<string, string>; nulls?: string[]; extra?: Record<string, unknown> } = {}) => {
+const rec = (
+  id: number,
+  {
+    rename = {},
+    nulls = [],
+    extra = {},
+  }: { rename?: Record<string, string>; nulls?: string[]; extra?: Record<string, unknown> } = {},
+) => {
   const fields: Record<string, unknown> = {
     id,
     wpi: `WPI-${id}`,
@@ -38,7 +45,9 @@ const sync = (...args: string[]) => cli('run', ...args);
 /** Every row of the data tables with its tuple version: equal only if nothing was rewritten. */
 const snapshot = async () => ({
   rows: await fx.db.rows('SELECT xmin::text, * FROM bulk_wine_reconciliation ORDER BY id'),
-  closed: await fx.db.rows('SELECT xmin::text, * FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from'),
+  closed: await fx.db.rows(
+    'SELECT xmin::text, * FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from',
+  ),
 });
 
 describe('disappearing-field guard', () => {
@@ -55,10 +64,14 @@ describe('disappearing-field guard', () => {
     expect(refused.run.error).toBe(expected);
     expect(refused.stderr).toContain(expected);
     expect(await snapshot()).toEqual(before);
-    const [counts] = await fx.db.rows<{ field_counts: { records: number; fields: Record<string, unknown>; unknown: Record<string, number> } }>(
-      'SELECT field_counts FROM sync_runs WHERE id = 2',
-    );
-    expect(counts!.field_counts).toMatchObject({ records: N, fields: { inventory_sales: { present: 0, non_null: 0 }, id: { present: N, non_null: N } }, unknown: { inventorySales: N } });
+    const [counts] = await fx.db.rows<{
+      field_counts: { records: number; fields: Record<string, unknown>; unknown: Record<string, number> };
+    }>('SELECT field_counts FROM sync_runs WHERE id = 2');
+    expect(counts!.field_counts).toMatchObject({
+      records: N,
+      fields: { inventory_sales: { present: 0, non_null: 0 }, id: { present: N, non_null: N } },
+      unknown: { inventorySales: N },
+    });
 
     // A failed run is no baseline: refused again.
     expect((await sync()).run.error).toBe(expected);
@@ -66,10 +79,16 @@ describe('disappearing-field guard', () => {
     const accepted = await sync('--accept-schema-change');
     expect(accepted.code).toBe(0);
     expect(accepted.run).toMatchObject({ status: 'succeeded', updated: N, unchanged: 0, inserted: 0 });
-    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation WHERE inventory_sales IS NOT NULL')).toEqual([{ n: 0 }]);
-    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_closed_versions')).toEqual([{ n: N }]);
+    expect(
+      await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation WHERE inventory_sales IS NOT NULL'),
+    ).toEqual([{ n: 0 }]);
+    expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_closed_versions')).toEqual([
+      { n: N },
+    ]);
     // Every value of the renamed field is kept, exactly as sent, under its new name.
-    const kept = await fx.db.rows<{ id: string; v: string }>(`SELECT id::text, extra_fields->>'inventorySales' AS v FROM bulk_wine_reconciliation b ORDER BY b.id`);
+    const kept = await fx.db.rows<{ id: string; v: string }>(
+      `SELECT id::text, extra_fields->>'inventorySales' AS v FROM bulk_wine_reconciliation b ORDER BY b.id`,
+    );
     expect(kept).toEqual(Array.from({ length: N }, (_, i) => ({ id: String(i + 1), v: `${i + 1}.125` })));
 
     // The accepted run is the new baseline: the same listing passes without the flag.
@@ -89,7 +108,9 @@ describe('disappearing-field guard', () => {
     // Replaying run 2's listing (vintage_make null everywhere) after run 3 (values back) is a drift.
     const refused = await cli('replay', '--run', '2');
     expect(refused.code).toBe(1);
-    expect(refused.run.error).toContain(`vintage_make has no value in any of the ${N} records (present in 100%, but null or empty; it had a value in 100% of run 3's)`);
+    expect(refused.run.error).toContain(
+      `vintage_make has no value in any of the ${N} records (present in 100%, but null or empty; it had a value in 100% of run 3's)`,
+    );
     expect(await snapshot()).toEqual(before);
     const replayed = await cli('replay', '--run', '2', '--accept-schema-change');
     expect(replayed.code).toBe(0);
@@ -99,7 +120,11 @@ describe('disappearing-field guard', () => {
   it('does not trip when a field is null on a few records, or on a first run', async () => {
     fx.sim.setRecordsJson(listing((id) => rec(id, { rename: { inventory_sales: 'inventorySales' } })));
     expect((await sync()).run).toMatchObject({ status: 'succeeded', inserted: N, error: null });
-    fx.sim.setRecordsJson(listing((id) => rec(id, { nulls: id <= 3 ? ['inventory_bulk_wine'] : [], rename: { inventory_sales: 'inventorySales' } })));
+    fx.sim.setRecordsJson(
+      listing((id) =>
+        rec(id, { nulls: id <= 3 ? ['inventory_bulk_wine'] : [], rename: { inventory_sales: 'inventorySales' } }),
+      ),
+    );
     expect((await sync()).run).toMatchObject({ status: 'succeeded', updated: 3, error: null });
   });
 
@@ -117,8 +142,14 @@ describe('disappearing-field guard', () => {
     await sync();
     fx.sim.setRecordsJson(listing((id) => rec(id, { rename: { first_sale: 'firstSale' } })));
     expect((await sync('--dry-run')).run).toMatchObject({ status: 'failed', dry_run: true });
-    expect((await sync('--dry-run', '--accept-schema-change')).run).toMatchObject({ status: 'succeeded', dry_run: true, updated: N });
-    expect((await sync()).run.error).toContain("first_sale is missing from all 40 records (present in 100% of run 1's); a new field firstSale");
+    expect((await sync('--dry-run', '--accept-schema-change')).run).toMatchObject({
+      status: 'succeeded',
+      dry_run: true,
+      updated: N,
+    });
+    expect((await sync()).run.error).toContain(
+      "first_sale is missing from all 40 records (present in 100% of run 1's); a new field firstSale",
+    );
   });
 });
 
@@ -139,17 +170,29 @@ describe('rejects explained', () => {
 
   it('an all-rejected listing larger than the stored cap: all counted, the first MAX_STORED_REJECTS stored, reasons named', async () => {
     const total = MAX_STORED_REJECTS + 123;
-    fx.sim.setRawBody(`{"message":"ok","count":${total},"bulk_wine_reconciliation":[${Array(total).fill('{}').join(',')}],"recordCount":${total}}`);
+    fx.sim.setRawBody(
+      `{"message":"ok","count":${total},"bulk_wine_reconciliation":[${Array(total).fill('{}').join(',')}],"recordCount":${total}}`,
+    );
     const r = await sync();
     expect(r.code).toBe(1);
     expect(r.run).toMatchObject({ status: 'failed', received: total, rejected: total, inserted: 0 });
     expect(r.run.error).toBe(
       `${total} of ${total} records rejected (100.0%): id: required (${total}); wpi: required (${total}). Above SYNC_MAX_REJECT_RATIO=0.05, so nothing was loaded (see sync_rejects for run 1)`,
     );
-    const [stored] = await fx.db.rows<{ n: number; first: number; last: number }>('SELECT count(*)::int AS n, min(position)::int AS first, max(position)::int AS last FROM sync_rejects');
+    const [stored] = await fx.db.rows<{ n: number; first: number; last: number }>(
+      'SELECT count(*)::int AS n, min(position)::int AS first, max(position)::int AS last FROM sync_rejects',
+    );
     expect(stored).toEqual({ n: MAX_STORED_REJECTS, first: 0, last: MAX_STORED_REJECTS - 1 });
-    const [one] = await fx.db.rows<{ raw: string; errors: unknown }>('SELECT raw, errors FROM sync_rejects WHERE position = 0');
-    expect(one).toEqual({ raw: '{}', errors: [{ path: 'id', message: 'required' }, { path: 'wpi', message: 'required' }] });
+    const [one] = await fx.db.rows<{ raw: string; errors: unknown }>(
+      'SELECT raw, errors FROM sync_rejects WHERE position = 0',
+    );
+    expect(one).toEqual({
+      raw: '{}',
+      errors: [
+        { path: 'id', message: 'required' },
+        { path: 'wpi', message: 'required' },
+      ],
+    });
   });
 });
 
@@ -161,16 +204,24 @@ describe('new fields announced', () => {
     fx.sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red' } })));
     const first = await ctx.run();
     expect(first.run.status).toBe('succeeded');
-    expect(first.newFields).toEqual([{ name: 'colour', count: N, kept: { shownAs: `${fx.db.schema}_bi.reconciliation.colour`, note: null } }]);
+    expect(first.newFields).toEqual([
+      { name: 'colour', count: N, kept: { shownAs: `${fx.db.schema}_bi.reconciliation.colour`, note: null } },
+    ]);
     const second = await ctx.run();
     expect(second.newFields).toEqual([]);
-    const warnings = ctx.logs.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && String(l.msg).startsWith('new field'));
-    expect(warnings.map((w) => [w.runId, w.msg])).toEqual([[2, `new field colour in ${N} records: kept in extra_fields, shown as ${fx.db.schema}_bi.reconciliation.colour`]]);
+    const warnings = ctx.logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.level === 40 && String(l.msg).startsWith('new field'));
+    expect(warnings.map((w) => [w.runId, w.msg])).toEqual([
+      [2, `new field colour in ${N} records: kept in extra_fields, shown as ${fx.db.schema}_bi.reconciliation.colour`],
+    ]);
 
     fx.sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red', grape: 'x' } })));
     const summary = await runCli(['run'], fx.env);
     expect(summary.code).toBe(0);
-    expect(summary.stdout).toContain(`new field grape in ${N} records: kept in extra_fields, shown as ${fx.db.schema}_bi.reconciliation.grape`);
+    expect(summary.stdout).toContain(
+      `new field grape in ${N} records: kept in extra_fields, shown as ${fx.db.schema}_bi.reconciliation.grape`,
+    );
     const dropped = await runCli(['run'], { ...fx.env, SYNC_EXTRA_FIELDS: 'drop' });
     fx.sim.setRecordsJson(listing((id) => rec(id, { extra: { colour: 'red', grape: 'x', body: 'full' } })));
     const droppedNew = await runCli(['run'], { ...fx.env, SYNC_EXTRA_FIELDS: 'drop' });

@@ -40,7 +40,10 @@ describeWith('psql', runs('psql', ['--version']), 'several accounts read across 
       .replaceAll('south_bi', `${south.schema}_bi`)
       .replaceAll('wine_bi', role);
   const sync = (db: TestDb, listing: string, extra: Record<string, string> = {}) =>
-    runCli(['run', '--from-file', listing], syncEnv(db, undefined, { SYNC_HEALTH_FILE: join(tmpdir(), `health-${db.schema}`), ...extra }));
+    runCli(
+      ['run', '--from-file', listing],
+      syncEnv(db, undefined, { SYNC_HEALTH_FILE: join(tmpdir(), `health-${db.schema}`), ...extra }),
+    );
   const asRole = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
     const url = new URL(north.url);
     url.username = role;
@@ -54,13 +57,31 @@ describeWith('psql', runs('psql', ['--version']), 'several accounts read across 
     }
   };
   const perAccount = () =>
-    asRole(async (c) => (await c.query(`SELECT account, count(*)::int AS n, sum(inventory_bulk_wine)::text AS total FROM ${all}.reconciliation GROUP BY account ORDER BY account`)).rows);
+    asRole(
+      async (c) =>
+        (
+          await c.query(
+            `SELECT account, count(*)::int AS n, sum(inventory_bulk_wine)::text AS total FROM ${all}.reconciliation GROUP BY account ORDER BY account`,
+          )
+        ).rows,
+    );
 
   beforeAll(async () => {
     [north, south] = await Promise.all([createTestDb('acct_north'), createTestDb('acct_south')]);
     for (const db of [north, south]) {
       expect((await sync(db, LISTING_A)).code).toBe(0);
-      execFileSync('psql', [db.url, '-q', '-v', `schema=${db.schema}`, '-v', `role=${role}`, '-v', `password=${password}`, '-f', join(ROOT, 'sql', 'bi_readonly_role.sql')]);
+      execFileSync('psql', [
+        db.url,
+        '-q',
+        '-v',
+        `schema=${db.schema}`,
+        '-v',
+        `role=${role}`,
+        '-v',
+        `password=${password}`,
+        '-f',
+        join(ROOT, 'sql', 'bi_readonly_role.sql'),
+      ]);
     }
     await north.pool.query(docSql());
   });
@@ -71,9 +92,14 @@ describeWith('psql', runs('psql', ['--version']), 'several accounts read across 
     await Promise.all([north?.close(), south?.close()]);
   });
 
-  it('shows each account\'s live rows under its name, to the BI role, with the BI views\' types', async () => {
+  it("shows each account's live rows under its name, to the BI role, with the BI views' types", async () => {
     const rows = await perAccount();
-    const exact = async (db: TestDb) => (await db.rows<{ total: string }>('SELECT sum(round(inventory_bulk_wine, 10))::text AS total FROM bulk_wine_reconciliation WHERE deleted_at IS NULL'))[0]!.total;
+    const exact = async (db: TestDb) =>
+      (
+        await db.rows<{ total: string }>(
+          'SELECT sum(round(inventory_bulk_wine, 10))::text AS total FROM bulk_wine_reconciliation WHERE deleted_at IS NULL',
+        )
+      )[0]!.total;
     expect(rows).toEqual([
       { account: 'north', n: 30, total: await exact(north) },
       { account: 'south', n: 30, total: await exact(south) },
@@ -83,23 +109,39 @@ describeWith('psql', runs('psql', ['--version']), 'several accounts read across 
       [all],
     );
     expect(types.map((t) => [t.column_name, t.numeric_precision, t.numeric_scale])).toEqual(
-      ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'].map((c) => [c, 28, 10]),
+      ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'].map(
+        (c) => [c, 28, 10],
+      ),
     );
   });
 
-  it('lets a daemon re-create its BI views (a new SYNC_BI_SCALE), and answers with that account\'s new rows', async () => {
+  it("lets a daemon re-create its BI views (a new SYNC_BI_SCALE), and answers with that account's new rows", async () => {
     const before = await perAccount();
     const rerun = await sync(north, LISTING_B, { SYNC_BI_SCALE: '6' });
     expect(rerun.code, rerun.stderr).toBe(0);
     const after = await perAccount();
     expect(after[1]).toEqual(before[1]);
-    const northTotal = (await north.rows<{ total: string }>('SELECT sum(round(round(inventory_bulk_wine, 6), 10))::text AS total FROM bulk_wine_reconciliation WHERE deleted_at IS NULL'))[0]!.total;
-    expect(after[0]).toEqual({ account: 'north', n: Number((await north.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation WHERE deleted_at IS NULL'))[0]!.n), total: northTotal });
+    const northTotal = (
+      await north.rows<{ total: string }>(
+        'SELECT sum(round(round(inventory_bulk_wine, 6), 10))::text AS total FROM bulk_wine_reconciliation WHERE deleted_at IS NULL',
+      )
+    )[0]!.total;
+    expect(after[0]).toEqual({
+      account: 'north',
+      n: Number(
+        (
+          await north.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation WHERE deleted_at IS NULL')
+        )[0]!.n,
+      ),
+      total: northTotal,
+    });
   });
 
   it('(why the doc uses a function) a view selecting from the BI views directly makes that re-creation fail the run', async () => {
     const plain = `plain_${tag}`;
-    await north.pool.query(`CREATE SCHEMA ${plain}; CREATE VIEW ${plain}.r AS SELECT id FROM "${north.schema}_bi".reconciliation`);
+    await north.pool.query(
+      `CREATE SCHEMA ${plain}; CREATE VIEW ${plain}.r AS SELECT id FROM "${north.schema}_bi".reconciliation`,
+    );
     try {
       const rerun = await sync(north, LISTING_A, { SYNC_BI_SCALE: '8' });
       expect(rerun.code).toBe(1);
@@ -110,18 +152,27 @@ describeWith('psql', runs('psql', ['--version']), 'several accounts read across 
   });
 });
 
-describeWith('docker-compose (Debian package)', runs('docker-compose', ['version']), 'the several-accounts compose example', () => {
-  it('is accepted by docker-compose config', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wrs-accounts-'));
-    try {
-      mkdirSync(join(dir, 'secrets'));
-      for (const secret of ['db_password', 'north_api_password', 'south_api_password']) writeFileSync(join(dir, 'secrets', secret), 'x\n');
-      writeFileSync(join(dir, 'docker-compose.yml'), block('yaml'));
-      const config = execFileSync('docker-compose', ['-f', join(dir, 'docker-compose.yml'), 'config'], { cwd: dir, encoding: 'utf8' });
-      expect(config).toContain('SYNC_DB_SCHEMA: north');
-      expect(config).toContain('SYNC_DB_SCHEMA: south');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
+describeWith(
+  'docker-compose (Debian package)',
+  runs('docker-compose', ['version']),
+  'the several-accounts compose example',
+  () => {
+    it('is accepted by docker-compose config', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'wrs-accounts-'));
+      try {
+        mkdirSync(join(dir, 'secrets'));
+        for (const secret of ['db_password', 'north_api_password', 'south_api_password'])
+          writeFileSync(join(dir, 'secrets', secret), 'x\n');
+        writeFileSync(join(dir, 'docker-compose.yml'), block('yaml'));
+        const config = execFileSync('docker-compose', ['-f', join(dir, 'docker-compose.yml'), 'config'], {
+          cwd: dir,
+          encoding: 'utf8',
+        });
+        expect(config).toContain('SYNC_DB_SCHEMA: north');
+        expect(config).toContain('SYNC_DB_SCHEMA: south');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  },
+);

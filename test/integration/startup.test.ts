@@ -31,7 +31,10 @@ it('run --from-file without a Pushgateway, a notification URL or a terminal load
   const file = join(fx.dir, 'listing.json');
   await writeFile(preload, PRELOAD);
   await writeFile(file, listing([1, 2, 3].map((id) => JSON.stringify({ id, wpi: `W${id}`, inventory_sales: '1.5' }))));
-  const r = await runCli(['run', '--from-file', file], fx.envWith({ NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`, LOADED_FILE: loadedFile }));
+  const r = await runCli(
+    ['run', '--from-file', file],
+    fx.envWith({ NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`, LOADED_FILE: loadedFile }),
+  );
   expect(r.code, r.stderr).toBe(0);
   const loaded: string[] = JSON.parse(await readFile(loadedFile, 'utf8'));
   expect(loaded).toContain('pg'); // the preload saw the run's packages

@@ -22,7 +22,10 @@ interface Reply {
 }
 
 /** One HTTP request as curl would send it: only the headers given. */
-function http(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+function http(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
       let body = '';
@@ -34,7 +37,9 @@ function http(url: string, options: { method?: string; headers?: Record<string, 
   });
 }
 const bearer = (token = TOKEN) => ({ authorization: `Bearer ${token}` });
-const basic = (password = TOKEN, user = 'ops') => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+const basic = (password = TOKEN, user = 'ops') => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
   const until = Date.now() + ms;
@@ -52,7 +57,11 @@ describe('serve with SYNC_UI_TOKEN', () => {
   beforeAll(async () => {
     const r = await runCli(['run'], fx.env);
     expect(r.code).toBe(0);
-    serve = startCli(['serve', '--port', '0'], { DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: fx.db.schema, SYNC_UI_TOKEN: TOKEN });
+    serve = startCli(['serve', '--port', '0'], {
+      DATABASE_URL: fx.env.DATABASE_URL!,
+      SYNC_DB_SCHEMA: fx.db.schema,
+      SYNC_UI_TOKEN: TOKEN,
+    });
     base = JSON.parse(await serve.waitForLog(/serving the status page/)).page.replace(/\/$/, '');
   });
   afterAll(async () => {
@@ -69,7 +78,9 @@ describe('serve with SYNC_UI_TOKEN', () => {
     }
     expect((await http(`${base}/`, { headers: bearer('page-token-0123456789abcdeX') })).status).toBe(401);
     expect((await http(`${base}/`, { headers: basic('wrong-token-0123456789abcdef') })).status).toBe(401);
-    expect((await http(`${base}/`, { headers: { authorization: `Basic ${Buffer.from(TOKEN).toString('base64')}` } })).status).toBe(401);
+    expect(
+      (await http(`${base}/`, { headers: { authorization: `Basic ${Buffer.from(TOKEN).toString('base64')}` } })).status,
+    ).toBe(401);
   });
 
   it('answers 200 with Bearer or with Basic (the token as password), with the security headers', async () => {
@@ -107,30 +118,47 @@ describe('serve with SYNC_UI_TOKEN', () => {
   });
 
   it('has no run-now: `serve` only reads', async () => {
-    const r = await http(`${base}/run-now`, { method: 'POST', headers: { ...bearer(), origin: base, 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x' });
+    const r = await http(`${base}/run-now`, {
+      method: 'POST',
+      headers: { ...bearer(), origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrf=x',
+    });
     expect(r.status).toBe(404);
     expect((await http(`${base}/`, { headers: bearer() })).body).not.toContain('/run-now');
   });
 });
 
 it('serve only reads: on a schema never migrated it exits 2 and asks for migrate', async () => {
-  const r = await runCli(['serve', '--port', '0'], { DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: `${fx.db.schema}_none` });
+  const r = await runCli(['serve', '--port', '0'], {
+    DATABASE_URL: fx.env.DATABASE_URL!,
+    SYNC_DB_SCHEMA: `${fx.db.schema}_none`,
+  });
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('run `wine-recon-sync migrate` first');
-  const [{ n }] = await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM pg_namespace WHERE nspname = $1', [`${fx.db.schema}_none`]);
+  const [{ n }] = await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM pg_namespace WHERE nspname = $1', [
+    `${fx.db.schema}_none`,
+  ]);
   expect(n).toBe('0');
 });
 
 describe('beyond loopback without SYNC_UI_TOKEN', () => {
   it('serve refuses to start (exit 2, naming the variable)', async () => {
-    const r = await runCli(['serve', '--host', '0.0.0.0', '--port', '0'], { DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: fx.db.schema });
+    const r = await runCli(['serve', '--host', '0.0.0.0', '--port', '0'], {
+      DATABASE_URL: fx.env.DATABASE_URL!,
+      SYNC_DB_SCHEMA: fx.db.schema,
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('SYNC_UI_TOKEN: is not set');
   });
 
   it('schedule serves /metrics and /healthz only, and logs why the page is off', async () => {
     const port = await freePort();
-    const daemon = startCli(['schedule'], { ...fx.env, SYNC_METRICS_PORT: String(port), SYNC_METRICS_HOST: '0.0.0.0', SYNC_HEALTH_FILE: `${fx.dir}/health-off` });
+    const daemon = startCli(['schedule'], {
+      ...fx.env,
+      SYNC_METRICS_PORT: String(port),
+      SYNC_METRICS_HOST: '0.0.0.0',
+      SYNC_HEALTH_FILE: `${fx.dir}/health-off`,
+    });
     try {
       const line = await daemon.waitForLog(/status page off/);
       expect(line).toContain('SYNC_UI_TOKEN is not set');
@@ -149,7 +177,11 @@ describe('beyond loopback without SYNC_UI_TOKEN', () => {
 
 it('schedule on loopback without SYNC_UI_TOKEN serves the page, without run-now', async () => {
   const port = await freePort();
-  const daemon = startCli(['schedule'], { ...fx.env, SYNC_METRICS_PORT: String(port), SYNC_HEALTH_FILE: `${fx.dir}/health-loop` });
+  const daemon = startCli(['schedule'], {
+    ...fx.env,
+    SYNC_METRICS_PORT: String(port),
+    SYNC_HEALTH_FILE: `${fx.dir}/health-loop`,
+  });
   try {
     await daemon.waitForLog(/serving metrics/);
     const base = `http://127.0.0.1:${port}`;
@@ -157,7 +189,9 @@ it('schedule on loopback without SYNC_UI_TOKEN serves the page, without run-now'
     expect(page.status).toBe(200);
     expect(page.body).toContain('id="freshness"');
     expect(page.body).not.toContain('/run-now');
-    expect((await http(`${base}/run-now`, { method: 'POST', headers: { origin: base }, body: 'csrf=x' })).status).toBe(404);
+    expect((await http(`${base}/run-now`, { method: 'POST', headers: { origin: base }, body: 'csrf=x' })).status).toBe(
+      404,
+    );
     expect((await http(`${base}/metrics`)).status).toBe(200);
   } finally {
     daemon.kill('SIGTERM');
@@ -171,13 +205,20 @@ describe('run-now in the daemon', () => {
   const runs = async () => Number((await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM sync_runs'))[0]!.n);
   const settled = (before: number) =>
     waitFor('the run to finish', async () => {
-      const rows = await fx.db.rows<{ n: string; going: string }>(`SELECT count(*) AS n, count(*) FILTER (WHERE status = 'running') AS going FROM sync_runs`);
+      const rows = await fx.db.rows<{ n: string; going: string }>(
+        `SELECT count(*) AS n, count(*) FILTER (WHERE status = 'running') AS going FROM sync_runs`,
+      );
       return Number(rows[0]!.n) > before && rows[0]!.going === '0' ? Number(rows[0]!.n) : undefined;
     });
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    daemon = startCli(['schedule'], { ...fx.env, SYNC_METRICS_PORT: String(port), SYNC_UI_TOKEN: TOKEN, SYNC_HEALTH_FILE: `${fx.dir}/health-now` });
+    daemon = startCli(['schedule'], {
+      ...fx.env,
+      SYNC_METRICS_PORT: String(port),
+      SYNC_UI_TOKEN: TOKEN,
+      SYNC_HEALTH_FILE: `${fx.dir}/health-now`,
+    });
     await daemon.waitForLog(/serving metrics/);
   });
   afterAll(async () => {
@@ -185,9 +226,14 @@ describe('run-now in the daemon', () => {
     await daemon?.result;
   });
 
-  const csrfOf = async () => /name="csrf" value="([0-9a-f]+)"/.exec((await http(`${base}/`, { headers: bearer() })).body)?.[1];
+  const csrfOf = async () =>
+    /name="csrf" value="([0-9a-f]+)"/.exec((await http(`${base}/`, { headers: bearer() })).body)?.[1];
   const post = (headers: Record<string, string>, body: string) =>
-    http(`${base}/run-now`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    http(`${base}/run-now`, {
+      method: 'POST',
+      headers: { ...bearer(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body,
+    });
 
   it("judges freshness by the daemon's schedule, and shows its next run", async () => {
     const page = (await http(`${base}/`, { headers: bearer() })).body;
@@ -210,7 +256,9 @@ describe('run-now in the daemon', () => {
     expect((await post({ origin: 'null', 'sec-fetch-site': 'cross-site' }, `csrf=${csrf}`)).status).toBe(403);
     expect((await post({ origin: 'null' }, `csrf=${csrf}`)).status).toBe(403);
     // Without the token, no page and no run-now at all.
-    expect((await http(`${base}/run-now`, { method: 'POST', headers: { origin: base }, body: `csrf=${csrf}` })).status).toBe(401);
+    expect(
+      (await http(`${base}/run-now`, { method: 'POST', headers: { origin: base }, body: `csrf=${csrf}` })).status,
+    ).toBe(401);
     await new Promise((r) => setTimeout(r, 300));
     expect(await runs()).toBe(before);
   });
@@ -221,7 +269,9 @@ describe('run-now in the daemon', () => {
     expect(r.status).toBe(303);
     expect(r.headers.location).toBe('/?run-now=started');
     await settled(before);
-    const [last] = await fx.db.rows<{ status: string; trigger: string }>('SELECT status, trigger FROM sync_runs ORDER BY id DESC LIMIT 1');
+    const [last] = await fx.db.rows<{ status: string; trigger: string }>(
+      'SELECT status, trigger FROM sync_runs ORDER BY id DESC LIMIT 1',
+    );
     expect(last).toEqual({ status: 'succeeded', trigger: 'page' });
   });
 
@@ -229,7 +279,10 @@ describe('run-now in the daemon', () => {
     const before = await runs();
     fx.sim.setFault('slow', { delayMs: 2_500, times: 1 });
     expect((await post({ origin: base }, `csrf=${await csrfOf()}`)).headers.location).toBe('/?run-now=started');
-    const running = await waitFor('the run row', async () => (await fx.db.rows<{ id: string }>(`SELECT id FROM sync_runs WHERE status = 'running'`))[0]?.id);
+    const running = await waitFor(
+      'the run row',
+      async () => (await fx.db.rows<{ id: string }>(`SELECT id FROM sync_runs WHERE status = 'running'`))[0]?.id,
+    );
     const page = await http(`${base}/`, { headers: bearer() });
     expect(page.status).toBe(200);
     expect(page.body).toContain(`id="running"`);

@@ -12,7 +12,10 @@ let serve: CliProcess;
 let base: string;
 
 const ids = (html: string) => [...html.matchAll(/<tr data-run="(\d+)">/g)].map((m) => Number(m[1]));
-const link = (html: string, id: 'older' | 'newer') => [...html.matchAll(/<a href="([^"]+)" rel="(?:next|prev)" id="(\w+)">/g)].find((m) => m[2] === id)?.[1]?.replaceAll('&amp;', '&');
+const link = (html: string, id: 'older' | 'newer') =>
+  [...html.matchAll(/<a href="([^"]+)" rel="(?:next|prev)" id="(\w+)">/g)]
+    .find((m) => m[2] === id)?.[1]
+    ?.replaceAll('&amp;', '&');
 const get = async (path: string) => {
   const r = await fetch(`${base}${path}`);
   expect(r.status, path).toBe(200);
@@ -27,7 +30,11 @@ beforeAll(async () => {
             now() - (200 - i) * interval '1 minute', now() - (200 - i) * interval '1 minute' + interval '5 seconds', i, 'test'
      FROM generate_series(1, 130) AS i`,
   );
-  serve = startCli(['serve', '--port', '0'], { DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: fx.db.schema, SYNC_STALE_AFTER: '2h' });
+  serve = startCli(['serve', '--port', '0'], {
+    DATABASE_URL: fx.env.DATABASE_URL!,
+    SYNC_DB_SCHEMA: fx.db.schema,
+    SYNC_STALE_AFTER: '2h',
+  });
   base = JSON.parse(await serve.waitForLog(/serving the status page/)).page.replace(/\/$/, '');
 });
 afterAll(async () => {
@@ -64,7 +71,9 @@ it('filters by status and by trigger, and keeps the filter while paging', async 
 });
 
 it('shows a run in progress, and says when its process most likely died', async () => {
-  await fx.db.rows(`INSERT INTO sync_runs (trigger, status, started_at, app_version) VALUES ('schedule', 'running', now() - interval '10 minutes', 'test')`);
+  await fx.db.rows(
+    `INSERT INTO sync_runs (trigger, status, started_at, app_version) VALUES ('schedule', 'running', now() - interval '10 minutes', 'test')`,
+  );
   let page = await get('/');
   expect(page).toContain('id="running"');
   expect(page).toContain('<meta http-equiv="refresh" content="5">');
@@ -86,7 +95,9 @@ it('says fresh, failing or late, from the runs', async () => {
   expect(await state()).toBe('fresh'); // run 130 succeeded 70 min ago, within SYNC_STALE_AFTER=2h
   await fx.db.rows(`UPDATE sync_runs SET status = 'failed', error = 'boom' WHERE id = 130`);
   expect(await state()).toBe('failing');
-  await fx.db.rows(`UPDATE sync_runs SET status = 'succeeded', error = NULL, finished_at = now() - interval '3 hours' WHERE id = 130`);
+  await fx.db.rows(
+    `UPDATE sync_runs SET status = 'succeeded', error = NULL, finished_at = now() - interval '3 hours' WHERE id = 130`,
+  );
   await fx.db.rows(`UPDATE sync_runs SET finished_at = now() - interval '4 hours' WHERE id < 130`);
   expect(await state()).toBe('late');
 });

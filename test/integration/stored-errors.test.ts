@@ -25,7 +25,9 @@ beforeAll(async () => {
       } else if (req.url?.startsWith('/ok/api/login')) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token: TOKEN }));
       } else {
-        res.writeHead(502, { 'content-type': 'text/plain' }).end(`bad gateway for Authorization: ${req.headers.authorization ?? ''}`);
+        res
+          .writeHead(502, { 'content-type': 'text/plain' })
+          .end(`bad gateway for Authorization: ${req.headers.authorization ?? ''}`);
       }
     });
   });
@@ -35,7 +37,13 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('sync_runs.error', () => {
-  const env = (base: string) => ({ ...syncEnv(fx.db), WINE_API_BASE_URL: base, WINE_API_EMAIL: 'a@b.c', WINE_API_PASSWORD: PASSWORD, WINE_API_RETRIES: '1' });
+  const env = (base: string) => ({
+    ...syncEnv(fx.db),
+    WINE_API_BASE_URL: base,
+    WINE_API_EMAIL: 'a@b.c',
+    WINE_API_PASSWORD: PASSWORD,
+    WINE_API_RETRIES: '1',
+  });
 
   it('holds the login error body with the password censored, however short', async () => {
     const r = await runCli(['run', '--json'], env(`${url}/fail`));
@@ -54,8 +62,10 @@ describe('sync_runs.error', () => {
     expect(row!.error).toContain('listing failed with HTTP 502');
     expect(row!.error).toContain('Bearer [Redacted]');
     expect(row!.error).not.toContain(TOKEN);
-    const [bi] = await fx.db.rows<{ last_run_error: string }>(`SELECT last_run_error FROM "${fx.db.schema}_bi".sync_freshness`);
-    expect(bi!.last_run_error).toContain("[Redacted]");
+    const [bi] = await fx.db.rows<{ last_run_error: string }>(
+      `SELECT last_run_error FROM "${fx.db.schema}_bi".sync_freshness`,
+    );
+    expect(bi!.last_run_error).toContain('[Redacted]');
     expect(bi!.last_run_error).not.toContain(TOKEN);
   });
 
@@ -68,6 +78,8 @@ describe('sync_runs.error', () => {
     });
     expect(r.code, r.stderr).toBe(1);
     const [row] = await fx.db.rows<{ error: string }>('SELECT error FROM sync_runs ORDER BY id DESC LIMIT 1');
-    expect(row!.error).toBe('login failed with HTTP 500 (text/plain): "internal error while handling {\\"email\\":\\"proxyuser@b.c\\",\\"password\\":\\"[Redacted]\\"}" (gave up after 1 attempts)');
+    expect(row!.error).toBe(
+      'login failed with HTTP 500 (text/plain): "internal error while handling {\\"email\\":\\"proxyuser@b.c\\",\\"password\\":\\"[Redacted]\\"}" (gave up after 1 attempts)',
+    );
   });
 });

@@ -19,17 +19,30 @@ it('writes a bar with the share done and the time left when the size is known, a
   expect(progressText({ received: 303_496, bytes: 70 * 2 ** 20, totalBytes: 140 * 2 ** 20, elapsedMs: 1600 })).toBe(
     '  [############............] 50%  303,496 records parsed and staged (70 of 140 MB), 1.6 s, about 1.6 s left ',
   );
-  expect(progressText({ received: 303_496, bytes: 70 * 2 ** 20, elapsedMs: 1600 })).toBe('  303,496 records parsed and staged (70 MB), 1.6 s ');
-  expect(progressText({ received: 1000, bytes: 2 ** 20, download: { received: 19 * 2 ** 20, declared: 76 * 2 ** 20 }, elapsedMs: 1000 })).toBe(
+  expect(progressText({ received: 303_496, bytes: 70 * 2 ** 20, elapsedMs: 1600 })).toBe(
+    '  303,496 records parsed and staged (70 MB), 1.6 s ',
+  );
+  expect(
+    progressText({
+      received: 1000,
+      bytes: 2 ** 20,
+      download: { received: 19 * 2 ** 20, declared: 76 * 2 ** 20 },
+      elapsedMs: 1000,
+    }),
+  ).toBe(
     '  [######..................] 25% of 76 MB downloaded  1,000 records parsed and staged (1 MB), 1.0 s, about 3.0 s left ',
   );
 });
 
 describeWith('script (util-linux)', runs('script', ['--version']), 'run --from-file on a terminal', () => {
   const onTerminal = (args: string[]) => {
-    const command = [process.execPath, join(ROOT, 'bin', 'wine-recon-sync'), ...args].map((a) => JSON.stringify(a)).join(' ');
+    const command = [process.execPath, join(ROOT, 'bin', 'wine-recon-sync'), ...args]
+      .map((a) => JSON.stringify(a))
+      .join(' ');
     return new Promise<string>((resolve) => {
-      const child = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', TERM: 'xterm', NO_COLOR: '1', ...fx.env } });
+      const child = spawn('script', ['-qfec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH ?? '', TERM: 'xterm', NO_COLOR: '1', ...fx.env },
+      });
       let text = '';
       child.stdout.on('data', (d: Buffer) => (text += d.toString()));
       child.on('close', () => resolve(text));
@@ -41,7 +54,10 @@ describeWith('script (util-linux)', runs('script', ['--version']), 'run --from-f
     expect(starts.length).toBeGreaterThan(3);
     for (const i of starts) {
       const before = out.slice(Math.max(0, i - 3), i);
-      expect(i === 0 || before.endsWith('\n') || before.endsWith('\x1b[K'), JSON.stringify(out.slice(Math.max(0, i - 60), i + 20))).toBe(true);
+      expect(
+        i === 0 || before.endsWith('\n') || before.endsWith('\x1b[K'),
+        JSON.stringify(out.slice(Math.max(0, i - 60), i + 20)),
+      ).toBe(true);
     }
     expect(out).not.toMatch(/ s \[\d\d:\d\d/);
   };

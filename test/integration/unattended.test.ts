@@ -145,7 +145,9 @@ describe('one run at a time', () => {
     await holder.connect();
     try {
       await holder.query("SELECT pg_advisory_lock(hashtextextended('wine-recon-sync:run:' || $1, 0))", [fx.db.schema]);
-      await fx.db.pool.query("INSERT INTO sync_runs (trigger, status, app_version) VALUES ('manual', 'running', 'test')");
+      await fx.db.pool.query(
+        "INSERT INTO sync_runs (trigger, status, app_version) VALUES ('manual', 'running', 'test')",
+      );
       const r = await runCli(['run'], fx.env);
       expect(r.code).toBe(3);
       expect(r.stderr).toContain('another sync holds the lock');
@@ -165,11 +167,17 @@ describe('one run at a time', () => {
 describe('daemon', () => {
   it('runs on a seconds-level schedule with one login, never overlapping, and stops cleanly on SIGTERM', async () => {
     const health = `${fx.dir}/health.json`;
-    const daemon = startCli(['schedule', '--run-now'], { ...fx.env, SYNC_SCHEDULE: '*/2 * * * * *', SYNC_HEALTH_FILE: health });
+    const daemon = startCli(['schedule', '--run-now'], {
+      ...fx.env,
+      SYNC_SCHEDULE: '*/2 * * * * *',
+      SYNC_HEALTH_FILE: health,
+    });
     await daemon.waitForLog(/daemon started/);
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      const [{ n }] = await fx.db.rows<{ n: number }>("SELECT count(*)::int AS n FROM sync_runs WHERE status = 'succeeded'");
+      const [{ n }] = await fx.db.rows<{ n: number }>(
+        "SELECT count(*)::int AS n FROM sync_runs WHERE status = 'succeeded'",
+      );
       if (n >= 3) break;
       await new Promise((r) => setTimeout(r, 300));
     }
@@ -181,7 +189,9 @@ describe('daemon', () => {
     const result = await daemon.result;
     expect(result.code).toBe(0);
     expect(Date.now() - stopped).toBeLessThan(10_000);
-    const runs = await fx.db.rows<{ status: string; trigger: string }>('SELECT status, trigger FROM sync_runs ORDER BY id');
+    const runs = await fx.db.rows<{ status: string; trigger: string }>(
+      'SELECT status, trigger FROM sync_runs ORDER BY id',
+    );
     expect(runs.length).toBeGreaterThanOrEqual(3);
     expect(runs[0]!.trigger).toBe('run-now');
     expect(runs.slice(1).every((r) => r.trigger === 'schedule')).toBe(true);
@@ -210,7 +220,9 @@ describe('shutdown and crashes', () => {
     const result = await cli.result;
     expect(Date.now() - sent).toBeLessThan(10_000);
     expect(result.code).toBe(1);
-    expect(await fx.db.rows('SELECT status, error FROM sync_runs')).toEqual([{ status: 'aborted', error: expect.stringContaining('aborted') }]);
+    expect(await fx.db.rows('SELECT status, error FROM sync_runs')).toEqual([
+      { status: 'aborted', error: expect.stringContaining('aborted') },
+    ]);
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
   });
 
@@ -226,7 +238,9 @@ describe('shutdown and crashes', () => {
     await new Promise((r) => setTimeout(r, 400));
     cli.kill('SIGKILL');
     expect((await cli.result).signal).toBe('SIGKILL');
-    expect(await fx.db.rows('SELECT id, wpi, inventory_sales::text, xmin::text FROM bulk_wine_reconciliation')).toEqual(before);
+    expect(await fx.db.rows('SELECT id, wpi, inventory_sales::text, xmin::text FROM bulk_wine_reconciliation')).toEqual(
+      before,
+    );
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation_history')).toEqual([{ n: 1 }]);
     fx.sim.setRecordsJson(['{"id":1,"wpi":"KEEP","inventory_sales":1.25}']);
     // The server may take a moment to notice the dead client and release its lock (exit 3 meanwhile).

@@ -101,7 +101,9 @@ describe('unchanged-record shortcut', () => {
                 deleted::int, restored::int, kept_on_reject::int, unknown_fields, field_counts
          FROM sync_runs ORDER BY id`,
       ),
-      rejects: await db.rows(`SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`),
+      rejects: await db.rows(
+        `SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`,
+      ),
       rows: await db.rows(
         `SELECT id, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text, vintage_forecast::text,
                 vintage_make::text, first_sale::text, deleted_at IS NULL AS live, ${ordinal} AS run,
@@ -124,7 +126,11 @@ describe('unchanged-record shortcut', () => {
       { name: 'changed', records: CHANGED },
       { name: 'restored', records: BASE },
       // A row changed behind the program's back must be compared (and put right) again.
-      { name: 'outside', records: BASE, outside: `UPDATE bulk_wine_reconciliation SET wpi = 'hand-edited' WHERE id = 3` },
+      {
+        name: 'outside',
+        records: BASE,
+        outside: `UPDATE bulk_wine_reconciliation SET wpi = 'hand-edited' WHERE id = 3`,
+      },
       { name: 'again', records: BASE },
     ];
     const skipped: number[] = [];
@@ -148,8 +154,22 @@ describe('unchanged-record shortcut', () => {
     // quoted id "3" (only `{"id":` and digits is recognized before reading), edited in 'outside'.
     expect(unread).toEqual([0, 10, 9, 10, 9, 7, 10, 10]);
     const runs = (await state(fast)).runs;
-    expect(runs[1]).toMatchObject({ received: 14, rejected: 1, unchanged: 13, inserted: 0, updated: 0, unknown_fields: ['bond'] });
-    expect(runs[4]).toMatchObject({ received: 19, duplicates: 5, inserted: 2, updated: 2, deleted: 1, kept_on_reject: 1 });
+    expect(runs[1]).toMatchObject({
+      received: 14,
+      rejected: 1,
+      unchanged: 13,
+      inserted: 0,
+      updated: 0,
+      unknown_fields: ['bond'],
+    });
+    expect(runs[4]).toMatchObject({
+      received: 19,
+      duplicates: 5,
+      inserted: 2,
+      updated: 2,
+      deleted: 1,
+      kept_on_reject: 1,
+    });
     // 13 is invalid again (kept as it was), 20 is gone (deleted).
     expect(runs[5]).toMatchObject({ restored: 1, deleted: 1, kept_on_reject: 1 });
     expect(runs[6]).toMatchObject({ updated: 1 });
@@ -159,7 +179,10 @@ describe('unchanged-record shortcut', () => {
    * `n` rows, then the same with every `changed`th changed, every `gone`th gone, every `twice`th
    * sent again (`again` makes the second copy) and 30 new ids at the end.
    */
-  function spread(n: number, { changed, gone, twice, again }: { changed: number; gone: number; twice: number; again: (k: number) => string }) {
+  function spread(
+    n: number,
+    { changed, gone, twice, again }: { changed: number; gone: number; twice: number; again: (k: number) => string },
+  ) {
     const first = Array.from({ length: n }, (_, k) => rec(k + 1, `${k}.25`));
     const second: string[] = [];
     for (let k = 0; k < n; k++) {
@@ -197,14 +220,23 @@ describe('unchanged-record shortcut', () => {
     const n = 5000;
     // Every 50th row changed, every 97th gone, every 101st sent twice (the second copy changed
     // when odd), 30 new ids; then shuffled with a fixed permutation.
-    const { first, second } = spread(n, { changed: 50, gone: 97, twice: 101, again: (k) => (k % 2 === 1 ? rec(k + 1, '7') : rec(k + 1, `${k}.25`)) });
+    const { first, second } = spread(n, {
+      changed: 50,
+      gone: 97,
+      twice: 101,
+      again: (k) => (k % 2 === 1 ? rec(k + 1, '7') : rec(k + 1, `${k}.25`)),
+    });
     let lcg = 7;
     for (let i = second.length - 1; i > 0; i--) {
       lcg = (lcg * 1103515245 + 12345) % 2147483648;
       const j = lcg % (i + 1);
       [second[i], second[j]] = [second[j]!, second[i]!];
     }
-    const { runs, skipped, unread } = await alike('big', [['first', first], ['shuffled', second], ['again', second]]);
+    const { runs, skipped, unread } = await alike('big', [
+      ['first', first],
+      ['shuffled', second],
+      ['again', second],
+    ]);
     // The last copy of an id wins: updated are the old ids whose last copy differs from the first load.
     const last = new Map(second.map((r) => [Number(/"id":(\d+)/.exec(r)![1]), r]));
     const updated = [...last].filter(([id, r]) => id <= n && r !== first[id - 1]).length;
@@ -221,7 +253,11 @@ describe('unchanged-record shortcut', () => {
     // it decides each record once the read has passed its id, and hands on (to be compared) any
     // whose row it has not reached yet, such as the new ids at the end.
     const { first, second } = spread(20_000, { changed: 100, gone: 997, twice: 1001, again: (k) => rec(k + 1, '7') });
-    const { runs, skipped, unread } = await alike('order', [['first', first], ['changed', second], ['again', second]]);
+    const { runs, skipped, unread } = await alike('order', [
+      ['first', first],
+      ['changed', second],
+      ['again', second],
+    ]);
     expect(runs[1]).toMatchObject({ inserted: 30, updated: 219, deleted: 20, duplicates: 19 });
     expect(runs[2]).toMatchObject({ inserted: 0, updated: 0, deleted: 0, duplicates: 19 });
     expect(skipped[2]).toBeGreaterThan(19_000);

@@ -40,7 +40,12 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
   async function sync(db: TestDb, records: string[], name: string, bin?: string): Promise<Run> {
     const path = join(fx.dir, `${db.schema}-${name}.json`);
     await writeFile(path, listing(records));
-    const result = await runCli(['run', '--from-file', path, '--json'], syncEnv(db, undefined, { LOG_LEVEL: 'info' }), 120_000, bin);
+    const result = await runCli(
+      ['run', '--from-file', path, '--json'],
+      syncEnv(db, undefined, { LOG_LEVEL: 'info' }),
+      120_000,
+      bin,
+    );
     expect(result.code, result.stderr).toBe(0);
     return { row: JSON.parse(result.stdout) as Record<string, unknown>, result };
   }
@@ -79,11 +84,15 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
 
   it('sees rows deleted with session_replication_role = replica (no trigger fires)', async () => {
     const db = await loaded('trust_replica');
-    await db.rows(`BEGIN; SET LOCAL session_replication_role = replica; DELETE FROM bulk_wine_reconciliation WHERE id % 30 = 0; COMMIT`);
+    await db.rows(
+      `BEGIN; SET LOCAL session_replication_role = replica; DELETE FROM bulk_wine_reconciliation WHERE id % 30 = 0; COMMIT`,
+    );
     const run = await sync(db, BASE, 'after');
     const gone = RECORDS / 30;
     expect(run.row).toMatchObject({ inserted: gone, unchanged: RECORDS - gone, skipped_unchanged: RECORDS - gone });
-    expect(run.result.stderr).toContain(`${gone} fingerprints of rows no longer live (deleted outside a sync run): dropped`);
+    expect(run.result.stderr).toContain(
+      `${gone} fingerprints of rows no longer live (deleted outside a sync run): dropped`,
+    );
     await expectLikeFreshLoad(db, run);
     const next = await sync(db, BASE, 'next');
     expect(next.row).toMatchObject({ inserted: 0, skipped_unchanged: RECORDS });
@@ -99,7 +108,11 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
     );
     const run = await sync(db, BASE, 'after');
     expect(run.row).toMatchObject({ updated: 3, skipped_unchanged: RECORDS - 3 });
-    expect(run.result.stderr).toMatch(new RegExp(`trusts ${RECORDS - 3} of ${RECORDS} live rows: 3 rows were changed outside a sync run since run \\d+: compared`));
+    expect(run.result.stderr).toMatch(
+      new RegExp(
+        `trusts ${RECORDS - 3} of ${RECORDS} live rows: 3 rows were changed outside a sync run since run \\d+: compared`,
+      ),
+    );
     await expectLikeFreshLoad(db, run);
   });
 
@@ -131,7 +144,10 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
       await holder.end();
       await analyst.end();
     }
-    expect((await db.rows<{ v: string }>('SELECT inventory_sales::text AS v FROM bulk_wine_reconciliation WHERE id = 5'))[0]!.v).toBe('0');
+    expect(
+      (await db.rows<{ v: string }>('SELECT inventory_sales::text AS v FROM bulk_wine_reconciliation WHERE id = 5'))[0]!
+        .v,
+    ).toBe('0');
     // The fingerprint stored for row 5 vouches for the version the run compared, not the edited one.
     const run = await sync(db, BASE, 'after');
     expect(run.row).toMatchObject({ updated: 1, deleted: 1, skipped_unchanged: RECORDS - 1 });
@@ -142,17 +158,27 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
   const pgDump = pgClientMajor();
   it('sees rows put back by pg_restore --data-only --disable-triggers of an older dump', async (ctx) => {
     const db = await loaded('trust_restore');
-    const serverMajor = Number((await db.rows<{ v: string }>("SELECT current_setting('server_version_num') AS v"))[0]!.v.slice(0, -4));
+    const serverMajor = Number(
+      (await db.rows<{ v: string }>("SELECT current_setting('server_version_num') AS v"))[0]!.v.slice(0, -4),
+    );
     if (pgDump === undefined || pgDump < serverMajor) {
       // pg_dump refuses a newer server; CI's PostgreSQL 15 leg runs this test for real.
-      if (process.env.CI === 'true' && pgDump === undefined) throw new Error('pg_dump and pg_restore are not installed (postgresql-client), and CI=true');
-      console.warn(`\n*** SKIPPING the pg_restore test: pg_dump ${pgDump ?? 'missing'} cannot dump PostgreSQL ${serverMajor} ***\n`);
+      if (process.env.CI === 'true' && pgDump === undefined)
+        throw new Error('pg_dump and pg_restore are not installed (postgresql-client), and CI=true');
+      console.warn(
+        `\n*** SKIPPING the pg_restore test: pg_dump ${pgDump ?? 'missing'} cannot dump PostgreSQL ${serverMajor} ***\n`,
+      );
       ctx.skip();
     }
     const dump = join(fx.dir, `${db.schema}.dump`);
     // The data tables (rows and their closed versions), as an operator restores them.
-    const tables = ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions'].flatMap((t) => ['-t', `"${db.schema}".${t}`]);
-    const dumped = spawnSync('pg_dump', ['--data-only', '--format=custom', ...tables, '-f', dump, db.url], { encoding: 'utf8' });
+    const tables = ['bulk_wine_reconciliation', 'bulk_wine_reconciliation_closed_versions'].flatMap((t) => [
+      '-t',
+      `"${db.schema}".${t}`,
+    ]);
+    const dumped = spawnSync('pg_dump', ['--data-only', '--format=custom', ...tables, '-f', dump, db.url], {
+      encoding: 'utf8',
+    });
     expect(dumped.status, dumped.stderr).toBe(0);
     // Later runs change 50 records; then the table's data is restored from the older dump.
     const changed = BASE.map((r, i) => (i < 50 ? record(i + 1, 1) : r));
@@ -162,7 +188,9 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
       `BEGIN; SET LOCAL session_replication_role = replica;
        DELETE FROM bulk_wine_reconciliation; DELETE FROM bulk_wine_reconciliation_closed_versions; COMMIT`,
     );
-    const restored = spawnSync('pg_restore', ['--data-only', '--disable-triggers', '-d', db.url, dump], { encoding: 'utf8' });
+    const restored = spawnSync('pg_restore', ['--data-only', '--disable-triggers', '-d', db.url, dump], {
+      encoding: 'utf8',
+    });
     expect(restored.status, restored.stderr).toBe(0);
     const run = await sync(db, changed, 'after-restore');
     expect(run.row).toMatchObject({ updated: 50, skipped_unchanged: 0 });
@@ -175,7 +203,8 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
     // A copy of the built package, so that its files can be changed as a deploy would.
     const app = join(fx.dir, 'app');
     await mkdir(app);
-    for (const part of ['bin', 'dist', 'sql', 'package.json', 'package-lock.json']) await cp(join(ROOT, part), join(app, part), { recursive: true });
+    for (const part of ['bin', 'dist', 'sql', 'package.json', 'package-lock.json'])
+      await cp(join(ROOT, part), join(app, part), { recursive: true });
     await symlink(join(ROOT, 'node_modules'), join(app, 'node_modules'));
     const bin = join(app, 'bin', 'wine-recon-sync');
     const db = await fx.createDb('trust_deploy');
@@ -186,7 +215,9 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
       const after = await sync(db, BASE, `deploy-${changed.endsWith('.sql') ? 'sql' : 'js'}`, bin);
       expect(after.row, changed).toMatchObject({ unchanged: RECORDS, skipped_unchanged: 0 });
       expect(after.result.stderr).toMatch(/unchanged-record shortcut off: the program changed since run \d+/);
-      expect((await sync(db, BASE, `settled-${changed.endsWith('.sql') ? 'sql' : 'js'}`, bin)).row).toMatchObject({ skipped_unchanged: RECORDS });
+      expect((await sync(db, BASE, `settled-${changed.endsWith('.sql') ? 'sql' : 'js'}`, bin)).row).toMatchObject({
+        skipped_unchanged: RECORDS,
+      });
     }
   });
 });
@@ -203,7 +234,9 @@ function pgClientMajor(): number | undefined {
 async function waitForLockWait(client: pg.Client, schema: string, table: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    const { rowCount } = await client.query(`SELECT 1 FROM pg_locks WHERE NOT granted AND relation = to_regclass($1)`, [`"${schema}".${table}`]);
+    const { rowCount } = await client.query(`SELECT 1 FROM pg_locks WHERE NOT granted AND relation = to_regclass($1)`, [
+      `"${schema}".${table}`,
+    ]);
     if (rowCount) return;
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -29,7 +29,9 @@ describe('a rollback to a release that does not know the newest migration', () =
   it('refuses to start, naming the migration and the release that applied it; records no run and changes nothing', async () => {
     expect((await runCli(['run'], fx.env)).code).toBe(0);
     const runsBefore = await fx.db.rows('SELECT id, status FROM sync_runs ORDER BY id');
-    const migrations = await fx.db.rows<{ version: number; app_version: string }>('SELECT version, app_version FROM sync_migrations ORDER BY version');
+    const migrations = await fx.db.rows<{ version: number; app_version: string }>(
+      'SELECT version, app_version FROM sync_migrations ORDER BY version',
+    );
     expect(migrations.at(-1)).toMatchObject({ version: newest });
     const release = migrations.at(-1)!.app_version;
     expect(release).toMatch(/^\d+\.\d+\.\d+/);
@@ -37,12 +39,19 @@ describe('a rollback to a release that does not know the newest migration', () =
     const webhook = await startReceiver();
     fx.onTeardown(() => webhook.close());
     for (const command of [['run'], ['migrate'], ['schedule']]) {
-      const r = await runCli(command, { ...fx.env, SYNC_HEALTH_FILE: `${fx.dir}/health`, SYNC_NOTIFY_URL: webhook.url, SYNC_NOTIFY_ON: 'all' }, 30_000, older.bin);
+      const r = await runCli(
+        command,
+        { ...fx.env, SYNC_HEALTH_FILE: `${fx.dir}/health`, SYNC_NOTIFY_URL: webhook.url, SYNC_NOTIFY_ON: 'all' },
+        30_000,
+        older.bin,
+      );
       expect(r.code, `${command.join(' ')}: ${r.stderr}`).toBe(2);
       const label = String(newest).padStart(4, '0');
       expect(r.stderr).toContain(`the database schema is at migration ${label}`);
       expect(r.stderr).toContain(`applied by release ${release}`);
-      expect(r.stderr).toContain(`newer than this release (0.0.1-older, migrations up to ${String(newest - 1).padStart(4, '0')}): run release ${release} or later; nothing was changed`);
+      expect(r.stderr).toContain(
+        `newer than this release (0.0.1-older, migrations up to ${String(newest - 1).padStart(4, '0')}): run release ${release} or later; nothing was changed`,
+      );
     }
     expect(await fx.db.rows('SELECT id, status FROM sync_runs ORDER BY id')).toEqual(runsBefore);
     expect(webhook.posts).toEqual([]);
@@ -62,14 +71,25 @@ describe('an upgrade from an earlier release', async () => {
   const cases = await upgradeCases();
   const listing = join(UPGRADE_DIR, 'listing-b.json');
   const rowsOf = (pool: Pool) =>
-    pool.query(
-      `SELECT id::text, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text, vintage_forecast::text,
+    pool
+      .query(
+        `SELECT id::text, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text, vintage_forecast::text,
               vintage_make::text, first_sale::text, extra_fields::text, deleted_at IS NULL AS live
        FROM bulk_wine_reconciliation ORDER BY id`,
-    ).then((r) => r.rows);
+      )
+      .then((r) => r.rows);
   const bookkeeping = (pool: Pool) =>
-    pool.query(`SELECT id::text, changed_at::text, run_id::text, first_seen_at::text FROM bulk_wine_reconciliation ORDER BY id`).then((r) => r.rows);
-  const versions = (pool: Pool) => pool.query(`SELECT id::text, valid_from::text, valid_to::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`).then((r) => r.rows);
+    pool
+      .query(
+        `SELECT id::text, changed_at::text, run_id::text, first_seen_at::text FROM bulk_wine_reconciliation ORDER BY id`,
+      )
+      .then((r) => r.rows);
+  const versions = (pool: Pool) =>
+    pool
+      .query(
+        `SELECT id::text, valid_from::text, valid_to::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`,
+      )
+      .then((r) => r.rows);
 
   // Each release adds the case of the release before it (test/fixtures/upgrade/make-fixture.sh):
   // its rows, made by that release's own code, and what this release must backfill from them.
@@ -83,7 +103,9 @@ describe('an upgrade from an earlier release', async () => {
       const schema = `t_upgrade_${before}_${randomBytes(3).toString('hex')}`;
       const pool = createPool({ databaseUrl: inject('databaseUrl'), schema, max: 2 });
       fx.onTeardown(async () => {
-        await pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE; DROP SCHEMA IF EXISTS ${quoteIdent(`${schema}_bi`)} CASCADE`);
+        await pool.query(
+          `DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE; DROP SCHEMA IF EXISTS ${quoteIdent(`${schema}_bi`)} CASCADE`,
+        );
         await pool.end();
       });
       await schemaBefore(pool, schema, before);
@@ -94,9 +116,20 @@ describe('an upgrade from an earlier release', async () => {
       const upgrade = await runCli(['run', '--from-file', listing, '--json'], env);
       expect(upgrade.code, upgrade.stderr).toBe(0);
       const run = JSON.parse(upgrade.stdout);
-      expect(run).toMatchObject({ status: 'succeeded', inserted: 0, updated: 0, deleted: 0, restored: 0, backfilled: BACKFILLED[before], skipped_unchanged: 0 });
+      expect(run).toMatchObject({
+        status: 'succeeded',
+        inserted: 0,
+        updated: 0,
+        deleted: 0,
+        restored: 0,
+        backfilled: BACKFILLED[before],
+        skipped_unchanged: 0,
+      });
       expect(upgrade.stderr).toContain('unchanged-record shortcut off: the program changed');
-      if (BACKFILLED[before]! > 0) expect(upgrade.stderr).toContain(`${BACKFILLED[before]} rows filled in with what the release that wrote them could not store`);
+      if (BACKFILLED[before]! > 0)
+        expect(upgrade.stderr).toContain(
+          `${BACKFILLED[before]} rows filled in with what the release that wrote them could not store`,
+        );
       // No history was made: the same closed versions, and every row keeps when and by which run it last changed.
       expect(await versions(pool)).toEqual(closed);
       expect(await bookkeeping(pool)).toEqual(kept);
@@ -107,12 +140,20 @@ describe('an upgrade from an earlier release', async () => {
       const expected = (await rowsOf(fresh.pool)).filter((r) => r.live);
       expect((await rowsOf(pool)).filter((r) => r.live)).toEqual(expected);
       // The history as of now shows the filled-in values on the current versions.
-      const current = await pool.query(`SELECT id::text, extra_fields::text FROM bulk_wine_reconciliation_history WHERE valid_to IS NULL ORDER BY id`);
+      const current = await pool.query(
+        `SELECT id::text, extra_fields::text FROM bulk_wine_reconciliation_history WHERE valid_to IS NULL ORDER BY id`,
+      );
       expect(current.rows).toEqual(expected.map((r) => ({ id: r.id, extra_fields: r.extra_fields })));
 
       // The next run trusts every row again.
       const next = await runCli(['run', '--from-file', listing, '--json'], env);
-      expect(JSON.parse(next.stdout)).toMatchObject({ status: 'succeeded', updated: 0, backfilled: 0, skipped_unchanged: expected.length, unchanged: expected.length });
+      expect(JSON.parse(next.stdout)).toMatchObject({
+        status: 'succeeded',
+        updated: 0,
+        backfilled: 0,
+        skipped_unchanged: expected.length,
+        unchanged: expected.length,
+      });
     });
   }
 });
@@ -152,7 +193,9 @@ describe('a kept field that a release adds to its catalogue', () => {
     expect((await runCli(['run'], env)).code).toBe(0);
     fx.sim.setRecordsJson(listing(true));
     expect((await runCli(['run'], env)).code).toBe(0);
-    const closedBefore = await db.rows(`SELECT id::text, valid_from::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`);
+    const closedBefore = await db.rows(
+      `SELECT id::text, valid_from::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`,
+    );
     expect(closedBefore).toHaveLength(1);
 
     const newest = (await listMigrations()).at(-1)!.version;
@@ -175,14 +218,35 @@ describe('a kept field that a release adds to its catalogue', () => {
     const first = await runCli(['run', '--json'], env, 60_000, newer.bin);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stderr).not.toContain('missing from all');
-    expect(JSON.parse(first.stdout)).toMatchObject({ status: 'succeeded', inserted: 0, updated: 0, deleted: 0, backfilled: 0, unchanged: SENT.length });
-    const rows = await db.rows<{ id: string; v: string | null; extra: string | null }>(`SELECT id::text, ${FIELD}::text AS v, extra_fields::text AS extra FROM bulk_wine_reconciliation ORDER BY id`);
-    expect(rows).toEqual(SENT.map(([, kept], k) => ({ id: String(k + 1), v: kept, extra: (k + 1) % 2 ? '{"cellar_note": "north"}' : null })));
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      status: 'succeeded',
+      inserted: 0,
+      updated: 0,
+      deleted: 0,
+      backfilled: 0,
+      unchanged: SENT.length,
+    });
+    const rows = await db.rows<{ id: string; v: string | null; extra: string | null }>(
+      `SELECT id::text, ${FIELD}::text AS v, extra_fields::text AS extra FROM bulk_wine_reconciliation ORDER BY id`,
+    );
+    expect(rows).toEqual(
+      SENT.map(([, kept], k) => ({
+        id: String(k + 1),
+        v: kept,
+        extra: (k + 1) % 2 ? '{"cellar_note": "north"}' : null,
+      })),
+    );
     // The closed version moved too, and no version was added.
-    expect(await db.rows(`SELECT id::text, ${FIELD}::text AS v, extra_fields::text AS extra FROM bulk_wine_reconciliation_closed_versions`)).toEqual([
-      { id: '1', v: '12.5', extra: '{"cellar_note": "north"}' },
-    ]);
-    expect(await db.rows(`SELECT id::text, valid_from::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`)).toEqual(closedBefore);
+    expect(
+      await db.rows(
+        `SELECT id::text, ${FIELD}::text AS v, extra_fields::text AS extra FROM bulk_wine_reconciliation_closed_versions`,
+      ),
+    ).toEqual([{ id: '1', v: '12.5', extra: '{"cellar_note": "north"}' }]);
+    expect(
+      await db.rows(
+        `SELECT id::text, valid_from::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`,
+      ),
+    ).toEqual(closedBefore);
     // The next run of that release trusts every row.
     const next = await runCli(['run', '--json'], env, 60_000, newer.bin);
     expect(JSON.parse(next.stdout)).toMatchObject({ status: 'succeeded', updated: 0, skipped_unchanged: SENT.length });

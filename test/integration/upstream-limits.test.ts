@@ -25,7 +25,13 @@ async function upstream(): Promise<RecordingServer> {
 }
 
 const env = (s: RecordingServer, extra: Record<string, string> = {}) =>
-  syncEnv(fx.db, undefined, { WINE_API_BASE_URL: s.url, WINE_API_EMAIL: 'a@b.c', WINE_API_PASSWORD: 'pw-limits', WINE_API_RETRIES: '3', ...extra });
+  syncEnv(fx.db, undefined, {
+    WINE_API_BASE_URL: s.url,
+    WINE_API_EMAIL: 'a@b.c',
+    WINE_API_PASSWORD: 'pw-limits',
+    WINE_API_RETRIES: '3',
+    ...extra,
+  });
 
 const listings = (s: RecordingServer) => s.requests.filter((r) => r.method === 'GET').length;
 
@@ -35,7 +41,11 @@ describe('WINE_API_MAX_BYTES', () => {
     const text = body(200);
     s.answers.set(LOGIN, loginOk);
     // Gzip-coded: what arrives is far smaller than the limit, what it decodes to is not.
-    s.answers.set(LISTING, { status: 200, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(text) });
+    s.answers.set(LISTING, {
+      status: 200,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(text),
+    });
     const limit = 20 * 1024;
     expect(gzipSync(text).length).toBeLessThan(limit);
     expect(text.length).toBeGreaterThan(limit);
@@ -63,11 +73,17 @@ describe('WINE_API_MAX_BYTES', () => {
 describe('the login answer', () => {
   it('fails at once when the login body is over 1 MiB, naming the addresses to check', async () => {
     const s = await upstream();
-    s.answers.set(LOGIN, { status: 200, headers: { 'content-type': 'application/json' }, body: `{"token":"tok","pad":"${'x'.repeat(1024 * 1024)}"}` });
+    s.answers.set(LOGIN, {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: `{"token":"tok","pad":"${'x'.repeat(1024 * 1024)}"}`,
+    });
     s.answers.set(LISTING, { status: 200, headers: { 'content-type': 'application/json' }, body: body(3) });
     const outcome = await inProcess(env(s)).run();
     expect(outcome.run.status).toBe('failed');
-    expect(outcome.run.error).toBe(`login response from ${s.url}/api/login is larger than 1 MiB: no login answer is; check WINE_API_BASE_URL / WINE_API_LOGIN_URL`);
+    expect(outcome.run.error).toBe(
+      `login response from ${s.url}/api/login is larger than 1 MiB: no login answer is; check WINE_API_BASE_URL / WINE_API_LOGIN_URL`,
+    );
     expect(s.requests.map((r) => r.method)).toEqual(['POST']);
   });
 });

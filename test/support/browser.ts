@@ -40,7 +40,8 @@ export async function watchedPage(context: BrowserContext): Promise<WatchedPage>
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') problems.push(`${page.url()}: console ${m.type()}: ${m.text()}`);
+    if (m.type() === 'error' || m.type() === 'warning')
+      problems.push(`${page.url()}: console ${m.type()}: ${m.text()}`);
   });
   page.on('pageerror', (e) => problems.push(`${page.url()}: page error: ${e.message}`));
   return { page, problems };

@@ -14,9 +14,11 @@ export function describeWithDriver(name: string, missing: string | undefined, bo
   if (missing === undefined) {
     describe(name, body);
   } else if (process.env.CI === 'true') {
-    describe(name, () => it(`needs ${name}`, () => {
-      throw new Error(`${name}: ${missing} (CI=true: a missing driver is a failure)`);
-    }));
+    describe(name, () =>
+      it(`needs ${name}`, () => {
+        throw new Error(`${name}: ${missing} (CI=true: a missing driver is a failure)`);
+      }),
+    );
   } else {
     process.stderr.write(`\n*** SKIPPED "${name}": ${missing} ***\n\n`);
     describe.skip(name, body);
@@ -38,7 +40,11 @@ export function missingJdbc(): string | undefined {
  * The first python3 that can import `module` (and pass `check`): Debian's python3-* packages live
  * in /usr/bin/python3, which a pyenv or venv python3 earlier on PATH does not see.
  */
-export function findPython(module: string, check = '', install = `python3-${module}`): { python: string } | { missing: string } {
+export function findPython(
+  module: string,
+  check = '',
+  install = `python3-${module}`,
+): { python: string } | { missing: string } {
   for (const python of ['/usr/bin/python3', 'python3']) {
     try {
       execFileSync(python, ['-c', `import ${module}\n${check}`], { stdio: 'ignore' });
@@ -47,11 +53,18 @@ export function findPython(module: string, check = '', install = `python3-${modu
       // try the next one
     }
   }
-  return { missing: `no python3 can import ${module}${check ? ' with the driver registered' : ''}: apt-get install ${install}` };
+  return {
+    missing: `no python3 can import ${module}${check ? ' with the driver registered' : ''}: apt-get install ${install}`,
+  };
 }
 
 /** Runs a program to completion; rejects with its stderr when it exits non-zero. */
-export function runProgram(command: string, args: string[], env: Record<string, string> = {}, timeoutMs = 180_000): Promise<string> {
+export function runProgram(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 180_000,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

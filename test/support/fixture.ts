@@ -96,7 +96,10 @@ export function useSyncFixture(label: string, options: SyncFixtureOptions = {}):
       }
     }
     sim = db = dir = env = undefined;
-    if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, `useSyncFixture('${label}'): ${failures.length} closers failed`);
+    if (failures.length > 0)
+      throw failures.length === 1
+        ? failures[0]
+        : new AggregateError(failures, `useSyncFixture('${label}'): ${failures.length} closers failed`);
   };
 
   if (options.each) {

@@ -33,7 +33,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dir = await mkdtemp(join(tmpdir(), 'wrs-test-pg-'));
   // As root, the server runs as a `postgres` user, which must be able to enter the directory.
   await chmod(dir, 0o755);
-  const db = await startEmbeddedPostgres({ dataDir: join(dir, 'data'), port: await freePort(), database: 'wrs_test', ephemeral: true, unsafeFast: true });
+  const db = await startEmbeddedPostgres({
+    dataDir: join(dir, 'data'),
+    port: await freePort(),
+    database: 'wrs_test',
+    ephemeral: true,
+    unsafeFast: true,
+  });
   project.provide('databaseUrl', db.url);
   project.provide('databaseKind', 'embedded-postgres');
   return async () => {

@@ -108,14 +108,22 @@ export function startCli(args: string[], env: Record<string, string>, bin = BIN)
             resolve(line);
           }
         };
-        const timer = setTimeout(() => reject(new Error(`no log line matching ${pattern} within ${timeoutMs} ms; stderr:\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no log line matching ${pattern} within ${timeoutMs} ms; stderr:\n${stderr}`)),
+          timeoutMs,
+        );
         stderrLines.on('data', check);
         check();
       }),
   };
 }
 
-export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000, bin = BIN): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  bin = BIN,
+): Promise<CliResult> {
   const cli = startCli(args, env, bin);
   const timer = setTimeout(() => cli.kill('SIGKILL'), timeoutMs);
   const result = await cli.result;
@@ -139,15 +147,23 @@ export function inProcess(env: Record<string, string>): InProcess {
   const sink = new PassThrough();
   sink.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
   const log = createLogger({ level: 'debug', secrets, destination: sink });
-  const api = config.api ? new WineApi(config.api, log, secrets, { retryBaseMs: config.retryBaseMs, proxy: config.proxy }) : undefined;
-  const pool = createPool({ databaseUrl: config.databaseUrl!, connection: config.database, schema: config.schema, max: 4 });
+  const api = config.api
+    ? new WineApi(config.api, log, secrets, { retryBaseMs: config.retryBaseMs, proxy: config.proxy })
+    : undefined;
+  const pool = createPool({
+    databaseUrl: config.databaseUrl!,
+    connection: config.database,
+    schema: config.schema,
+    max: 4,
+  });
   const ctx: InProcess = {
     config,
     log,
     logs,
     api,
     // The pool stays open for the next run of this context; closeInProcessPools() ends it.
-    run: (request = {}, signal) => runSync(config, { pool, log, api, signal }, { source: { kind: 'api' }, trigger: 'manual', ...request }),
+    run: (request = {}, signal) =>
+      runSync(config, { pool, log, api, signal }, { source: { kind: 'api' }, trigger: 'manual', ...request }),
   };
   pools.push(pool);
   return ctx;
@@ -173,7 +189,10 @@ export async function tempDir(): Promise<string> {
 }
 
 /** Every data column of a table, ordered by id, as text: what a BI tool would read. */
-export async function tableText(db: TestDb, table = 'bulk_wine_reconciliation'): Promise<Array<Record<string, string | null>>> {
+export async function tableText(
+  db: TestDb,
+  table = 'bulk_wine_reconciliation',
+): Promise<Array<Record<string, string | null>>> {
   return db.rows(
     `SELECT id::text, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text,
             vintage_forecast::text, vintage_make::text, first_sale::text, deleted_at IS NOT NULL AS deleted

@@ -23,7 +23,10 @@ export interface Checker {
 }
 
 function checker(validate: ValidateFunction): Checker {
-  return (value) => (validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`));
+  return (value) =>
+    validate(value)
+      ? []
+      : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
 }
 
 /** dbt's properties-file schema: `latest-fusion` (dbt 1.10+, Fusion) or `latest` (dbt Core 1.x). */
@@ -34,7 +37,12 @@ export function dbtPropertiesSchema(which: 'latest-fusion' | 'latest'): Checker 
 }
 
 /** OpenLineage's RunEvent schema (2-0-2) and, by their $id, the facet schemas kept beside it. */
-export function openLineage(): { event: Checker; facet: (file: string) => Checker; facetId: (file: string) => string; specVersion: string } {
+export function openLineage(): {
+  event: Checker;
+  facet: (file: string) => Checker;
+  facetId: (file: string) => string;
+  specVersion: string;
+} {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   const spec = read('openlineage/OpenLineage.json');
@@ -56,5 +64,6 @@ export function openLineage(): { event: Checker; facet: (file: string) => Checke
 /** A JSON Schema 2020-12 document checked against its meta-schema. */
 export function draft2020(): (schema: unknown) => string[] {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
-  return (schema) => (ajv.validateSchema(schema as object) ? [] : (ajv.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`));
+  return (schema) =>
+    ajv.validateSchema(schema as object) ? [] : (ajv.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
 }

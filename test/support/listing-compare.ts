@@ -11,7 +11,11 @@ export interface ListingComparison {
   wrong: number;
 }
 
-export async function compareWithListing(client: pg.Client, schema: string, listing: string): Promise<ListingComparison> {
+export async function compareWithListing(
+  client: pg.Client,
+  schema: string,
+  listing: string,
+): Promise<ListingComparison> {
   const table = `"${schema.replaceAll('"', '""')}".bulk_wine_reconciliation`;
   const { rows } = await client.query<ListingComparison>(
     `WITH listed AS (

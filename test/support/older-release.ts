@@ -15,7 +15,11 @@ export interface ReleaseCopy {
   close(): Promise<void>;
 }
 
-export async function releaseCopy(options: { version: string; lastMigration?: number; patch?: (dir: string) => Promise<void> }): Promise<ReleaseCopy> {
+export async function releaseCopy(options: {
+  version: string;
+  lastMigration?: number;
+  patch?: (dir: string) => Promise<void>;
+}): Promise<ReleaseCopy> {
   const dir = await mkdtemp(join(tmpdir(), 'wrs-release-'));
   for (const part of ['dist', 'sql', 'bin']) await cp(join(ROOT, part), join(dir, part), { recursive: true });
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
@@ -23,7 +27,9 @@ export async function releaseCopy(options: { version: string; lastMigration?: nu
   await writeFile(join(dir, 'package.json'), JSON.stringify({ ...pkg, version: options.version }));
   const migrations = join(dir, 'sql', 'migrations');
   const last = options.lastMigration;
-  if (last !== undefined) for (const file of await readdir(migrations)) if (Number.parseInt(file, 10) > last) await rm(join(migrations, file));
+  if (last !== undefined)
+    for (const file of await readdir(migrations))
+      if (Number.parseInt(file, 10) > last) await rm(join(migrations, file));
   await options.patch?.(dir);
   return { dir, bin: join(dir, 'bin', 'wine-recon-sync'), close: () => rm(dir, { recursive: true, force: true }) };
 }

@@ -62,7 +62,9 @@ export async function startPgBouncer(databaseUrl: string, mode: 'session' | 'tra
     for (const f of ['pgbouncer.ini', 'userlist.txt']) await chown(join(dir, f), uid, gid);
   }
   const child = asRoot
-    ? spawn('runuser', ['-u', 'postgres', '--', 'pgbouncer', join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'] })
+    ? spawn('runuser', ['-u', 'postgres', '--', 'pgbouncer', join(dir, 'pgbouncer.ini')], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      })
     : spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -82,7 +84,9 @@ export async function startPgBouncer(databaseUrl: string, mode: 'session' | 'tra
 
 /** The packaged file with `settings` put in its [pgbouncer] section, each replacing its (commented) default. */
 function setIni(packaged: string, settings: Record<string, string>): string {
-  const lines = packaged.split('\n').filter((line) => !Object.keys(settings).some((k) => new RegExp(`^\\s*;?\\s*${k}\\s*=`).test(line)));
+  const lines = packaged
+    .split('\n')
+    .filter((line) => !Object.keys(settings).some((k) => new RegExp(`^\\s*;?\\s*${k}\\s*=`).test(line)));
   const at = lines.findIndex((l) => l.trim() === '[pgbouncer]');
   lines.splice(at + 1, 0, ...Object.entries(settings).map(([k, v]) => `${k} = ${v}`));
   return lines.join('\n');
@@ -91,7 +95,8 @@ function setIni(packaged: string, settings: Record<string, string>): string {
 function postgresIds(): { uid: number; gid: number } {
   const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim());
   const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim());
-  if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error('running as root, PgBouncer needs a `postgres` user to run as');
+  if (!Number.isInteger(uid) || !Number.isInteger(gid))
+    throw new Error('running as root, PgBouncer needs a `postgres` user to run as');
   return { uid, gid };
 }
 

@@ -14,9 +14,11 @@ export function describeWith(what: string, available: boolean, name: string, bod
     return;
   }
   if (process.env.CI === 'true') {
-    describe(name, () => it(`needs ${what}`, () => {
-      throw new Error(`${what} is not available, and CI=true: install it (see .ci/run)`);
-    }));
+    describe(name, () =>
+      it(`needs ${what}`, () => {
+        throw new Error(`${what} is not available, and CI=true: install it (see .ci/run)`);
+      }),
+    );
     return;
   }
   console.warn(`\n*** SKIPPING "${name}": ${what} is not available on this machine (under CI=true this fails) ***\n`);

@@ -24,7 +24,8 @@ export async function rawListing(sim: Simulator, acceptEncoding: string): Promis
     const headers = { serviceapp: 'mobile', authorization: `Bearer ${token}`, 'accept-encoding': acceptEncoding };
     request(`${sim.url}${LISTING_PATH}?for_reporting=1`, { headers }, (res) => {
       const parts: Buffer[] = [];
-      const done = (cut: boolean) => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts), cut });
+      const done = (cut: boolean) =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts), cut });
       res.on('data', (part: Buffer) => parts.push(part));
       res.on('end', () => done(false));
       res.on('error', () => done(true));

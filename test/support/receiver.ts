@@ -20,7 +20,10 @@ export interface Receiver {
 }
 
 /** `host`: where it listens (a proxy test needs an address other than loopback, which is never proxied). */
-export async function startReceiver(path = '/hooks/T000/B000/webhook-secret-token-42', host = '127.0.0.1'): Promise<Receiver> {
+export async function startReceiver(
+  path = '/hooks/T000/B000/webhook-secret-token-42',
+  host = '127.0.0.1',
+): Promise<Receiver> {
   const posts: Received[] = [];
   let failing = { n: 0, status: 200 };
   let hanging = false;
@@ -34,7 +37,12 @@ export async function startReceiver(path = '/hooks/T000/B000/webhook-secret-toke
         res.writeHead(failing.status).end('try later');
         return;
       }
-      posts.push({ path: req.url ?? '', contentType: req.headers['content-type'], authorization: req.headers.authorization, body: JSON.parse(text) });
+      posts.push({
+        path: req.url ?? '',
+        contentType: req.headers['content-type'],
+        authorization: req.headers.authorization,
+        body: JSON.parse(text),
+      });
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     });
   });

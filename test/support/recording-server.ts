@@ -31,21 +31,30 @@ export interface RecordingServer {
   close(): Promise<void>;
 }
 
-export async function startRecordingServer(options: { host?: string; tls?: { key: Buffer; cert: Buffer } } = {}): Promise<RecordingServer> {
+export async function startRecordingServer(
+  options: { host?: string; tls?: { key: Buffer; cert: Buffer } } = {},
+): Promise<RecordingServer> {
   const requests: Recorded[] = [];
   const answers: RecordingServer['answers'] = new Map();
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
-      const recorded: Recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const recorded: Recorded = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(recorded);
       const found = answers.get(`${recorded.method} ${recorded.url.split('?')[0]}`);
       const answer = typeof found === 'function' ? found(recorded) : (found ?? { status: 404, body: 'not here' });
       res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '');
     });
   };
-  const server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler) : createServer(handler);
+  const server = options.tls
+    ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler)
+    : createServer(handler);
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

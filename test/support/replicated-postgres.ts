@@ -16,7 +16,8 @@ import { asPostgres, hasPg15, PG15_BIN, startStockPostgres, type StockPostgres }
 
 const run = promisify(execFile);
 
-export const hasReplicationTools = (): boolean => hasPg15() && existsSync(join(PG15_BIN, 'pg_basebackup')) && existsSync(join(PG15_BIN, 'pg_ctl'));
+export const hasReplicationTools = (): boolean =>
+  hasPg15() && existsSync(join(PG15_BIN, 'pg_basebackup')) && existsSync(join(PG15_BIN, 'pg_ctl'));
 
 export interface Node {
   name: 'primary' | 'standby';
@@ -73,7 +74,9 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
       try {
         const lsn = (await p.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
         for (let i = 0; i < 600; i++) {
-          const { rows } = await q.query<{ done: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [lsn]);
+          const { rows } = await q.query<{ done: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [
+            lsn,
+          ]);
           if (rows[0]!.done) return;
           await new Promise((r) => setTimeout(r, 50));
         }
@@ -104,7 +107,22 @@ async function startStandby(primary: StockPostgres): Promise<StandbyServer> {
   const logFile = join(dir, 'log');
   const port = await freePort();
   try {
-    await asPostgres(join(PG15_BIN, 'pg_basebackup'), ['-D', data, '-R', '-X', 'stream', '-c', 'fast', '--no-sync', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres']);
+    await asPostgres(join(PG15_BIN, 'pg_basebackup'), [
+      '-D',
+      data,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+    ]);
     // The backup copied the primary's postgresql.auto.conf: its own port and socket, later lines winning.
     await appendFile(join(data, 'postgresql.auto.conf'), `port = ${port}\nunix_socket_directories = '${dir}'\n`);
     await pgCtl(data, ['-l', logFile, '-w', '-t', '60', 'start']);

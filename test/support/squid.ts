@@ -51,7 +51,11 @@ export async function startSquid(openssl: string, options: SquidOptions = {}): P
 
   let config = replaceLine(packaged, /^http_port 3128$/m, `http_port 127.0.0.1:${port}`);
   if (options.extraSslPort !== undefined) {
-    config = replaceLine(config, /^acl SSL_ports port 443$/m, `acl SSL_ports port 443\nacl SSL_ports port ${options.extraSslPort}`);
+    config = replaceLine(
+      config,
+      /^acl SSL_ports port 443$/m,
+      `acl SSL_ports port 443\nacl SSL_ports port ${options.extraSslPort}`,
+    );
   }
   if (options.basicAuth) {
     const htpasswd = join(dir, 'htpasswd');
@@ -114,6 +118,7 @@ export async function startSquid(openssl: string, options: SquidOptions = {}): P
 
 /** Replaces the one line `pattern` matches; the packaged file changing under us fails loudly. */
 function replaceLine(text: string, pattern: RegExp, replacement: string): string {
-  if (!pattern.test(text)) throw new Error(`${PACKAGED_CONFIG} has no line matching ${pattern}: the packaged default changed`);
+  if (!pattern.test(text))
+    throw new Error(`${PACKAGED_CONFIG} has no line matching ${pattern}: the packaged default changed`);
   return text.replace(pattern, replacement);
 }

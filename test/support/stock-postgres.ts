@@ -55,7 +55,17 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
   await chmod(dir, 0o755);
   const data = join(dir, 'data');
   if (asRoot) await run('chown', ['postgres', dir]);
-  await asPostgres(join(PG15_BIN, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--encoding=UTF8', '--locale=C']);
+  await asPostgres(join(PG15_BIN, 'initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '--no-sync',
+    '--encoding=UTF8',
+    '--locale=C',
+  ]);
   const port = await freePort();
   for (const [name, content] of Object.entries(options.files ?? {})) {
     const file = join(data, name);
@@ -87,7 +97,10 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
     socketDir: dir,
     url: (user, { password, host = '127.0.0.1', params = {} } = {}) => {
       const query = new URLSearchParams(params).toString();
-      const auth = password === undefined ? encodeURIComponent(user) : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
+      const auth =
+        password === undefined
+          ? encodeURIComponent(user)
+          : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
       return `postgres://${auth}@${host}:${port}/postgres${query ? `?${query}` : ''}`;
     },
     admin: async () => {
@@ -107,16 +120,48 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
 }
 
 /** A client certificate for `user` (CN), signed by the CA that makeTestPki made in `dir`. */
-export async function issueClientCertificate(openssl: string, dir: string, user: string): Promise<{ certFile: string; keyFile: string }> {
+export async function issueClientCertificate(
+  openssl: string,
+  dir: string,
+  user: string,
+): Promise<{ certFile: string; keyFile: string }> {
   const file = (f: string) => join(dir, f);
   await run(openssl, [
-    'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${user}`,
-    '-keyout', file(`client-${user}.key`), '-out', file(`client-${user}.csr`),
-    '-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'keyUsage=critical,digitalSignature', '-addext', 'extendedKeyUsage=clientAuth',
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    `/CN=${user}`,
+    '-keyout',
+    file(`client-${user}.key`),
+    '-out',
+    file(`client-${user}.csr`),
+    '-addext',
+    'basicConstraints=critical,CA:FALSE',
+    '-addext',
+    'keyUsage=critical,digitalSignature',
+    '-addext',
+    'extendedKeyUsage=clientAuth',
   ]);
   await run(openssl, [
-    'ca', '-batch', '-notext', '-config', file('ca.cnf'), '-cert', file('ca.pem'), '-keyfile', file('ca.key'),
-    '-in', file(`client-${user}.csr`), '-out', file(`client-${user}.pem`), '-days', '30',
+    'ca',
+    '-batch',
+    '-notext',
+    '-config',
+    file('ca.cnf'),
+    '-cert',
+    file('ca.pem'),
+    '-keyfile',
+    file('ca.key'),
+    '-in',
+    file(`client-${user}.csr`),
+    '-out',
+    file(`client-${user}.pem`),
+    '-days',
+    '30',
   ]);
   await chmod(file(`client-${user}.key`), 0o600);
   return { certFile: file(`client-${user}.pem`), keyFile: file(`client-${user}.key`) };

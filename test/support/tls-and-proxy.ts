@@ -57,16 +57,38 @@ export async function makeTestPki(openssl: string, dir: string): Promise<TestPki
     ].join('\n'),
   );
   await run(openssl, [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '30',
-    '-subj', '/CN=wine-recon-sync test CA', '-keyout', file('ca.key'), '-out', file('ca.pem'),
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '30',
+    '-subj',
+    '/CN=wine-recon-sync test CA',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   ]);
-  const server = (name: string, cn: string, san: string, dates: string[]) => issueServerCertificate(openssl, dir, name, cn, san, dates);
+  const server = (name: string, cn: string, san: string, dates: string[]) =>
+    issueServerCertificate(openssl, dir, name, cn, san, dates);
   const local = 'IP:127.0.0.1,DNS:localhost';
   return {
     caFile: file('ca.pem'),
     valid: await server('valid', 'localhost', local, ['-days', '30']),
-    expired: await server('expired', 'localhost', local, ['-startdate', '20200101000000Z', '-enddate', '20210101000000Z']),
+    expired: await server('expired', 'localhost', local, [
+      '-startdate',
+      '20200101000000Z',
+      '-enddate',
+      '20210101000000Z',
+    ]),
     wrongHost: await server('wrong-host', 'wrong.example.com', 'DNS:wrong.example.com', ['-days', '30']),
   };
 }
@@ -82,14 +104,42 @@ export async function issueServerCertificate(
 ): Promise<{ key: Buffer; cert: Buffer }> {
   const file = (f: string) => join(dir, f);
   await run(openssl, [
-    'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${cn}`,
-    '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`),
-    '-addext', `subjectAltName=${san}`, '-addext', 'basicConstraints=critical,CA:FALSE',
-    '-addext', 'keyUsage=critical,digitalSignature', '-addext', 'extendedKeyUsage=serverAuth',
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    `/CN=${cn}`,
+    '-keyout',
+    file(`${name}.key`),
+    '-out',
+    file(`${name}.csr`),
+    '-addext',
+    `subjectAltName=${san}`,
+    '-addext',
+    'basicConstraints=critical,CA:FALSE',
+    '-addext',
+    'keyUsage=critical,digitalSignature',
+    '-addext',
+    'extendedKeyUsage=serverAuth',
   ]);
   await run(openssl, [
-    'ca', '-batch', '-notext', '-config', file('ca.cnf'), '-cert', file('ca.pem'), '-keyfile', file('ca.key'),
-    '-in', file(`${name}.csr`), '-out', file(`${name}.pem`), ...dates,
+    'ca',
+    '-batch',
+    '-notext',
+    '-config',
+    file('ca.cnf'),
+    '-cert',
+    file('ca.pem'),
+    '-keyfile',
+    file('ca.key'),
+    '-in',
+    file(`${name}.csr`),
+    '-out',
+    file(`${name}.pem`),
+    ...dates,
   ]);
   return { key: await readFile(file(`${name}.key`)), cert: await readFile(file(`${name}.pem`)) };
 }
@@ -142,7 +192,12 @@ export async function startTinyproxy(
 }
 
 /** Resolves once `port` on 127.0.0.1 accepts connections; fails if `child` exits first. */
-export async function waitForPort(name: string, port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+export async function waitForPort(
+  name: string,
+  port: number,
+  child: ChildProcess,
+  stderr: () => string,
+): Promise<void> {
   const { connect } = await import('node:net');
   const deadline = Date.now() + 30_000;
   for (;;) {

@@ -13,7 +13,9 @@ export const UPGRADE_DIR = join(ROOT, 'test', 'fixtures', 'upgrade');
 
 /** The migrations that have an upgrade case: the first migration each earlier release lacked. */
 export async function upgradeCases(): Promise<number[]> {
-  return (await readdir(UPGRADE_DIR)).flatMap((f) => (/^\d{4}-before\.sql$/.test(f) ? [Number.parseInt(f, 10)] : [])).sort((a, b) => a - b);
+  return (await readdir(UPGRADE_DIR))
+    .flatMap((f) => (/^\d{4}-before\.sql$/.test(f) ? [Number.parseInt(f, 10)] : []))
+    .sort((a, b) => a - b);
 }
 
 /**
@@ -22,7 +24,9 @@ export async function upgradeCases(): Promise<number[]> {
  */
 export async function schemaBefore(pool: Pool, schema: string, before: number): Promise<void> {
   await pool.query(`CREATE SCHEMA ${quoteIdent(schema)}`);
-  await pool.query('CREATE TABLE sync_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+  await pool.query(
+    'CREATE TABLE sync_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
   for (const m of await listMigrations()) {
     if (m.version >= before) break;
     const sql = await readFile(join(ROOT, 'sql', 'migrations', m.file), 'utf8');

@@ -38,12 +38,15 @@ function wellFormedXml(xml: string): { ok: true; root: string } | { ok: false; w
   for (const m of body.matchAll(/<(\/?)([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+="[^"]*")*)\s*(\/?)>/g)) {
     const between = body.slice(at, m.index);
     if (badText(between)) return { ok: false, why: `bad text before offset ${m.index}: ${between.slice(0, 60)}` };
-    if (stack.length === 0 && root !== undefined && between.trim() !== '') return { ok: false, why: 'text after the root' };
+    if (stack.length === 0 && root !== undefined && between.trim() !== '')
+      return { ok: false, why: 'text after the root' };
     at = m.index + m[0].length;
     const [, closing, name, attributes, selfClosing] = m;
-    for (const a of attributes!.matchAll(/="([^"]*)"/g)) if (badText(a[1]!)) return { ok: false, why: `bad attribute value in <${name}>` };
+    for (const a of attributes!.matchAll(/="([^"]*)"/g))
+      if (badText(a[1]!)) return { ok: false, why: `bad attribute value in <${name}>` };
     if (closing) {
-      if (stack.pop() !== name) return { ok: false, why: `</${name}> does not close the open tag at offset ${m.index}` };
+      if (stack.pop() !== name)
+        return { ok: false, why: `</${name}> does not close the open tag at offset ${m.index}` };
     } else {
       if (stack.length === 0) {
         if (root !== undefined) return { ok: false, why: 'a second root element' };
@@ -57,7 +60,10 @@ function wellFormedXml(xml: string): { ok: true; root: string } | { ok: false; w
   if (stack.length > 0) return { ok: false, why: `unclosed <${stack.join('>, <')}>` };
   if (root === undefined) return { ok: false, why: 'no element' };
   // Every `<` must have been a tag the pattern above accepted.
-  if ((body.match(/</g) ?? []).length !== [...body.matchAll(/<(\/?)([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+="[^"]*")*)\s*(\/?)>/g)].length) {
+  if (
+    (body.match(/</g) ?? []).length !==
+    [...body.matchAll(/<(\/?)([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+="[^"]*")*)\s*(\/?)>/g)].length
+  ) {
     return { ok: false, why: 'a malformed tag' };
   }
   return { ok: true, root };

@@ -24,7 +24,8 @@ import { notMeasured, type SyncMeasure } from '../../bench/sync-runner.js';
 
 const T0 = 1_800_000_000_000;
 /** A pino line closing a step or statement `ms` long at T0 + `end`. */
-const line = (fields: Record<string, unknown>, end: number, ms: number) => JSON.stringify({ level: 20, time: T0 + end, ...fields, ms });
+const line = (fields: Record<string, unknown>, end: number, ms: number) =>
+  JSON.stringify({ level: 20, time: T0 + end, ...fields, ms });
 
 /** A re-sync's log: the shortcut's read during the download, statements inside "changes applied". */
 const LOG = [
@@ -63,8 +64,10 @@ describe('step overlap from the debug log', () => {
     expect(overlap.runMs).toBe(4400);
   });
 
-  it('counts steps that merely follow one another within the log\'s millisecond as no overlap', () => {
-    const touching = [line({ step: 'load', msg: 'a' }, 100, 100), line({ step: 'load', msg: 'b' }, 201, 102)].join('\n');
+  it("counts steps that merely follow one another within the log's millisecond as no overlap", () => {
+    const touching = [line({ step: 'load', msg: 'a' }, 100, 100), line({ step: 'load', msg: 'b' }, 201, 102)].join(
+      '\n',
+    );
     expect(stepOverlap(spansOf(touching))).toMatchObject({ pairs: [], runMs: undefined });
   });
 });
@@ -75,7 +78,7 @@ describe('/proc readings', () => {
     expect(parseProcStat(stat, 100)).toEqual({ comm: 'postgres: u (x) db', user: 12.34, system: 0.56 });
   });
 
-  it('finds the local ports of a process\'s sockets in /proc/<pid>/net/tcp', () => {
+  it("finds the local ports of a process's sockets in /proc/<pid>/net/tcp", () => {
     const table = [
       '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
       '   0: 0100007F:1527 00000000:0000 0A 00000000:00000000 00:00000000 00000000   106        0 111 1 0000000000000000 100 0 0 10 0',
@@ -101,9 +104,23 @@ describe('the report tables', () => {
     error: null,
     counts: {},
     stepsMs: {},
-    overlap: { stepsSeconds: seconds + 0.5, coveredSeconds: seconds - 1, overlapSeconds: 1.5, pairs: [{ steps: ['listing ready', 'copy_live_out'], seconds: 0.61 }] },
+    overlap: {
+      stepsSeconds: seconds + 0.5,
+      coveredSeconds: seconds - 1,
+      overlapSeconds: 1.5,
+      pairs: [{ steps: ['listing ready', 'copy_live_out'], seconds: 0.61 }],
+    },
     nodeCpu: { user: 5.25, system: 0.5 },
-    pgCpu: pg ? { user: 2, system: 0.25, backends: [{ pid: 1, user: 1.9, system: 0.2 }, { pid: 2, user: 0.1, system: 0.05 }] } : null,
+    pgCpu: pg
+      ? {
+          user: 2,
+          system: 0.25,
+          backends: [
+            { pid: 1, user: 1.9, system: 0.2 },
+            { pid: 2, user: 0.1, system: 0.05 },
+          ],
+        }
+      : null,
     runId: 1,
   });
   const floor = { seconds: 5, downloadSeconds: 1, copySeconds: 4, tools: 'curl --compressed + psql \\copy' };
@@ -121,11 +138,15 @@ describe('the report tables', () => {
   it('the summary gives Node and PostgreSQL CPU, min / median', () => {
     const table = summaryTable([run(true, 1), run(true, 2)]).split('\n');
     expect(table[0]).toContain('| Node CPU s min / median | PostgreSQL CPU s min / median |');
-    expect(table.find((l) => l.startsWith(`| ${NAMES.first} |`))).toBe(`| ${NAMES.first} | 8.00 / 12.00 | 1.60 / 2.40 | 5.8 / 5.8 | 2.3 / 2.3 | 180 / 180 | 1.5 / 1.5 | 7 | 4500 of 10008 |`);
-    expect(table.filter((l) => l.startsWith('| floor')).every((l) => l.split('|').length === table[0]!.split('|').length)).toBe(true);
+    expect(table.find((l) => l.startsWith(`| ${NAMES.first} |`))).toBe(
+      `| ${NAMES.first} | 8.00 / 12.00 | 1.60 / 2.40 | 5.8 / 5.8 | 2.3 / 2.3 | 180 / 180 | 1.5 / 1.5 | 7 | 4500 of 10008 |`,
+    );
+    expect(
+      table.filter((l) => l.startsWith('| floor')).every((l) => l.split('|').length === table[0]!.split('|').length),
+    ).toBe(true);
   });
 
-  it('says n/a for PostgreSQL\'s CPU when its processes could not be read', () => {
+  it("says n/a for PostgreSQL's CPU when its processes could not be read", () => {
     const table = summaryTable([run(false, 1)]).split('\n');
     expect(table.find((l) => l.startsWith(`| ${NAMES.unchanged} |`))).toContain('| 5.8 / 5.8 | n/a |');
     expect(timeTable([run(false, 1)])).toContain('| 5.8 (5.3 + 0.5) | n/a |');
@@ -137,7 +158,9 @@ describe('the report tables', () => {
       '| measurement | run | wall s | steps summed s | of which overlapping s | steps that overlapped (s) | Node CPU s (user + sys) | PostgreSQL CPU s (user + sys, backends) |',
     );
     expect(table).toHaveLength(2 + 2 * Object.values(NAMES).length);
-    expect(table[3]).toBe(`| ${NAMES.first} | 2 | 16.00 | 16.50 | 1.50 | listing ready ∥ copy_live_out 0.61 | 5.8 (5.3 + 0.5) | 2.3 (2.0 + 0.3, 2) |`);
+    expect(table[3]).toBe(
+      `| ${NAMES.first} | 2 | 16.00 | 16.50 | 1.50 | listing ready ∥ copy_live_out 0.61 | 5.8 (5.3 + 0.5) | 2.3 (2.0 + 0.3, 2) |`,
+    );
   });
 
   it('leaves out a measurement that no run took (a report from before it existed), and takes it from the runs that did', () => {
@@ -145,15 +168,26 @@ describe('the report tables', () => {
     const old = summaryTable([before(run(true, 1))]).split('\n');
     // A report from before the HOT count says so with a dash.
     const { updates: _u, hotUpdates: _h, ...withoutHot } = measure(NAMES.first, 8, true);
-    expect(summaryTable([{ ...run(true, 1), syncs: [withoutHot] }]).split('\n').find((l) => l.startsWith(`| ${NAMES.first} |`))).toMatch(/\| 7 \| - \|$/);
+    expect(
+      summaryTable([{ ...run(true, 1), syncs: [withoutHot] }])
+        .split('\n')
+        .find((l) => l.startsWith(`| ${NAMES.first} |`)),
+    ).toMatch(/\| 7 \| - \|$/);
     expect(old.some((l) => l.startsWith(`| ${NAMES.newFields} |`))).toBe(false);
     expect(old).toHaveLength(5 + Object.values(NAMES).length - 1);
-    expect(summaryTable([before(run(true, 1)), run(true, 2)]).split('\n').find((l) => l.startsWith(`| ${NAMES.newFields} |`))).toContain('| 16.00 / 16.00 | 3.20 / 3.20 |');
+    expect(
+      summaryTable([before(run(true, 1)), run(true, 2)])
+        .split('\n')
+        .find((l) => l.startsWith(`| ${NAMES.newFields} |`)),
+    ).toContain('| 16.00 / 16.00 | 3.20 / 3.20 |');
     expect(timeTable([before(run(true, 1))]).split('\n')).toHaveLength(2 + Object.values(NAMES).length - 1);
   });
 
-  it('gives the ratio to the run\'s first load of each measurement whose target is relative to it', () => {
-    const slower = (r: BenchRun): BenchRun => ({ ...r, syncs: r.syncs.map((s) => (s.name === NAMES.newFields ? { ...s, seconds: s.seconds * 1.1 } : s)) });
+  it("gives the ratio to the run's first load of each measurement whose target is relative to it", () => {
+    const slower = (r: BenchRun): BenchRun => ({
+      ...r,
+      syncs: r.syncs.map((s) => (s.name === NAMES.newFields ? { ...s, seconds: s.seconds * 1.1 } : s)),
+    });
     expect(firstLoadRatioLines([slower(run(true, 1)), run(true, 2)])).toEqual([
       `${NAMES.newFields}: 1.10x, 1.00x the run's first load (target <= 1.25x)`,
       `${NAMES.renamed}: 1.00x, 1.00x the run's first load (target <= 2.0x)`,
@@ -161,7 +195,7 @@ describe('the report tables', () => {
     ]);
   });
 
-  it('gives the floor of the new-fields listing against the run\'s floor, when the run measured it', () => {
+  it("gives the floor of the new-fields listing against the run's floor, when the run measured it", () => {
     const withFloor = (r: BenchRun, seconds: number): BenchRun => ({ ...r, newFieldsFloor: { ...floor, seconds } });
     expect(firstLoadRatioLines([withFloor(run(true, 1), 7.25), run(true, 2)]).slice(0, 2)).toEqual([
       `${NAMES.newFields}: 1.00x, 1.00x the run's first load (target <= 1.25x)`,
@@ -173,7 +207,11 @@ describe('the report tables', () => {
 describe('the targets of a run (judge), each against the floor of the same run', () => {
   const FLOOR = 4;
   /** A run that meets every target exactly at its limit; `seconds` and `rss` override a measurement's. */
-  const runWith = (seconds: Partial<Record<string, number>> = {}, rss: Partial<Record<string, number>> = {}, other: Partial<SyncMeasure> = {}): Omit<BenchRun, 'targets'> => {
+  const runWith = (
+    seconds: Partial<Record<string, number>> = {},
+    rss: Partial<Record<string, number>> = {},
+    other: Partial<SyncMeasure> = {},
+  ): Omit<BenchRun, 'targets'> => {
     const at: Record<string, number> = {
       [NAMES.first]: 2.0 * FLOOR,
       [NAMES.newFields]: 1.25 * 2.0 * FLOOR,
@@ -226,17 +264,31 @@ describe('the targets of a run (judge), each against the floor of the same run',
 
   it('misses each just past its limit, and only that one', () => {
     const past = 1.01;
-    expect(missed(judge(runWith({ [NAMES.first]: 2.0 * FLOOR * past, [NAMES.renamed]: 2.0 * FLOOR * past * 2, [NAMES.empty]: 2.0 * FLOOR * past * 2 })))).toEqual([
-      'first load <= 2.0x floor',
+    expect(
+      missed(
+        judge(
+          runWith({
+            [NAMES.first]: 2.0 * FLOOR * past,
+            [NAMES.renamed]: 2.0 * FLOOR * past * 2,
+            [NAMES.empty]: 2.0 * FLOOR * past * 2,
+          }),
+        ),
+      ),
+    ).toEqual(['first load <= 2.0x floor']);
+    expect(missed(judge(runWith({ [NAMES.unchanged]: 0.9 * FLOOR * past })))).toEqual([
+      'unchanged re-sync <= 0.9x floor',
     ]);
-    expect(missed(judge(runWith({ [NAMES.unchanged]: 0.9 * FLOOR * past })))).toEqual(['unchanged re-sync <= 0.9x floor']);
     expect(missed(judge(runWith({ [NAMES.changed]: 1.2 * FLOOR * past })))).toEqual(['1% changed <= 1.2x floor']);
     expect(missed(judge(runWith({}, { [NAMES.empty]: 250.5 })))).toEqual(['peak RSS <= 250 MB (every sync)']);
-    expect(missed(judge(runWith({ [NAMES.renamed]: 4.0 * FLOOR * past })))).toEqual(['all-rejected <= 2.0x first load']);
-    expect(missed(judge(runWith({ [NAMES.newFields]: 1.25 * 2.0 * FLOOR * past })))).toEqual(['first load, 2 new fields per record <= 1.25x first load']);
+    expect(missed(judge(runWith({ [NAMES.renamed]: 4.0 * FLOOR * past })))).toEqual([
+      'all-rejected <= 2.0x first load',
+    ]);
+    expect(missed(judge(runWith({ [NAMES.newFields]: 1.25 * 2.0 * FLOOR * past })))).toEqual([
+      'first load, 2 new fields per record <= 1.25x first load',
+    ]);
   });
 
-  it('judges the first load with 2 new fields per record against the same run\'s first load: 1.30x misses, 1.20x meets', () => {
+  it("judges the first load with 2 new fields per record against the same run's first load: 1.30x misses, 1.20x meets", () => {
     const verdict = 'first load, 2 new fields per record <= 1.25x first load';
     const first = 2.0 * FLOOR;
     expect(missed(judge(runWith({ [NAMES.newFields]: 1.3 * first })))).toEqual([verdict]);
@@ -255,24 +307,41 @@ describe('the targets of a run (judge), each against the floor of the same run',
     expect(missed(judge(runWith({}, {}, { walMb: 5 })))).toEqual(['unchanged re-sync WAL < 5 MB']);
     expect(missed(judge(runWith({}, {}, { tuplesWritten: 101 })))).toEqual(['unchanged re-sync writes <= 100 rows']);
     expect(missed(judge({ ...runWith(), gzipRequested: false }))).toEqual(['sync asked for gzip']);
-    expect(missed(judge({ ...runWith(), rowsDifferingFromFloor: 1 }))).toEqual(['loaded rows identical to the floor rows']);
-    expect(missed(judge({ ...runWith(), rowsWithoutNewFields: 3 }))).toEqual(['new fields kept in extra_fields (every row)']);
+    expect(missed(judge({ ...runWith(), rowsDifferingFromFloor: 1 }))).toEqual([
+      'loaded rows identical to the floor rows',
+    ]);
+    expect(missed(judge({ ...runWith(), rowsWithoutNewFields: 3 }))).toEqual([
+      'new fields kept in extra_fields (every row)',
+    ]);
   });
 
   it('says when fewer than the three consecutive runs the targets ask for were made', () => {
     const run = runWith();
     const judged = { ...run, targets: judge(run) };
-    expect(targetLines([judged]).at(-1)).toBe('note: the targets ask for 3 consecutive runs that all meet them; this bench made 1');
+    expect(targetLines([judged]).at(-1)).toBe(
+      'note: the targets ask for 3 consecutive runs that all meet them; this bench made 1',
+    );
     expect(targetLines([judged, judged, judged])).toContain('met    unchanged re-sync <= 0.9x floor (3 of 3 runs)');
     expect(targetLines([judged, judged, judged]).some((l) => l.startsWith('note: the targets ask'))).toBe(false);
   });
 });
 
 describe('the large-listing check (judgeScale): 10M against 1M, first loads and their replays', () => {
-  const m = (seconds: number, maxRssMb: number | undefined, counts: Record<string, number>, status = 'succeeded'): ScaleMeasure => ({ seconds, maxRssMb, status, counts });
+  const m = (
+    seconds: number,
+    maxRssMb: number | undefined,
+    counts: Record<string, number>,
+    status = 'succeeded',
+  ): ScaleMeasure => ({ seconds, maxRssMb, status, counts });
   const ROWS = { reference: 999_998, large: 9_999_998 };
   /** Exactly at every limit: 11x the time, 1.3x the RSS, the large replay 1.3x its reference's and 250 MB. */
-  const input = (over: { load?: Partial<ScaleMeasure>; replay?: Partial<ScaleMeasure>; referenceReplay?: Partial<ScaleMeasure> } = {}): ScaleInput => ({
+  const input = (
+    over: {
+      load?: Partial<ScaleMeasure>;
+      replay?: Partial<ScaleMeasure>;
+      referenceReplay?: Partial<ScaleMeasure>;
+    } = {},
+  ): ScaleInput => ({
     reference: {
       records: 1_000_000,
       rows: ROWS.reference,
@@ -286,7 +355,10 @@ describe('the large-listing check (judgeScale): 10M against 1M, first loads and 
       replay: { ...m(50, 250, { unchanged: ROWS.large }), ...over.replay },
     },
   });
-  const missed = (i: ScaleInput) => Object.entries(judgeScale(i).targets).filter(([, ok]) => !ok).map(([t]) => t);
+  const missed = (i: ScaleInput) =>
+    Object.entries(judgeScale(i).targets)
+      .filter(([, ok]) => !ok)
+      .map(([t]) => t);
 
   it('names the verdicts with their thresholds: 11x the time, 1.3x the RSS, the replay 250 MB and 1.3x', () => {
     expect(Object.keys(judgeScale(input()).targets)).toEqual([
@@ -310,33 +382,45 @@ describe('the large-listing check (judgeScale): 10M against 1M, first loads and 
   });
 
   it('misses each just past its limit', () => {
-    expect(missed(input({ load: { seconds: 110.2 } }))).toEqual(["10000000-record first load time <= 11.0x the 1000000-record one's"]);
-    expect(missed(input({ load: { maxRssMb: 195.2 } }))).toEqual(["10000000-record first load peak RSS <= 1.3x the 1000000-record one's"]);
+    expect(missed(input({ load: { seconds: 110.2 } }))).toEqual([
+      "10000000-record first load time <= 11.0x the 1000000-record one's",
+    ]);
+    expect(missed(input({ load: { maxRssMb: 195.2 } }))).toEqual([
+      "10000000-record first load peak RSS <= 1.3x the 1000000-record one's",
+    ]);
     expect(missed(input({ replay: { maxRssMb: 250.2 } }))).toEqual([
       '10000000-record replay peak RSS <= 250 MB',
       "10000000-record replay peak RSS <= 1.3x the 1000000-record replay's",
     ]);
     // Under 250 MB, but more than 1.3x a lean reference replay.
-    expect(missed(input({ referenceReplay: { maxRssMb: 150 } }))).toEqual(["10000000-record replay peak RSS <= 1.3x the 1000000-record replay's"]);
+    expect(missed(input({ referenceReplay: { maxRssMb: 150 } }))).toEqual([
+      "10000000-record replay peak RSS <= 1.3x the 1000000-record replay's",
+    ]);
   });
 
   it('scales the time limit with the sizes: 11x for 10x the records, 22x for 20x', () => {
     const double: ScaleInput = { ...input(), large: { ...input().large, records: 20_000_000 } };
     expect(judgeScale(double).limits.time).toBeCloseTo(22);
-    expect(Object.keys(judgeScale(double).targets)[1]).toBe("20000000-record first load time <= 22.0x the 1000000-record one's");
+    expect(Object.keys(judgeScale(double).targets)[1]).toBe(
+      "20000000-record first load time <= 22.0x the 1000000-record one's",
+    );
   });
 
   it('fails a load that did not insert every row, a replay that changed rows, and an unmeasured RSS', () => {
     expect(missed(input({ load: { counts: { inserted: ROWS.large - 1 } } }))).toEqual([
       'first loads (run --from-file) of 1000000 and 10000000 records succeeded, every row inserted',
     ]);
-    expect(missed(input({ replay: { counts: { unchanged: ROWS.large - 5 } } }))).toEqual(['replays (replay --run) of both runs succeeded, every row unchanged']);
+    expect(missed(input({ replay: { counts: { unchanged: ROWS.large - 5 } } }))).toEqual([
+      'replays (replay --run) of both runs succeeded, every row unchanged',
+    ]);
     expect(missed(input({ replay: { maxRssMb: undefined } }))).toContain('10000000-record replay peak RSS <= 250 MB');
   });
 
   it('prints each verdict with what was measured', () => {
     const lines = scaleTargetLines(judgeScale(input({ load: { seconds: 120 } })));
-    expect(lines[1]).toBe("MISSED 10000000-record first load time <= 11.0x the 1000000-record one's (12.00x: 120.00 s against 10.00 s)");
+    expect(lines[1]).toBe(
+      "MISSED 10000000-record first load time <= 11.0x the 1000000-record one's (12.00x: 120.00 s against 10.00 s)",
+    );
     expect(lines[4]).toBe('met    10000000-record replay peak RSS <= 250 MB (250 MB)');
   });
 });

@@ -21,7 +21,11 @@ describe('BI rounding report', () => {
 
   it('is a warning only when the count grew since the last successful load or the scale changed', () => {
     const now = { scale: 10, rounded: 5, overflow: 1 };
-    const last = (scale: number | null, rounded: string | null, overflow: string | null) => ({ bi_scale: scale, bi_rounded: rounded, bi_overflow: overflow });
+    const last = (scale: number | null, rounded: string | null, overflow: string | null) => ({
+      bi_scale: scale,
+      bi_rounded: rounded,
+      bi_overflow: overflow,
+    });
     expect(biRoundingLevel(now, undefined)).toBe('warn');
     expect(biRoundingLevel(now, last(null, null, null))).toBe('warn');
     expect(biRoundingLevel(now, last(10, '5', '1'))).toBe('info');
@@ -37,7 +41,10 @@ describe('BI rounding report', () => {
     const base = { scale: 10, rounded: 5, overflow: 1 };
     expect(biCountPlan(last, 10, changes, true)).toEqual({ method: 'carried', base });
     expect(biCountPlan(last, 10, { ...changes, updated: 1 }, true)).toEqual({ method: 'incremental', base });
-    expect(biCountPlan(last, 10, { ...changes, deleted: 3, restored: 1 }, true)).toEqual({ method: 'incremental', base });
+    expect(biCountPlan(last, 10, { ...changes, deleted: 3, restored: 1 }, true)).toEqual({
+      method: 'incremental',
+      base,
+    });
     const full = { method: 'full', scale: 10 };
     expect(biCountPlan(last, 10, { ...changes, updated: 1 }, false)).toEqual(full); // written outside a run
     expect(biCountPlan(last, 10, { ...changes, liveBefore: 99 }, true)).toEqual(full); // a row gone
@@ -45,14 +52,29 @@ describe('BI rounding report', () => {
     expect(biCountPlan({ ...last, bi_rounded: null }, 10, changes, true)).toEqual(full); // not counted then
     expect(biCountPlan(last, 12, changes, true)).toEqual({ method: 'full', scale: 12 }); // another scale
     expect(biCountPlan(undefined, 10, changes, true)).toEqual(full); // the first run
-    expect(biCountPlan({ ...last, live_after: '0' }, 10, { ...changes, initialLoad: true, liveBefore: 0, inserted: 3 }, true)).toEqual(full);
+    expect(
+      biCountPlan(
+        { ...last, live_after: '0' },
+        10,
+        { ...changes, initialLoad: true, liveBefore: 0, inserted: 3 },
+        true,
+      ),
+    ).toEqual(full);
   });
 
   it('takes a first load’s count of the rows it wrote, whatever the last run counted', () => {
     const written = { scale: 10, rounded: 2, overflow: 1 };
     const first = { initialLoad: true, liveBefore: 0, inserted: 3, updated: 0, restored: 0, deleted: 0 };
     expect(biCountPlan(undefined, 10, first, true, written)).toEqual({ method: 'written', counted: written });
-    expect(biCountPlan({ id: '7', bi_scale: 12, bi_rounded: '5', bi_overflow: '1', live_after: '0' }, 10, first, false, written)).toEqual({
+    expect(
+      biCountPlan(
+        { id: '7', bi_scale: 12, bi_rounded: '5', bi_overflow: '1', live_after: '0' },
+        10,
+        first,
+        false,
+        written,
+      ),
+    ).toEqual({
       method: 'written',
       counted: written,
     });

@@ -13,7 +13,8 @@ const sha8 = (text: string) => createHash('sha256').update(text, 'utf8').digest(
 
 describe('a field name as stored and shown', () => {
   it('is the name itself up to 128 bytes, else its first bytes cut on a character boundary, … and 8 hex digits of its SHA-256', () => {
-    for (const name of ['x', 'inventoryInTransit', 'a'.repeat(128), 'é'.repeat(64), '🍷'.repeat(32)]) expect(shownName(name)).toBe(name);
+    for (const name of ['x', 'inventoryInTransit', 'a'.repeat(128), 'é'.repeat(64), '🍷'.repeat(32)])
+      expect(shownName(name)).toBe(name);
     const ascii = 'a'.repeat(129);
     expect(shownName(ascii)).toBe(`${'a'.repeat(117)}…${sha8(ascii)}`);
     // 2-byte characters: 58 of them (116 bytes) fit before the cut, a 59th would not.
@@ -45,7 +46,11 @@ describe('the reject reasons tally', () => {
   it('counts the first 100 distinct reasons one by one and the rest together, each reason bounded', () => {
     const reasons = new RejectReasons();
     for (let k = 0; k < 3; k++) reasons.count('id', 'required');
-    for (let i = 0; i < 20_000; i++) reasons.count(shownName(`bad${i}${'x'.repeat(60_000)}`), 'cannot be kept in extra_fields: the NUL character (\\u0000)');
+    for (let i = 0; i < 20_000; i++)
+      reasons.count(
+        shownName(`bad${i}${'x'.repeat(60_000)}`),
+        'cannot be kept in extra_fields: the NUL character (\\u0000)',
+      );
     for (let k = 0; k < 5; k++) reasons.count('wpi', 'must not be empty');
     reasons.count('id', 'required');
     reasons.count('', `record larger than ${'9'.repeat(10_000)} bytes`);
@@ -57,9 +62,14 @@ describe('the reject reasons tally', () => {
     expect(reasons.top(3)).toEqual([
       { reason: OTHER_REASONS, count: 19_907 },
       { reason: 'id: required', count: 4 },
-      { reason: `${shownName(`bad0${'x'.repeat(60_000)}`)}: cannot be kept in extra_fields: the NUL character (\\u0000)`, count: 1 },
+      {
+        reason: `${shownName(`bad0${'x'.repeat(60_000)}`)}: cannot be kept in extra_fields: the NUL character (\\u0000)`,
+        count: 1,
+      },
     ]);
-    expect(Math.max(...reasons.top(200).map((r) => r.reason.length))).toBeLessThanOrEqual(MAX_NAME_BYTES + 2 + MAX_REASON_CHARS + 1);
+    expect(Math.max(...reasons.top(200).map((r) => r.reason.length))).toBeLessThanOrEqual(
+      MAX_NAME_BYTES + 2 + MAX_REASON_CHARS + 1,
+    );
 
     const long = new RejectReasons();
     long.count('x'.repeat(60_000), `${'m'.repeat(60_000)}`);

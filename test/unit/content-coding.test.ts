@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
 import { ACCEPT_ENCODING, contentCoding, decodedBody, isGzip } from '../../src/extract/http/content-coding.js';
 
-const listing = Buffer.from(JSON.stringify({ message: 'ok', bulk_wine_reconciliation: Array.from({ length: 2000 }, (_, id) => ({ id, wpi: `W-${id % 97}` })) }));
+const listing = Buffer.from(
+  JSON.stringify({
+    message: 'ok',
+    bulk_wine_reconciliation: Array.from({ length: 2000 }, (_, id) => ({ id, wpi: `W-${id % 97}` })),
+  }),
+);
 
 /** `body` as a response would deliver it: in pieces of `size` bytes, a tick apart. */
 async function* arriving(body: Buffer, size = 1000, failAfter = Infinity): AsyncGenerator<Buffer> {
@@ -29,13 +34,25 @@ describe('content coding of the listing', () => {
     expect(contentCoding({ 'content-encoding': ' GZip ' })).toBe('gzip');
     expect(contentCoding({ 'content-encoding': 'identity' })).toBeUndefined();
     expect(contentCoding({})).toBeUndefined();
-    expect([isGzip('gzip'), isGzip('x-gzip'), isGzip('deflate'), isGzip(undefined)]).toEqual([true, true, false, false]);
+    expect([isGzip('gzip'), isGzip('x-gzip'), isGzip('deflate'), isGzip(undefined)]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 
   it.each([
     ['gzip', gzipSync(listing)],
     ['x-gzip', gzipSync(listing)],
-    ['gzip in several members', Buffer.concat([gzipSync(listing.subarray(0, 12_345)), gzipSync(listing.subarray(12_345, 12_400)), gzipSync(listing.subarray(12_400))])],
+    [
+      'gzip in several members',
+      Buffer.concat([
+        gzipSync(listing.subarray(0, 12_345)),
+        gzipSync(listing.subarray(12_345, 12_400)),
+        gzipSync(listing.subarray(12_400)),
+      ]),
+    ],
     ['deflate', deflateSync(listing)],
     ['deflate without its zlib header', deflateRawSync(listing)],
     ['br', brotliCompressSync(listing)],
@@ -58,11 +75,19 @@ describe('content coding of the listing', () => {
     const coded = gzipSync(listing);
     const cut = decode(arriving(coded.subarray(0, coded.length - 100)), 'gzip');
     await expect(cut).rejects.toBeInstanceOf(UpstreamError);
-    await expect(cut).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(/^listing body \(gzip\) ends early or is damaged after \d+ bytes: unexpected end of file$/) });
-    await expect(decode(arriving(Buffer.from('<html>not gzip</html>')), 'gzip')).rejects.toMatchObject({ retryable: true, message: expect.stringContaining('incorrect header check') });
+    await expect(cut).rejects.toMatchObject({
+      retryable: true,
+      message: expect.stringMatching(
+        /^listing body \(gzip\) ends early or is damaged after \d+ bytes: unexpected end of file$/,
+      ),
+    });
+    await expect(decode(arriving(Buffer.from('<html>not gzip</html>')), 'gzip')).rejects.toMatchObject({
+      retryable: true,
+      message: expect.stringContaining('incorrect header check'),
+    });
   });
 
-  it("a failure of the connection passes through the decoder as it is", async () => {
+  it('a failure of the connection passes through the decoder as it is', async () => {
     const failing = decode(arriving(gzipSync(listing), 1000, 3000), 'gzip');
     await expect(failing).rejects.toThrow('socket hang up');
     await expect(failing).rejects.not.toBeInstanceOf(UpstreamError);

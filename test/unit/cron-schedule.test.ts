@@ -32,7 +32,10 @@ describe('the schedule', () => {
 
     it('runs a slot that occurs twice on the fall-back day once, at its first occurrence', () => {
       // 2026-10-25: 03:00 CEST becomes 02:00 CET; 02:30 happens at 00:30Z and at 01:30Z.
-      expect(nightly.nextRuns(2, new Date('2026-10-24T12:00:00Z')).map(iso)).toEqual(['2026-10-25T00:30:00.000Z', '2026-10-26T01:30:00.000Z']);
+      expect(nightly.nextRuns(2, new Date('2026-10-24T12:00:00Z')).map(iso)).toEqual([
+        '2026-10-25T00:30:00.000Z',
+        '2026-10-26T01:30:00.000Z',
+      ]);
       expect(iso(nightly.previous(new Date('2026-10-25T12:00:00Z')))).toBe('2026-10-25T00:30:00.000Z');
       expect(iso(nightly.previous(new Date('2026-10-26T01:29:00Z')))).toBe('2026-10-25T00:30:00.000Z');
     });

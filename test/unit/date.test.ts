@@ -29,9 +29,12 @@ describe('normalizeDate', () => {
     expect(normalizeDate(input)).toEqual({ ok: true, value: expected });
   });
 
-  it.each([[null], [undefined], [''], ['0000-00-00'], ['0000-00-00 00:00:00'], ['0000-00-00T00:00:00Z']])('maps %j to null', (input) => {
-    expect(normalizeDate(input)).toEqual({ ok: true, value: null });
-  });
+  it.each([[null], [undefined], [''], ['0000-00-00'], ['0000-00-00 00:00:00'], ['0000-00-00T00:00:00Z']])(
+    'maps %j to null',
+    (input) => {
+      expect(normalizeDate(input)).toEqual({ ok: true, value: null });
+    },
+  );
 
   it.each([
     ['2023-02-29', 'not a calendar date: "2023-02-29"'],
@@ -68,11 +71,17 @@ describe('normalizeDate', () => {
     ['yesterday'],
     ['   '],
   ])('rejects text %j', (input) => {
-    expect(normalizeDate(input)).toEqual({ ok: false, message: `expected a date YYYY-MM-DD, got text ${JSON.stringify(input)}` });
+    expect(normalizeDate(input)).toEqual({
+      ok: false,
+      message: `expected a date YYYY-MM-DD, got text ${JSON.stringify(input)}`,
+    });
   });
 
   it('rejects non-strings (a JSON number arrives as text and is rejected as such)', () => {
-    expect(normalizeDate('20210304')).toEqual({ ok: false, message: 'expected a date YYYY-MM-DD, got text "20210304"' });
+    expect(normalizeDate('20210304')).toEqual({
+      ok: false,
+      message: 'expected a date YYYY-MM-DD, got text "20210304"',
+    });
     expect(normalizeDate(true)).toEqual({ ok: false, message: 'expected a date YYYY-MM-DD, got boolean' });
     expect(normalizeDate({})).toEqual({ ok: false, message: 'expected a date YYYY-MM-DD, got object' });
     expect(normalizeDate(['2021-03-04'])).toEqual({ ok: false, message: 'expected a date YYYY-MM-DD, got array' });

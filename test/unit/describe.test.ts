@@ -7,7 +7,11 @@ import { inputDataset, postgresNamespace } from '../../src/describe/lineage-even
 
 describe('allowedValues', () => {
   it('reads the list of a one-column IN check as pg_get_constraintdef prints it, and nothing else', () => {
-    expect(allowedValues("CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'it''s'::text])))")).toEqual(['running', 'succeeded', "it's"]);
+    expect(allowedValues("CHECK ((status = ANY (ARRAY['running'::text, 'succeeded'::text, 'it''s'::text])))")).toEqual([
+      'running',
+      'succeeded',
+      "it's",
+    ]);
     expect(allowedValues('CHECK ((attempt >= 1))')).toBeNull();
     expect(allowedValues("CHECK ((status = ANY (ARRAY['a'::text, lower('B'::text)])))")).toBeNull();
   });
@@ -30,20 +34,37 @@ describe('dbt', () => {
 
 describe('lineage names', () => {
   it('names the database postgres://host:port: its first host, never its user or password', () => {
-    expect(postgresNamespace('postgres://u:p%40ss@db.example.com:6432/wine?sslmode=require')).toBe('postgres://db.example.com:6432');
-    expect(postgresNamespace('postgresql://u@h1:5432,h2:5433/db?target_session_attrs=read-write')).toBe('postgres://h1:5432');
+    expect(postgresNamespace('postgres://u:p%40ss@db.example.com:6432/wine?sslmode=require')).toBe(
+      'postgres://db.example.com:6432',
+    );
+    expect(postgresNamespace('postgresql://u@h1:5432,h2:5433/db?target_session_attrs=read-write')).toBe(
+      'postgres://h1:5432',
+    );
     expect(postgresNamespace('postgres://[::1]/db')).toBe('postgres://[::1]:5432');
     expect(postgresNamespace('postgres:///db')).toBe('postgres://localhost:5432');
   });
 
   it('names the listing scheme://host:port and its path, without its query', () => {
     const db = { namespace: 'postgres://h:5432', name: 'wine' };
-    expect(inputDataset({ trigger: 'manual', source: 'https://wine.example.com/api/bulk-wine-reconciliation-data?for_reporting=1' }, db, 'public', 'host1')).toEqual({
+    expect(
+      inputDataset(
+        { trigger: 'manual', source: 'https://wine.example.com/api/bulk-wine-reconciliation-data?for_reporting=1' },
+        db,
+        'public',
+        'host1',
+      ),
+    ).toEqual({
       namespace: 'https://wine.example.com:443',
       name: '/api/bulk-wine-reconciliation-data',
     });
-    expect(inputDataset({ trigger: 'file', source: '/data/listing.json' }, db, 'public', 'host1')).toEqual({ namespace: 'file://host1', name: '/data/listing.json' });
-    expect(inputDataset({ trigger: 'replay', source: 'replay of run 3 (sha256 ab)' }, db, 'public', 'host1')).toEqual({ namespace: 'postgres://h:5432', name: 'wine.public.sync_payloads' });
+    expect(inputDataset({ trigger: 'file', source: '/data/listing.json' }, db, 'public', 'host1')).toEqual({
+      namespace: 'file://host1',
+      name: '/data/listing.json',
+    });
+    expect(inputDataset({ trigger: 'replay', source: 'replay of run 3 (sha256 ab)' }, db, 'public', 'host1')).toEqual({
+      namespace: 'postgres://h:5432',
+      name: 'wine.public.sync_payloads',
+    });
   });
 });
 
@@ -51,7 +72,12 @@ describe('SYNC_OPENLINEAGE_*', () => {
   const base = { DATABASE_URL: 'postgres://u@localhost/db' };
   it('is off by default, and the namespace defaults to wine-recon-sync', () => {
     expect(loadConfig(base, { api: false, database: true }).openLineage).toBeUndefined();
-    expect(loadConfig({ ...base, SYNC_OPENLINEAGE_URL: 'http://marquez:5000/api/v1/lineage' }, { api: false, database: true }).openLineage).toEqual({
+    expect(
+      loadConfig(
+        { ...base, SYNC_OPENLINEAGE_URL: 'http://marquez:5000/api/v1/lineage' },
+        { api: false, database: true },
+      ).openLineage,
+    ).toEqual({
       url: 'http://marquez:5000/api/v1/lineage',
       apiKey: undefined,
       namespace: 'wine-recon-sync',
@@ -59,9 +85,17 @@ describe('SYNC_OPENLINEAGE_*', () => {
   });
 
   it('refuses a URL that is not http(s), naming the variable, without echoing the key', () => {
-    expect(() => loadConfig({ ...base, SYNC_OPENLINEAGE_URL: 'ftp://x', SYNC_OPENLINEAGE_API_KEY: 'sekrit-key' }, { api: false, database: true })).toThrow(/SYNC_OPENLINEAGE_URL: must be an http/);
+    expect(() =>
+      loadConfig(
+        { ...base, SYNC_OPENLINEAGE_URL: 'ftp://x', SYNC_OPENLINEAGE_API_KEY: 'sekrit-key' },
+        { api: false, database: true },
+      ),
+    ).toThrow(/SYNC_OPENLINEAGE_URL: must be an http/);
     try {
-      loadConfig({ ...base, SYNC_OPENLINEAGE_URL: 'ftp://x', SYNC_OPENLINEAGE_API_KEY: 'sekrit-key' }, { api: false, database: true });
+      loadConfig(
+        { ...base, SYNC_OPENLINEAGE_URL: 'ftp://x', SYNC_OPENLINEAGE_API_KEY: 'sekrit-key' },
+        { api: false, database: true },
+      );
     } catch (error) {
       expect((error as Error).message).not.toContain('sekrit-key');
     }

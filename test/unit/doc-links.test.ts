@@ -8,7 +8,12 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** The text outside fenced code blocks, line by line (a fenced line becomes empty, keeping line numbers). */
 function proseLines(markdown: string): string[] {
@@ -38,7 +43,11 @@ function githubSlug(heading: string): string {
     .replace(/<[^>]+>/g, '')
     .replace(/`([^`]*)`/g, '$1')
     .replace(/\*+/g, '');
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The anchors of a markdown file: its headings' slugs (a repeated slug gets -1, -2, …) and explicit ids. */
@@ -119,7 +128,9 @@ describe('the anchor rules (the check itself)', () => {
   it('slugs headings as GitHub does', () => {
     expect(githubSlug('The benchmark: `npm run bench`')).toBe('the-benchmark-npm-run-bench');
     expect(githubSlug('Upgrading')).toBe('upgrading');
-    expect(githubSlug('The hot path: listing bytes → records → rows → COPY')).toBe('the-hot-path-listing-bytes--records--rows--copy');
+    expect(githubSlug('The hot path: listing bytes → records → rows → COPY')).toBe(
+      'the-hot-path-listing-bytes--records--rows--copy',
+    );
     expect(githubSlug('Where `SYNC_DB_SCHEMA` goes (and [why](x.md))')).toBe('where-sync_db_schema-goes-and-why');
     expect(githubSlug('Unchanged records cost almost nothing')).toBe('unchanged-records-cost-almost-nothing');
     expect(githubSlug('Café, 10M & 1%')).toBe('café-10m--1');

@@ -12,7 +12,10 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const read = (name: string) => readFileSync(join(ROOT, name), 'utf8');
 
 /** Dockerfile instructions (comments dropped, continuation lines joined), grouped by stage. */
-function dockerStages(text: string): { args: Record<string, string>; stages: Array<{ from: string; name: string | undefined; lines: string[] }> } {
+function dockerStages(text: string): {
+  args: Record<string, string>;
+  stages: Array<{ from: string; name: string | undefined; lines: string[] }>;
+} {
   const lines = text
     .replace(/\\\n/g, ' ')
     .split('\n')
@@ -23,7 +26,11 @@ function dockerStages(text: string): { args: Record<string, string>; stages: Arr
   for (const line of lines) {
     const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/i.exec(line);
     if (from) {
-      stages.push({ from: from[1]!.replace(/\$\{(\w+)\}/g, (_m, name: string) => args[name] ?? `\${${name}}`), name: from[2], lines: [] });
+      stages.push({
+        from: from[1]!.replace(/\$\{(\w+)\}/g, (_m, name: string) => args[name] ?? `\${${name}}`),
+        name: from[2],
+        lines: [],
+      });
       continue;
     }
     const arg = /^ARG\s+(\w+)=(\S+)$/i.exec(line);
@@ -54,7 +61,10 @@ describe('Dockerfile', () => {
     const copies = runtime.lines.filter((l) => /^(COPY|ADD)\b/i.test(l));
     expect(copies.length).toBeGreaterThan(0);
     for (const copy of copies) {
-      const sources = copy.split(/\s+/).slice(1, -1).filter((word) => !word.startsWith('--'));
+      const sources = copy
+        .split(/\s+/)
+        .slice(1, -1)
+        .filter((word) => !word.startsWith('--'));
       for (const source of sources) {
         expect(source).not.toMatch(/(^|\/)bench(\/|$)/);
         expect(source).not.toMatch(/^\.\/?$/);
@@ -98,7 +108,10 @@ function service(compose: string, name: string): string {
 
 describe('docker-compose.yml', () => {
   const compose = read('docker-compose.yml');
-  const uncommented = compose.split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
+  const uncommented = compose
+    .split('\n')
+    .filter((l) => !l.trim().startsWith('#'))
+    .join('\n');
 
   it('runs PostgreSQL 15 (the version CI tests), pinned to a minor version, and does not publish its port', () => {
     const postgres = service(compose, 'postgres');
@@ -110,7 +123,9 @@ describe('docker-compose.yml', () => {
 
   it('gives the simulator a healthcheck that needs no curl, and starts sync only once it is healthy', () => {
     const simulator = service(compose, 'simulator');
-    expect(simulator).toMatch(/^ {4}healthcheck:\n {6}test: \["CMD", "node", "-e", .*fetch\('http:\/\/127\.0\.0\.1:8080\//m);
+    expect(simulator).toMatch(
+      /^ {4}healthcheck:\n {6}test: \["CMD", "node", "-e", .*fetch\('http:\/\/127\.0\.0\.1:8080\//m,
+    );
     expect(simulator).not.toMatch(/disable: true/);
     expect(service(compose, 'sync')).toMatch(/^ {6}simulator:\n {8}condition: service_healthy$/m);
   });

@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { columnProblem } from '../../src/db/catalogue-check.js';
 import { loadStatements } from '../../src/db/statements.js';
 import { renderBiViews } from '../../src/db/bi-views.js';
-import { BI_PRECISION, DATA_COLUMNS, FIELDS, KNOWN_FIELDS, MAX_BI_SCALE, biDecimalType, checkBiScale } from '../../src/fields.js';
+import {
+  BI_PRECISION,
+  DATA_COLUMNS,
+  FIELDS,
+  KNOWN_FIELDS,
+  MAX_BI_SCALE,
+  biDecimalType,
+  checkBiScale,
+} from '../../src/fields.js';
 import { STAGING_COLUMNS } from '../../src/load/staging.js';
 import { FieldCounter } from '../../src/transform/field-counts.js';
 import { recordSchema } from '../../src/transform/record.js';
@@ -18,7 +26,16 @@ describe('the field catalogue', () => {
 
   it('gives the zod schema, the staging columns and the drift guard their fields', () => {
     expect(Object.keys(recordSchema.shape)).toEqual(KNOWN_FIELDS);
-    expect(STAGING_COLUMNS).toEqual(['position', ...KNOWN_FIELDS, 'extra_fields', 'raw_offset', 'raw_length', 'hash_hi', 'hash_lo', 'shape']);
+    expect(STAGING_COLUMNS).toEqual([
+      'position',
+      ...KNOWN_FIELDS,
+      'extra_fields',
+      'raw_offset',
+      'raw_length',
+      'hash_hi',
+      'hash_lo',
+      'shape',
+    ]);
     expect(GUARDED_FIELDS).toEqual(FIELDS.filter((f) => !f.required).map((f) => f.name));
   });
 
@@ -28,12 +45,21 @@ describe('the field catalogue', () => {
     counter.count({ id: 1 });
     const counts = counter.toJSON();
     expect(Object.keys(counts.fields)).toEqual(KNOWN_FIELDS);
-    for (const name of KNOWN_FIELDS) expect(counts.fields[name]).toEqual(name === 'id' ? { present: 2, non_null: 2 } : { present: 1, non_null: 1 });
+    for (const name of KNOWN_FIELDS)
+      expect(counts.fields[name]).toEqual(name === 'id' ? { present: 2, non_null: 2 } : { present: 1, non_null: 1 });
     expect(counts.unknown).toEqual({ other: 1 });
   });
 
   it('renders its column lists into the runtime SQL: every data column, no placeholder left', () => {
-    const apply = loadStatements('load/apply.sql', ['create_staging', 'insert_all', 'create_changes', 'classify_changes', 'insert_new', 'close_versions', 'update_changed']);
+    const apply = loadStatements('load/apply.sql', [
+      'create_staging',
+      'insert_all',
+      'create_changes',
+      'classify_changes',
+      'insert_new',
+      'close_versions',
+      'update_changed',
+    ]);
     for (const [name, sql] of Object.entries(apply)) {
       expect(sql, name).not.toContain('{{');
       for (const column of DATA_COLUMNS) expect(sql, `${name} names ${column}`).toContain(column);
@@ -47,8 +73,17 @@ describe('the field catalogue', () => {
 
   it('names a field that a migration has not added yet', () => {
     const field = { name: 'inventory_in_transit', kind: 'decimal', required: false, meaning: 'In transit.' } as const;
-    expect(columnProblem(field, 'bulk_wine_reconciliation', undefined)).toBe('inventory_in_transit has no column in bulk_wine_reconciliation (add a migration)');
-    expect(columnProblem(field, 'bulk_wine_reconciliation', { table_name: 'bulk_wine_reconciliation', column_name: field.name, type: 'numeric', not_null: false })).toBeUndefined();
+    expect(columnProblem(field, 'bulk_wine_reconciliation', undefined)).toBe(
+      'inventory_in_transit has no column in bulk_wine_reconciliation (add a migration)',
+    );
+    expect(
+      columnProblem(field, 'bulk_wine_reconciliation', {
+        table_name: 'bulk_wine_reconciliation',
+        column_name: field.name,
+        type: 'numeric',
+        not_null: false,
+      }),
+    ).toBeUndefined();
   });
 });
 

@@ -35,7 +35,11 @@ describe('an http:// target through HTTP_PROXY', () => {
   it('is sent to the proxy in absolute form, with no CONNECT, and the proxy login as Proxy-Authorization', async () => {
     const target = 'http://wine.example.invalid:8080/api/login?x=1';
     // The target's name is never resolved: the agent dials the proxy.
-    const response = await got.post(target, { json: { a: 1 }, agent: agentFor(proxied(`http://alice:p%40ss%3Aword@127.0.0.1:${port}`), target), retry: { limit: 0 } });
+    const response = await got.post(target, {
+      json: { a: 1 },
+      agent: agentFor(proxied(`http://alice:p%40ss%3Aword@127.0.0.1:${port}`), target),
+      retry: { limit: 0 },
+    });
     expect(response.body).toBe('ok');
     const head = heads.at(-1)!.split('\r\n');
     expect(head[0]).toBe('POST http://wine.example.invalid:8080/api/login?x=1 HTTP/1.1');

@@ -62,16 +62,26 @@ describe('health', () => {
       const file = join(dir, 'health');
       current = health(3 * HOUR);
       await writeHealth(file, current);
-      const check = spawnSync(process.execPath, [BIN, 'healthcheck'], { env: { PATH: process.env.PATH, SYNC_HEALTH_FILE: file }, encoding: 'utf8', timeout: 30_000 });
+      const check = spawnSync(process.execPath, [BIN, 'healthcheck'], {
+        env: { PATH: process.env.PATH, SYNC_HEALTH_FILE: file },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(check.status).toBe(1);
-      expect(check.stderr).toMatch(/^unhealthy: a run started 108\d\d s ago, beyond SYNC_RUN_TIMEOUT_MS=7200000 plus 60 s of grace/);
+      expect(check.stderr).toMatch(
+        /^unhealthy: a run started 108\d\d s ago, beyond SYNC_RUN_TIMEOUT_MS=7200000 plus 60 s of grace/,
+      );
       const stuck = await fetch(`${server.url}/healthz`);
       expect(stuck.status).toBe(503);
       expect(await stuck.json()).toMatchObject({ status: 'stuck' });
 
       current = health(HOUR);
       await writeHealth(file, current);
-      const fine = spawnSync(process.execPath, [BIN, 'healthcheck'], { env: { PATH: process.env.PATH, SYNC_HEALTH_FILE: file }, encoding: 'utf8', timeout: 30_000 });
+      const fine = spawnSync(process.execPath, [BIN, 'healthcheck'], {
+        env: { PATH: process.env.PATH, SYNC_HEALTH_FILE: file },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(fine.status, fine.stderr).toBe(0);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     });

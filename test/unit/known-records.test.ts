@@ -40,12 +40,21 @@ function record(id: number, rand: () => number): string {
 
 function listing(records: string[], name: string): string {
   const path = join(scratch, name);
-  writeFileSync(path, `{"count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`);
+  writeFileSync(
+    path,
+    `{"count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`,
+  );
   return path;
 }
 
 /** One parse of `path` over `shortcut`; with `unread` off the hook cannot skip a record unread. */
-async function parse(path: string, shortcut: UnchangedShortcut, extras: boolean, unread: boolean, seen?: (id: number, fp: Int32Array) => void) {
+async function parse(
+  path: string,
+  shortcut: UnchangedShortcut,
+  extras: boolean,
+  unread: boolean,
+  seen?: (id: number, fp: Int32Array) => void,
+) {
   const tally = newTally();
   const fast = recordFastPaths(tally, shortcut, { extras });
   let skippedUnread = 0;
@@ -69,7 +78,13 @@ async function parse(path: string, shortcut: UnchangedShortcut, extras: boolean,
       return verdict;
     };
   }
-  for await (const _ of listingCopyLines({ chunks: fileChunks(path), tally, writeRejects: async () => undefined, fast, extras }));
+  for await (const _ of listingCopyLines({
+    chunks: fileChunks(path),
+    tally,
+    writeRejects: async () => undefined,
+    fast,
+    extras,
+  }));
   return {
     skippedUnread,
     tally: {
@@ -83,7 +98,10 @@ async function parse(path: string, shortcut: UnchangedShortcut, extras: boolean,
 }
 
 /** A first parse as a first load makes it: every record's fingerprint and shape, as live rows and stored shapes. */
-async function stored(path: string, extras: boolean): Promise<{ rows: Awaited<ReturnType<LiveRowWriter['finish']>>; shapes: StoredShape[] }> {
+async function stored(
+  path: string,
+  extras: boolean,
+): Promise<{ rows: Awaited<ReturnType<LiveRowWriter['finish']>>; shapes: StoredShape[] }> {
   const first = UnchangedShortcut.empty(KEY);
   const byId = new Map<number, [number, number, number]>();
   await parse(path, first, extras, false, (id, fp) => byId.set(id, [fp[0]!, fp[1]!, fp[2]!]));
@@ -94,27 +112,34 @@ async function stored(path: string, extras: boolean): Promise<{ rows: Awaited<Re
 
 function over(rows: Awaited<ReturnType<LiveRowWriter['finish']>>, shapes: ShapeBook): UnchangedShortcut {
   rows.clearMarks();
-  return UnchangedShortcut.over({ rows, bigIds: [], vouched: rows.rows, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, KEY, shapes);
+  return UnchangedShortcut.over(
+    { rows, bigIds: [], vouched: rows.rows, stale: 0, unknown: 0, orphans: 0, storedBy: undefined },
+    KEY,
+    shapes,
+  );
 }
 
 describe('records skipped unread', () => {
-  it.each([true, false])('count exactly what reading them counts (extras kept: %s), on random records', async (extras) => {
-    for (let seed = 1; seed <= 6; seed++) {
-      const rand = xorshift(seed * 7919);
-      const records = Array.from({ length: 3000 }, (_, i) => record(i + 1, rand));
-      const path = listing(records, `listing-${extras}-${seed}.json`);
-      const { rows, shapes } = await stored(path, extras);
-      const unread = await parse(path, over(rows, new ShapeBook(shapes)), extras, true);
-      const read = await parse(path, over(rows, new ShapeBook(shapes)), extras, false);
-      rows.close();
-      expect(unread.tally, `seed ${seed}`).toEqual(read.tally);
-      expect(read.tally.received).toBe(3000);
-      expect(read.tally.skipped).toBeGreaterThan(2000);
-      // Most records are compact with their id first; the others are read.
-      expect(unread.skippedUnread).toBeGreaterThan(1000);
-      expect(unread.skippedUnread).toBeLessThan(read.tally.skipped);
-    }
-  });
+  it.each([true, false])(
+    'count exactly what reading them counts (extras kept: %s), on random records',
+    async (extras) => {
+      for (let seed = 1; seed <= 6; seed++) {
+        const rand = xorshift(seed * 7919);
+        const records = Array.from({ length: 3000 }, (_, i) => record(i + 1, rand));
+        const path = listing(records, `listing-${extras}-${seed}.json`);
+        const { rows, shapes } = await stored(path, extras);
+        const unread = await parse(path, over(rows, new ShapeBook(shapes)), extras, true);
+        const read = await parse(path, over(rows, new ShapeBook(shapes)), extras, false);
+        rows.close();
+        expect(unread.tally, `seed ${seed}`).toEqual(read.tally);
+        expect(read.tally.received).toBe(3000);
+        expect(read.tally.skipped).toBeGreaterThan(2000);
+        // Most records are compact with their id first; the others are read.
+        expect(unread.skippedUnread).toBeGreaterThan(1000);
+        expect(unread.skippedUnread).toBeLessThan(read.tally.skipped);
+      }
+    },
+  );
 
   it('are read when their shape is not stored, or not what its number digests', async () => {
     const rand = xorshift(99);
@@ -135,13 +160,19 @@ describe('records skipped unread', () => {
 });
 
 describe('shape numbers', () => {
-  const members = (present: number, names: string[]) => ({ present, nonNull: present, unknownCount: names.length, unknownNames: names });
+  const members = (present: number, names: string[]) => ({
+    present,
+    nonNull: present,
+    unknownCount: names.length,
+    unknownNames: names,
+  });
 
   it('are given to one description each, and to none past MAX_SHAPES', () => {
     const book = new ShapeBook();
     const kinds = new Int32Array(4);
     const numbers = new Set<number>();
-    for (let present = 1; present <= MAX_SHAPES + 10; present++) numbers.add(book.numberOf(members(present, []), kinds, true));
+    for (let present = 1; present <= MAX_SHAPES + 10; present++)
+      numbers.add(book.numberOf(members(present, []), kinds, true));
     expect(book.newShapes).toHaveLength(MAX_SHAPES);
     expect(numbers.has(0)).toBe(true);
     expect(numbers.size).toBe(MAX_SHAPES + 1);
@@ -156,7 +187,16 @@ describe('shape numbers', () => {
     expect(book.numberOf(members(1, ['x'.repeat(129)]), kinds, true)).toBe(0);
     expect(book.numberOf(members(1, ['caf\u00e9']), kinds, true)).toBe(0);
     expect(book.numberOf(members(1, ['a']), kinds, false)).toBe(0);
-    expect(book.numberOf(members(1, Array.from({ length: 33 }, (_, u) => `f${u}`)), kinds, true)).toBe(0);
+    expect(
+      book.numberOf(
+        members(
+          1,
+          Array.from({ length: 33 }, (_, u) => `f${u}`),
+        ),
+        kinds,
+        true,
+      ),
+    ).toBe(0);
     expect(book.numberOf(members(1, ['a']), kinds, true)).not.toBe(0);
   });
 });

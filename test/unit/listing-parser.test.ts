@@ -84,7 +84,12 @@ describe('ListingParser: chunking', () => {
   it('parses the sample into exact values', () => {
     const { records, envelope } = whole;
     expect(records.map((r) => r.position)).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(records[0]!.value).toEqual({ id: '1', wpi: 'A', inventory_sales: '0.1234567890123456789012345', first_sale: '2021-03-04' });
+    expect(records[0]!.value).toEqual({
+      id: '1',
+      wpi: 'A',
+      inventory_sales: '0.1234567890123456789012345',
+      first_sale: '2021-03-04',
+    });
     expect(records[1]!.value).toEqual({
       id: '-0',
       name: 'Château "Mäder" 日本 🍷 🍷',
@@ -208,7 +213,9 @@ describe('ListingParser: numbers are exact text', () => {
   });
 
   it('parses top-level numbers losslessly too', () => {
-    const { envelope } = parse('{"count": 0.30000000000000000000000000001, "bulk_wine_reconciliation": [], "n": -2E-5}');
+    const { envelope } = parse(
+      '{"count": 0.30000000000000000000000000001, "bulk_wine_reconciliation": [], "n": -2E-5}',
+    );
     expect(envelope.scalars).toEqual({ count: '0.30000000000000000000000000001', n: '-2E-5' });
     expect(envelope.recordCount).toBe(0);
   });
@@ -220,7 +227,13 @@ describe('ListingParser: strings', () => {
     for (const size of [undefined, 1, 3]) {
       const { records } = parse(doc, size);
       expect(records.map((r) => r.value)).toEqual([{ s: 'q"b\\s/n\n\té🍷' }, 'é', '日本', '🍷', { 日本: 'é' }]);
-      expect(records.map((r) => r.raw)).toEqual(['{"s":"q\\"b\\\\s\\/n\\n\\t\\u00e9\\uD83C\\uDF77"}', '"é"', '"日本"', '"🍷"', '{"日本":"é"}']);
+      expect(records.map((r) => r.raw)).toEqual([
+        '{"s":"q\\"b\\\\s\\/n\\n\\t\\u00e9\\uD83C\\uDF77"}',
+        '"é"',
+        '"日本"',
+        '"🍷"',
+        '{"日本":"é"}',
+      ]);
       expect(records.map((r) => r.byteLength)).toEqual(records.map((r) => Buffer.byteLength(r.raw)));
       expect(records.map((r) => r.byteLength)).toEqual([40, 4, 8, 6, 15]);
       let expected = PREFIX.length;
@@ -276,7 +289,10 @@ describe('ListingParser: long tokens', () => {
 
 describe('ListingParser: envelope', () => {
   it('finds the records whatever the key order', () => {
-    const { records, envelope } = parse('{"recordCount":2,"count":2,"bulk_wine_reconciliation":[{"id":1},{"id":2}],"message":"ok"}', 5);
+    const { records, envelope } = parse(
+      '{"recordCount":2,"count":2,"bulk_wine_reconciliation":[{"id":1},{"id":2}],"message":"ok"}',
+      5,
+    );
     expect(records.map((r) => r.value)).toEqual([{ id: '1' }, { id: '2' }]);
     expect(envelope.topLevelKeys).toEqual(['recordCount', 'count', 'bulk_wine_reconciliation', 'message']);
     expect(envelope.scalars).toEqual({ recordCount: '2', count: '2', message: 'ok' });
@@ -468,7 +484,7 @@ describe('ListingParser: syntax errors', () => {
   it('puts the text around the error in the message', () => {
     const error = syntaxError(wrap('{"id":1,"wpi":01}'));
     expect(error.excerpt).toContain('"wpi":01');
-    expect(error.message).toContain('found \'1\'');
+    expect(error.message).toContain("found '1'");
   });
 
   it('refuses NaN and Infinity outside records', () => {
@@ -531,7 +547,10 @@ describe('ListingParser: problem records', () => {
     const depth = 1_000_000;
     const doc = wrap(`${'['.repeat(depth)}${']'.repeat(depth)},{"ok":true}`);
     const { records } = parse(doc, 1 << 20);
-    expect(records.map((r) => r.problem)).toEqual(['record larger than 1048576 bytes; nested deeper than 32 levels', undefined]);
+    expect(records.map((r) => r.problem)).toEqual([
+      'record larger than 1048576 bytes; nested deeper than 32 levels',
+      undefined,
+    ]);
     expect(records[1]!.value).toEqual({ ok: true });
   });
 
@@ -577,7 +596,18 @@ describe('ListingParser: problem records', () => {
 });
 
 describe('ListingParser: randomized', () => {
-  const NUMBERS = ['0', '-0', '7', '-12', '3.25', '0.000000000000000000000000000001', '1e9', '-2.5E-3', '1E+400', '123456789012345678901234567890.5'];
+  const NUMBERS = [
+    '0',
+    '-0',
+    '7',
+    '-12',
+    '3.25',
+    '0.000000000000000000000000000001',
+    '1e9',
+    '-2.5E-3',
+    '1E+400',
+    '123456789012345678901234567890.5',
+  ];
   const STRINGS = ['', 'a', 'é', '日本', '🍷', 'q"uote', 'back\\slash', 'line\nbreak', '\u0001', 'tab\there'];
 
   /** Random JSON text and the value the parser must give for it. */
@@ -592,7 +622,12 @@ describe('ListingParser: randomized', () => {
       }
       if (k === 1) {
         const s = STRINGS[Math.floor(rand() * STRINGS.length)]!;
-        return [rand() < 0.5 ? JSON.stringify(s) : JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')), s];
+        return [
+          rand() < 0.5
+            ? JSON.stringify(s)
+            : JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')),
+          s,
+        ];
       }
       const lit = [true, false, null][Math.floor(rand() * 3)]!;
       return [String(lit), lit];
@@ -628,7 +663,10 @@ describe('ListingParser: randomized', () => {
       parts.push(t);
       values.push(v);
     }
-    return { doc: `{"message":"ok", "bulk_wine_reconciliation" : [ ${parts.join(' ,\n ')} ], "recordCount":${count}}`, values };
+    return {
+      doc: `{"message":"ok", "bulk_wine_reconciliation" : [ ${parts.join(' ,\n ')} ], "recordCount":${count}}`,
+      values,
+    };
   }
 
   /** The outcome of parsing `buf` with random chunk sizes: values, or the error offset and message. */
@@ -662,7 +700,8 @@ describe('ListingParser: randomized', () => {
       const whole = parse(buf);
       expect(whole.records.map((r) => r.value)).toEqual(values);
       expect(whole.envelope.recordCount).toBe(values.length);
-      for (const r of whole.records) expect(buf.subarray(r.byteOffset, r.byteOffset + r.byteLength).toString('utf8')).toBe(r.raw);
+      for (const r of whole.records)
+        expect(buf.subarray(r.byteOffset, r.byteOffset + r.byteLength).toString('utf8')).toBe(r.raw);
       const chunked = outcome(buf, rand);
       expect(chunked.values).toEqual(values);
       expect(chunked.raws).toEqual(whole.records.map((r) => r.raw));
@@ -680,7 +719,13 @@ describe('ListingParser: randomized', () => {
         bytes.push(r < 0.8 ? 0x80 + Math.floor(rand() * 128) : 0x61 + Math.floor(rand() * 26));
       }
       const inner = Buffer.from(bytes);
-      const doc = Buffer.concat([Buffer.from(PREFIX + '"'), inner, Buffer.from('",{"k":"'), inner, Buffer.from('"}]}')]);
+      const doc = Buffer.concat([
+        Buffer.from(PREFIX + '"'),
+        inner,
+        Buffer.from('",{"k":"'),
+        inner,
+        Buffer.from('"}]}'),
+      ]);
       const expected = inner.toString('utf8');
       const chunked = outcome(doc, rand);
       expect(chunked.values).toEqual([expected, { k: expected }]);
@@ -697,7 +742,12 @@ describe('ListingParser: randomized', () => {
       const pos = Math.floor(rand() * doc.length);
       const op = rand();
       const ch = alphabet[Math.floor(rand() * alphabet.length)]!;
-      const mutated = op < 0.4 ? doc.slice(0, pos) + doc.slice(pos + 1) : op < 0.7 ? doc.slice(0, pos) + ch + doc.slice(pos) : doc.slice(0, pos) + ch + doc.slice(pos + 1);
+      const mutated =
+        op < 0.4
+          ? doc.slice(0, pos) + doc.slice(pos + 1)
+          : op < 0.7
+            ? doc.slice(0, pos) + ch + doc.slice(pos)
+            : doc.slice(0, pos) + ch + doc.slice(pos + 1);
       const buf = Buffer.from(mutated, 'utf8');
       let reference = true;
       try {
@@ -729,7 +779,9 @@ describe('ListingParser: flat-object fast path', () => {
     expect(Object.getPrototypeOf(actual), label).toBe(Object.prototype);
     expect(Reflect.ownKeys(actual as object), label).toEqual(Reflect.ownKeys(expected as object));
     for (const key of Reflect.ownKeys(expected as object)) {
-      expect(Object.getOwnPropertyDescriptor(actual, key), label).toEqual(Object.getOwnPropertyDescriptor(expected, key));
+      expect(Object.getOwnPropertyDescriptor(actual, key), label).toEqual(
+        Object.getOwnPropertyDescriptor(expected, key),
+      );
     }
   }
 
@@ -765,7 +817,9 @@ describe('ListingParser: flat-object fast path', () => {
       expectSameObject(fast, viaSlowPath(record), record);
       // And what JSON.parse of the text gives, with numbers kept as their text.
       const reference = JSON.parse(
-        record.replace(/("(?:[^"\\]|\\.)*")|(-?(?:\d[\d.eE+-]*|Infinity)|NaN)/g, (m, str: string | undefined) => (str !== undefined ? m : JSON.stringify(m))),
+        record.replace(/("(?:[^"\\]|\\.)*")|(-?(?:\d[\d.eE+-]*|Infinity)|NaN)/g, (m, str: string | undefined) =>
+          str !== undefined ? m : JSON.stringify(m),
+        ),
       ) as unknown;
       expectSameObject(fast, reference, record);
     }
@@ -774,17 +828,32 @@ describe('ListingParser: flat-object fast path', () => {
   it('keeps __proto__ as an own data property and never touches prototypes', () => {
     const value = viaFastPath('{"__proto__":"p","polluted":1}') as Record<string, unknown>;
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
-    expect(Object.getOwnPropertyDescriptor(value, '__proto__')).toEqual({ value: 'p', enumerable: true, writable: true, configurable: true });
+    expect(Object.getOwnPropertyDescriptor(value, '__proto__')).toEqual({
+      value: 'p',
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
     expect(Object.keys(value)).toEqual(['__proto__', 'polluted']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('gives the same values for invalid UTF-8 in keys and values', () => {
     const bad = Buffer.from([0xc3, 0x28, 0xe2, 0x82, 0xf0, 0x9f, 0x8d, 0xff, 0x61, 0xed, 0xa0, 0x80]);
-    const record = Buffer.concat([Buffer.from('{"'), bad, Buffer.from('":"'), bad, Buffer.from('","k":"'), bad, Buffer.from('"}')]);
+    const record = Buffer.concat([
+      Buffer.from('{"'),
+      bad,
+      Buffer.from('":"'),
+      bad,
+      Buffer.from('","k":"'),
+      bad,
+      Buffer.from('"}'),
+    ]);
     const text = bad.toString('utf8');
     const fast = parse(Buffer.concat([Buffer.from(PREFIX), record, Buffer.from(']}')])).records[0]!.value;
-    const slow = (parse(Buffer.concat([Buffer.from(PREFIX + '['), record, Buffer.from(']]}')])).records[0]!.value as unknown[])[0];
+    const slow = (
+      parse(Buffer.concat([Buffer.from(PREFIX + '['), record, Buffer.from(']]}')])).records[0]!.value as unknown[]
+    )[0];
     expectSameObject(fast, { [text]: text, k: text }, 'invalid UTF-8');
     expectSameObject(slow, fast, 'invalid UTF-8');
   });
@@ -848,7 +917,16 @@ describe('ListingParser: flat-object fast path', () => {
     ];
     const doc = wrap(records.join(','));
     const full = parse(doc).records.map((r) => r.value);
-    expect(full[0]).toStrictEqual({ id: '1', wpi: 'W-1', q: '12.50', r: '-0', s: '1e5', t: '-2.5E-3', u: '0', v: '1E+400' });
+    expect(full[0]).toStrictEqual({
+      id: '1',
+      wpi: 'W-1',
+      q: '12.50',
+      r: '-0',
+      s: '1e5',
+      t: '-2.5E-3',
+      u: '0',
+      v: '1E+400',
+    });
     for (const size of [1, 5, undefined]) {
       const { records } = parse(doc, size, { maxRawChars: 2 });
       expect(records.map((r) => r.value)).toStrictEqual(full);
@@ -883,7 +961,11 @@ describe('ListingParser: flat-object fast path', () => {
         return (error as ListingSyntaxError).byteOffset;
       }
     };
-    const templates = ['{"k":1,"key_0123456789":"v"}', '{"k":1,"s":"value_0123456789"}', '{"k":1,"n":-1234567890.1234567890e+1234567}'];
+    const templates = [
+      '{"k":1,"key_0123456789":"v"}',
+      '{"k":1,"s":"value_0123456789"}',
+      '{"k":1,"n":-1234567890.1234567890e+1234567}',
+    ];
     const places = [
       [9, 23],
       [12, 28],
@@ -899,7 +981,8 @@ describe('ListingParser: flat-object fast path', () => {
           const label = `${template} with byte ${x} at ${at}`;
           // The same error at the same byte of the record (or both after it: a string left open).
           const recordEnd = PREFIX.length + record.length;
-          if (typeof nested === 'number') expect(direct, label).toBe(nested - 1 < recordEnd ? nested - 1 : Math.max(direct as number, recordEnd));
+          if (typeof nested === 'number')
+            expect(direct, label).toBe(nested - 1 < recordEnd ? nested - 1 : Math.max(direct as number, recordEnd));
           else expect(direct, label).toStrictEqual((nested as unknown[][]).map((v) => v[0]));
         }
       }
@@ -907,7 +990,10 @@ describe('ListingParser: flat-object fast path', () => {
   });
 
   it('handles records with more members than it tracks', () => {
-    const members = Array.from({ length: 600 }, (_, k) => `"k${k}":${k % 3 === 0 ? `"s${k}"` : k % 3 === 1 ? `${k}.5` : 'true'}`);
+    const members = Array.from(
+      { length: 600 },
+      (_, k) => `"k${k}":${k % 3 === 0 ? `"s${k}"` : k % 3 === 1 ? `${k}.5` : 'true'}`,
+    );
     const record = `{${members.join(',')}}`;
     const doc = wrap(`${record},${record}`);
     const values = parse(doc).records.map((r) => r.value);
@@ -919,11 +1005,44 @@ describe('ListingParser: flat-object fast path', () => {
   it('matches a reference for random flat records with repeating shapes, whatever the chunking', () => {
     const rand = xorshift(12345);
     const pick = pickWith(rand);
-    const KEYS = ['id', 'wpi', 'a', 'ab', 'abc', '__proto__', 'k"q', 'back\\slash', 'é', '日本', '2', '1', '', 'inventory_bulk_wine'];
-    const NUMS = ['0', '-0', '7', '-12', '3.25', '1e9', '-2.5E-3', '1E+400', '123456789012345678901234567890.5', 'NaN', '-Infinity'];
+    const KEYS = [
+      'id',
+      'wpi',
+      'a',
+      'ab',
+      'abc',
+      '__proto__',
+      'k"q',
+      'back\\slash',
+      'é',
+      '日本',
+      '2',
+      '1',
+      '',
+      'inventory_bulk_wine',
+    ];
+    const NUMS = [
+      '0',
+      '-0',
+      '7',
+      '-12',
+      '3.25',
+      '1e9',
+      '-2.5E-3',
+      '1E+400',
+      '123456789012345678901234567890.5',
+      'NaN',
+      '-Infinity',
+    ];
     const STRS = ['', 'a', 'é', '日本', '🍷', 'q"uote', 'back\\slash', 'line\nbreak', '\u0001', 'a,b}c'];
     const ws = () => (rand() < 0.8 ? '' : pick([' ', '\n', '\t', '\r\n ']));
-    const str = (x: string) => (rand() < 0.7 ? JSON.stringify(x) : JSON.stringify(x).replace(/[^\x20-\x7e]|[a-c]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')));
+    const str = (x: string) =>
+      rand() < 0.7
+        ? JSON.stringify(x)
+        : JSON.stringify(x).replace(
+            /[^\x20-\x7e]|[a-c]/g,
+            (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'),
+          );
     for (let iter = 0; iter < 60; iter++) {
       let shape: string[] = [];
       const texts: string[] = [];
@@ -933,7 +1052,12 @@ describe('ListingParser: flat-object fast path', () => {
         const value: Record<string, unknown> = {};
         const parts = shape.map((key) => {
           const k = rand();
-          const [text, v]: [string, unknown] = k < 0.4 ? (((n) => [n, n])(pick(NUMS)) as [string, string]) : k < 0.8 ? ((x) => [str(x), x])(pick(STRS)) : ((l) => [String(l), l])(pick([true, false, null]));
+          const [text, v]: [string, unknown] =
+            k < 0.4
+              ? (((n) => [n, n])(pick(NUMS)) as [string, string])
+              : k < 0.8
+                ? ((x) => [str(x), x])(pick(STRS))
+                : ((l) => [String(l), l])(pick([true, false, null]));
           Object.defineProperty(value, key, { value: v, enumerable: true, writable: true, configurable: true });
           return ws() + str(key) + ws() + ':' + ws() + text + ws();
         });

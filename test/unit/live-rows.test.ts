@@ -58,7 +58,10 @@ describe('live-row file', () => {
       const ids: number[] = [];
       for (let id = 1 + Math.floor(random() * 5); ids.length < 37; id += 1 + Math.floor(random() * 3)) ids.push(id);
       const fp = new Map(ids.map((id) => [id, [(random() * 2 ** 32) | 0, (random() * 2 ** 32) | 0] as const]));
-      const file = await write(ids.map((id) => [id, ...fp.get(id)!]), TINY);
+      const file = await write(
+        ids.map((id) => [id, ...fp.get(id)!]),
+        TINY,
+      );
       expect(file.rows).toBe(37);
       const marks = new Map<number, number>();
       const probes = shuffle([...ids, ...ids.map((id) => id + 0.5), 0, ids.at(-1)! + 1, ...ids], random);
@@ -145,7 +148,12 @@ function fingerprintOf(r: Rec): [number, number] {
  * Drives a shortcut as the parser's record hook does: decide, else stage; `resetAt` starts the
  * listing over once; `between` runs before each record (a read still under way goes on there).
  */
-async function drive(shortcut: UnchangedShortcut, listing: Rec[], resetAt?: number, between?: () => void): Promise<{ skipped: number; settled: Settled }> {
+async function drive(
+  shortcut: UnchangedShortcut,
+  listing: Rec[],
+  resetAt?: number,
+  between?: () => void,
+): Promise<{ skipped: number; settled: Settled }> {
   for (let pass = 0; pass < 2; pass++) {
     const end = pass === 0 && resetAt !== undefined ? resetAt : listing.length;
     for (let position = 0; position < end; position++) {
@@ -164,7 +172,10 @@ async function drive(shortcut: UnchangedShortcut, listing: Rec[], resetAt?: numb
  * and repeats some ids (unchanged or changed copies), far apart once shuffled; in id order,
  * reversed or shuffled by `seed`.
  */
-function randomCase(seed: number, random: () => number): { live: Rec[]; listing: Rec[]; rows: Array<[number, number, number]> } {
+function randomCase(
+  seed: number,
+  random: () => number,
+): { live: Rec[]; listing: Rec[]; rows: Array<[number, number, number]> } {
   const live = Array.from({ length: 60 }, (_, k) => rec(3 * k + 1, `${k}.5`));
   const listing: Rec[] = [];
   for (const r of live) {
@@ -188,7 +199,10 @@ describe('unchanged-record shortcut over the live-row file', () => {
       const results = [];
       for (const geometry of [TINY, ROOMY]) {
         const file = await write(rows, geometry);
-        const shortcut = UnchangedShortcut.over({ rows: file, bigIds: [], vouched: 60, stale: 0, unknown: 0, orphans: 0, storedBy: undefined }, KEY);
+        const shortcut = UnchangedShortcut.over(
+          { rows: file, bigIds: [], vouched: 60, stale: 0, unknown: 0, orphans: 0, storedBy: undefined },
+          KEY,
+        );
         results.push(await drive(shortcut, listing, resetAt));
       }
       expect(results[0], `seed ${seed}`).toEqual(results[1]);
@@ -206,12 +220,22 @@ describe('unchanged-record shortcut over the live-row file', () => {
       const { listing, rows } = randomCase(seed, random);
       const resetAt = seed % 4 === 0 ? Math.floor(listing.length / 2) : undefined;
       const counts = { bigIds: [], vouched: 60, stale: 0, unknown: 0, orphans: 0, storedBy: undefined };
-      const whole = await drive(UnchangedShortcut.over({ rows: await write(rows, TINY), ...counts }, KEY), listing, resetAt);
+      const whole = await drive(
+        UnchangedShortcut.over({ rows: await write(rows, TINY), ...counts }, KEY),
+        listing,
+        resetAt,
+      );
       // The same listing while the rows come in a few at a time: blocks of 4, the first 8 findable
       // as they fill, the rest only once the read is over.
-      const writer = new LiveRowWriter(join(mkdtempSync(join(scratch, 'case-')), 'live-rows'), { blockRows: 4, cacheBlocks: 8 });
+      const writer = new LiveRowWriter(join(mkdtempSync(join(scratch, 'case-')), 'live-rows'), {
+        blockRows: 4,
+        cacheBlocks: 8,
+      });
       let finish!: (value: typeof counts) => void;
-      const shortcut = UnchangedShortcut.over({ rows: writer.file, done: new Promise((resolve) => (finish = resolve)) }, KEY);
+      const shortcut = UnchangedShortcut.over(
+        { rows: writer.file, done: new Promise((resolve) => (finish = resolve)) },
+        KEY,
+      );
       let next = 0;
       const following = drive(shortcut, listing, resetAt, () => {
         for (let n = Math.floor(random() * 4); n > 0 && next < rows.length; n--) writer.add(...rows[next++]!);
@@ -221,14 +245,18 @@ describe('unchanged-record shortcut over the live-row file', () => {
       finish(counts);
       const streamed = await following;
       expect(streamed.settled.missing, `seed ${seed}`).toEqual(whole.settled.missing);
-      const losers = (r: typeof whole) => [...r.settled.stagedLosers, ...r.settled.skippedLosers.map((l) => l.position)].sort((a, b) => a - b);
+      const losers = (r: typeof whole) =>
+        [...r.settled.stagedLosers, ...r.settled.skippedLosers.map((l) => l.position)].sort((a, b) => a - b);
       expect(losers(streamed), `seed ${seed}`).toEqual(losers(whole));
       expect(streamed.skipped).toBeLessThanOrEqual(whole.skipped);
     }
   });
 
-  it('paces the parse behind the read, and passes on the read\'s failure', async () => {
-    const writer = new LiveRowWriter(join(mkdtempSync(join(scratch, 'case-')), 'live-rows'), { blockRows: 1024, cacheBlocks: 16 });
+  it("paces the parse behind the read, and passes on the read's failure", async () => {
+    const writer = new LiveRowWriter(join(mkdtempSync(join(scratch, 'case-')), 'live-rows'), {
+      blockRows: 1024,
+      cacheBlocks: 16,
+    });
     const shortcut = UnchangedShortcut.over({ rows: writer.file, done: new Promise(() => undefined) }, KEY);
     const r = rec(1, '1.5');
     // Nothing read yet: the parse waits, and goes on once 4096 rows past the last one found (none) are in.

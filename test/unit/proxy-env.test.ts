@@ -2,14 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { insecureHttpProblem } from '../../src/outbound/insecure-http.js';
-import { bypassesProxy, isLoopbackHost, proxyFor, proxySecrets, readProxyEnv, redactUrl } from '../../src/outbound/proxy-env.js';
+import {
+  bypassesProxy,
+  isLoopbackHost,
+  proxyFor,
+  proxySecrets,
+  readProxyEnv,
+  redactUrl,
+} from '../../src/outbound/proxy-env.js';
 
 const read = (env: Record<string, string>) => {
   const problems: string[] = [];
   const config = readProxyEnv(env, problems);
   return { config, problems };
 };
-const bypass = (noProxy: string, url: string) => bypassesProxy(read({ NO_PROXY: noProxy }).config.noProxy, new URL(url));
+const bypass = (noProxy: string, url: string) =>
+  bypassesProxy(read({ NO_PROXY: noProxy }).config.noProxy, new URL(url));
 
 describe('proxy variables, read as curl reads them', () => {
   it('uses https_proxy/HTTPS_PROXY for https targets and http_proxy/HTTP_PROXY for http targets', () => {
@@ -20,7 +28,12 @@ describe('proxy variables, read as curl reads them', () => {
   });
 
   it('lets lower case win over upper case, and names the variable used', () => {
-    const { config } = read({ https_proxy: 'http://lower:1', HTTPS_PROXY: 'http://upper:2', http_proxy: 'http://l:3', HTTP_PROXY: 'http://u:4' });
+    const { config } = read({
+      https_proxy: 'http://lower:1',
+      HTTPS_PROXY: 'http://upper:2',
+      http_proxy: 'http://l:3',
+      HTTP_PROXY: 'http://u:4',
+    });
     expect(config.https).toEqual({ url: 'http://lower:1/', from: 'https_proxy' });
     expect(config.http).toEqual({ url: 'http://l:3/', from: 'http_proxy' });
     expect(read({ HTTPS_PROXY: 'http://upper:2', https_proxy: ' ' }).config.https?.from).toBe('HTTPS_PROXY');
@@ -29,15 +42,22 @@ describe('proxy variables, read as curl reads them', () => {
 
   it('takes a proxy without a scheme as http://, keeps credentials, refuses other schemes naming the variable', () => {
     expect(read({ HTTPS_PROXY: 'proxy.corp:3128' }).config.https?.url).toBe('http://proxy.corp:3128/');
-    expect(read({ HTTPS_PROXY: 'https://u:p%40ss@proxy.corp:443' }).config.https?.url).toBe('https://u:p%40ss@proxy.corp/');
-    expect(read({ HTTPS_PROXY: 'socks5://u:secret-pw@proxy:1080' }).problems).toEqual(['HTTPS_PROXY: only http:// and https:// proxies are supported (got "socks5://…")']);
+    expect(read({ HTTPS_PROXY: 'https://u:p%40ss@proxy.corp:443' }).config.https?.url).toBe(
+      'https://u:p%40ss@proxy.corp/',
+    );
+    expect(read({ HTTPS_PROXY: 'socks5://u:secret-pw@proxy:1080' }).problems).toEqual([
+      'HTTPS_PROXY: only http:// and https:// proxies are supported (got "socks5://…")',
+    ]);
     const bad = read({ http_proxy: 'http://user:secret-pw@[bad' }).problems;
     expect(bad).toEqual(['http_proxy: is not a URL (got "http://***@[bad")']);
   });
 
   it('reports a bad proxy variable through loadConfig as a configuration error without its password', () => {
     try {
-      loadConfig({ DATABASE_URL: 'postgres://h/db', HTTPS_PROXY: 'ftp://user:hunter22-secret@proxy:21' }, { api: false, database: true });
+      loadConfig(
+        { DATABASE_URL: 'postgres://h/db', HTTPS_PROXY: 'ftp://user:hunter22-secret@proxy:21' },
+        { api: false, database: true },
+      );
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
@@ -49,7 +69,11 @@ describe('proxy variables, read as curl reads them', () => {
   it('lists the proxy password, decoded and as written, for the secret registry, and never the user name', () => {
     // The base64 of `alice:p@ss-word` is what a Proxy-Authorization header carries.
     const basic = Buffer.from('alice:p@ss-word').toString('base64');
-    expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice:p%40ss-word@proxy:3128' }).config)).toEqual([basic, 'p%40ss-word', 'p@ss-word']);
+    expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice:p%40ss-word@proxy:3128' }).config)).toEqual([
+      basic,
+      'p%40ss-word',
+      'p@ss-word',
+    ]);
     expect(proxySecrets(read({ HTTPS_PROXY: 'http://alice@proxy:3128' }).config)).toEqual([]);
     expect(proxySecrets(read({}).config)).toEqual([]);
   });
@@ -71,17 +95,35 @@ describe('NO_PROXY', () => {
 
 describe('loopback targets', () => {
   const proxies = read({ HTTP_PROXY: 'http://p:1', HTTPS_PROXY: 'http://p:2' }).config;
-  const LOOPBACK = ['localhost', 'LOCALHOST.', 'wine.localhost', '127.0.0.1', '127.1.2.3', '[::1]', '[::ffff:127.0.0.1]', '[0:0:0:0:0:0:0:1]'];
+  const LOOPBACK = [
+    'localhost',
+    'LOCALHOST.',
+    'wine.localhost',
+    '127.0.0.1',
+    '127.1.2.3',
+    '[::1]',
+    '[::ffff:127.0.0.1]',
+    '[0:0:0:0:0:0:0:1]',
+  ];
 
   it('are never proxied, whatever HTTP_PROXY, HTTPS_PROXY and NO_PROXY say', () => {
     for (const host of LOOPBACK) {
       expect(isLoopbackHost(new URL(`http://${host}/`).hostname), host).toBe(true);
-      for (const scheme of ['http', 'https']) expect(proxyFor(proxies, `${scheme}://${host}:8080/api/login`), `${scheme} ${host}`).toBeUndefined();
+      for (const scheme of ['http', 'https'])
+        expect(proxyFor(proxies, `${scheme}://${host}:8080/api/login`), `${scheme} ${host}`).toBeUndefined();
     }
   });
 
   it('are exactly what is: other names and addresses still go through the proxy', () => {
-    for (const host of ['localhost.example.com', 'mylocalhost', '128.0.0.1', '10.0.0.1', '[::2]', '[::ffff:10.0.0.1]', '0x7f.example']) {
+    for (const host of [
+      'localhost.example.com',
+      'mylocalhost',
+      '128.0.0.1',
+      '10.0.0.1',
+      '[::2]',
+      '[::ffff:10.0.0.1]',
+      '0x7f.example',
+    ]) {
       expect(isLoopbackHost(new URL(`http://${host}/`).hostname), host).toBe(false);
       expect(proxyFor(proxies, `http://${host}/`)?.url, host).toBe('http://p:1/');
     }

@@ -26,7 +26,10 @@ interface Report {
 
 const report = JSON.parse(readFileSync(join(ROOT, FIXTURE), 'utf8')) as Report;
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const performanceSection = readme.slice(readme.indexOf('\n## Performance\n'), readme.indexOf('\n## ', readme.indexOf('\n## Performance\n') + 1));
+const performanceSection = readme.slice(
+  readme.indexOf('\n## Performance\n'),
+  readme.indexOf('\n## ', readme.indexOf('\n## Performance\n') + 1),
+);
 
 const seconds = (run: BenchRun, name: string) => {
   const sync = run.syncs.find((s) => s.name === name);
@@ -40,14 +43,27 @@ const range = (values: number[], digits: number) => {
 
 /** The figures the README quotes, each as it writes it. */
 function readmeFigures(r: Report): Record<string, string> {
-  const toFloor = (name: string) => `${range(r.runs.map((run) => seconds(run, name) / run.floorSeconds), 2)}×`;
+  const toFloor = (name: string) =>
+    `${range(
+      r.runs.map((run) => seconds(run, name) / run.floorSeconds),
+      2,
+    )}×`;
   return {
-    floor: `${range(r.runs.map((run) => run.floorSeconds), 2)} s`,
+    floor: `${range(
+      r.runs.map((run) => run.floorSeconds),
+      2,
+    )} s`,
     'first load': toFloor(NAMES.first),
     'unchanged re-sync': toFloor(NAMES.unchanged),
     '1% changed': toFloor(NAMES.changed),
-    'new fields': `${range(r.runs.map((run) => seconds(run, NAMES.newFields) / seconds(run, NAMES.first)), 2)}×`,
-    'peak RSS': `${range(r.runs.map((run) => Math.max(...run.syncs.map((s) => s.maxRssMb ?? 0))), 0)} MB`,
+    'new fields': `${range(
+      r.runs.map((run) => seconds(run, NAMES.newFields) / seconds(run, NAMES.first)),
+      2,
+    )}×`,
+    'peak RSS': `${range(
+      r.runs.map((run) => Math.max(...run.syncs.map((s) => s.maxRssMb ?? 0))),
+      0,
+    )} MB`,
     ...(r.scale ? { '10M check': `${r.scale.ratios.time.toFixed(2)}×` } : {}),
   };
 }

@@ -20,27 +20,184 @@ import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';
 import { KNOWN_FIELDS, type FieldCounts } from '../../src/fields.js';
 import { shownName } from '../../src/transform/field-name.js';
 
-const IDS = ['1', '42', '"42"', '"007"', '0', '-1', '1.5', '1e3', 'null', 'true', '"abc"', '" 7"', '123456789012345', '"123456789012345"',
-  '1234567890123456', '9223372036854775807', '"9223372036854775807"', '9223372036854775808', '{"a":1}', '[1]'];
-const WPIS = ['"W1"', '"  W2  "', '""', '"   "', '12345', '-1.5e3', '0', 'null', 'true', 'false', '{"a":1}', '[1]', '"a\\tb"', '"Château"',
-  '"x\\\\y"', '"\\u0000x"', '"\\ud800"', 'NaN', '-Infinity', '"~!@#$%^&*()"', '"tab\\u0009"'];
-const DECIMALS = ['0', '-0', '0.0', '-0.0', '1.5e-7', '-1.5e-7', '-0.5', '"-0.001"', '-0.000123', '-5e2', '"-12e-1"', '1E+3', '12.50', '-12.50', '"12.50"', '" 12.5 "', '"+5"', '"-0"', '""', '"  "', 'null',
-  'true', 'false', '"abc"', '"NaN"', 'NaN', 'Infinity', '-Infinity', '"Infinity"', '"1e"', '"1e+"', '".5"', '"5."', '"."', '"-.5e1"', '"007.250"',
-  '1e-999', '1e-1000', '"1e999"', '"1e1000"', '1e0000000000000000005', '1e-0000000000000000005', '"1e12345678"', '"0e99999999999999999"',
-  '99999999999999999999.99999999999999999999', '"１２"', '"\\u00a012"', '{"x":1}', '[1]', '"1_000"', '"1 000"', '"0x10"', '"1e5 "', '"\\t5"',
-  `1${'0'.repeat(999)}`, `1${'0'.repeat(1000)}`, `0.${'0'.repeat(998)}1`, `0.${'0'.repeat(999)}1`, `"${'9'.repeat(1001)}"`, '1e999', '1e1000'];
-const DATES = ['"2021-03-04"', '"2021-02-29"', '"2020-02-29"', '"1900-02-29"', '"2000-02-29"', '"0000-00-00"', '"0000-00-00T00:00:00Z"',
-  '"2021-03-04T00:00:00.000000Z"', '"2021-03-04 10:20"', '"2021-03-04T24:00"', '"2021-03-04T23:59:60"', '"2021-03-04T10:60"',
-  '"2021-03-04T10:20:61"', '"2021-03-04T10:20:30+05:30"', '"2021-03-04T10:20:30+0530"', '"2021-03-04T10:20:30-24:00"', '"2021-03-04T10:20:30.Z"',
-  '"2021-03-04T10:20Z"', '"2021-03-04T10"', '"2021-03-04T"', '"2021-13-01"', '"2021-04-31"', '"0001-01-01"', '"0000-01-01"', '"9999-12-31"',
-  '"2021-3-4"', '""', 'null', '20210304', 'true', '" 2021-03-04"', '"2021-03-04Z"', '"2021-03-04\\n"', '"２０２１-03-04"', '{"d":1}'];
+const IDS = [
+  '1',
+  '42',
+  '"42"',
+  '"007"',
+  '0',
+  '-1',
+  '1.5',
+  '1e3',
+  'null',
+  'true',
+  '"abc"',
+  '" 7"',
+  '123456789012345',
+  '"123456789012345"',
+  '1234567890123456',
+  '9223372036854775807',
+  '"9223372036854775807"',
+  '9223372036854775808',
+  '{"a":1}',
+  '[1]',
+];
+const WPIS = [
+  '"W1"',
+  '"  W2  "',
+  '""',
+  '"   "',
+  '12345',
+  '-1.5e3',
+  '0',
+  'null',
+  'true',
+  'false',
+  '{"a":1}',
+  '[1]',
+  '"a\\tb"',
+  '"Château"',
+  '"x\\\\y"',
+  '"\\u0000x"',
+  '"\\ud800"',
+  'NaN',
+  '-Infinity',
+  '"~!@#$%^&*()"',
+  '"tab\\u0009"',
+];
+const DECIMALS = [
+  '0',
+  '-0',
+  '0.0',
+  '-0.0',
+  '1.5e-7',
+  '-1.5e-7',
+  '-0.5',
+  '"-0.001"',
+  '-0.000123',
+  '-5e2',
+  '"-12e-1"',
+  '1E+3',
+  '12.50',
+  '-12.50',
+  '"12.50"',
+  '" 12.5 "',
+  '"+5"',
+  '"-0"',
+  '""',
+  '"  "',
+  'null',
+  'true',
+  'false',
+  '"abc"',
+  '"NaN"',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '"Infinity"',
+  '"1e"',
+  '"1e+"',
+  '".5"',
+  '"5."',
+  '"."',
+  '"-.5e1"',
+  '"007.250"',
+  '1e-999',
+  '1e-1000',
+  '"1e999"',
+  '"1e1000"',
+  '1e0000000000000000005',
+  '1e-0000000000000000005',
+  '"1e12345678"',
+  '"0e99999999999999999"',
+  '99999999999999999999.99999999999999999999',
+  '"１２"',
+  '"\\u00a012"',
+  '{"x":1}',
+  '[1]',
+  '"1_000"',
+  '"1 000"',
+  '"0x10"',
+  '"1e5 "',
+  '"\\t5"',
+  `1${'0'.repeat(999)}`,
+  `1${'0'.repeat(1000)}`,
+  `0.${'0'.repeat(998)}1`,
+  `0.${'0'.repeat(999)}1`,
+  `"${'9'.repeat(1001)}"`,
+  '1e999',
+  '1e1000',
+];
+const DATES = [
+  '"2021-03-04"',
+  '"2021-02-29"',
+  '"2020-02-29"',
+  '"1900-02-29"',
+  '"2000-02-29"',
+  '"0000-00-00"',
+  '"0000-00-00T00:00:00Z"',
+  '"2021-03-04T00:00:00.000000Z"',
+  '"2021-03-04 10:20"',
+  '"2021-03-04T24:00"',
+  '"2021-03-04T23:59:60"',
+  '"2021-03-04T10:60"',
+  '"2021-03-04T10:20:61"',
+  '"2021-03-04T10:20:30+05:30"',
+  '"2021-03-04T10:20:30+0530"',
+  '"2021-03-04T10:20:30-24:00"',
+  '"2021-03-04T10:20:30.Z"',
+  '"2021-03-04T10:20Z"',
+  '"2021-03-04T10"',
+  '"2021-03-04T"',
+  '"2021-13-01"',
+  '"2021-04-31"',
+  '"0001-01-01"',
+  '"0000-01-01"',
+  '"9999-12-31"',
+  '"2021-3-4"',
+  '""',
+  'null',
+  '20210304',
+  'true',
+  '" 2021-03-04"',
+  '"2021-03-04Z"',
+  '"2021-03-04\\n"',
+  '"２０２１-03-04"',
+  '{"d":1}',
+];
 const EXTRA_NAMES = ['bond_number', 'note', '__proto__', 'Id', 'wpi ', 'inventory_in_transit', 'cellar_note'];
 /** Values of unknown members: the sizes around the fast lane's number limits (1000 characters, a 4-digit exponent) among them. */
-const EXTRA_VALUES = ['1', '"x"', 'null', '{"a":[1]}', '1.50e-3', '-2E+7', '1e99999', '1e-9999', '-1E+9999', '"a\\\\b\\"c"', '"\\u00e9"', '"\\u0041"', 'true',
-  '"2021-03-04"', `1${'0'.repeat(999)}`, `1${'0'.repeat(1000)}`, `-0.${'5'.repeat(997)}`, `-0.${'5'.repeat(998)}`,
+const EXTRA_VALUES = [
+  '1',
+  '"x"',
+  'null',
+  '{"a":[1]}',
+  '1.50e-3',
+  '-2E+7',
+  '1e99999',
+  '1e-9999',
+  '-1E+9999',
+  '"a\\\\b\\"c"',
+  '"\\u00e9"',
+  '"\\u0041"',
+  'true',
+  '"2021-03-04"',
+  `1${'0'.repeat(999)}`,
+  `1${'0'.repeat(1000)}`,
+  `-0.${'5'.repeat(997)}`,
+  `-0.${'5'.repeat(998)}`,
   // Beyond numeric (and jsonb): a scale over 16383, by its exponent or by its digits.
-  '1e-99999', '2E-16384', `0.${'1'.repeat(16384)}`];
-const FIELDS = ['inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make'];
+  '1e-99999',
+  '2E-16384',
+  `0.${'1'.repeat(16384)}`,
+];
+const FIELDS = [
+  'inventory_bulk_wine',
+  'inventory_finished_goods',
+  'inventory_sales',
+  'vintage_forecast',
+  'vintage_make',
+];
 
 let seed = 12345;
 function rand(n: number): number {
@@ -49,7 +206,7 @@ function rand(n: number): number {
   seed ^= seed << 5;
   return (seed >>> 0) % n;
 }
-const pick = <T,>(list: readonly T[]): T => list[rand(list.length)]!;
+const pick = <T>(list: readonly T[]): T => list[rand(list.length)]!;
 
 function digits(n: number): string {
   let s = '';
@@ -73,7 +230,8 @@ function record(i: number): string {
   if (rand(20) > 0) members.push(['id', usual ? String(i + 1) : pick(IDS)]);
   if (rand(20) > 0) members.push(['wpi', usual ? `"WPI-${rand(1e6)}"` : pick(WPIS)]);
   for (const f of FIELDS) if (rand(10) > 0) members.push([f, decimal()]);
-  if (rand(10) > 0) members.push(['first_sale', usual && rand(2) === 0 ? '"2021-03-04T00:00:00.000000Z"' : pick(DATES)]);
+  if (rand(10) > 0)
+    members.push(['first_sale', usual && rand(2) === 0 ? '"2021-03-04T00:00:00.000000Z"' : pick(DATES)]);
   // Unknown members: none mostly, else one to three, next to each other or apart (after a shuffle).
   const unknown = rand(8) === 0 ? 1 + rand(3) : 0;
   for (let u = 0; u < unknown; u++) members.push([pick(EXTRA_NAMES), pick(EXTRA_VALUES)]);
@@ -87,7 +245,13 @@ function record(i: number): string {
 /** Every edge value in the usual position of a record that is otherwise valid. */
 function edgeRecords(): string[] {
   const base = (over: Record<string, string>) => {
-    const fields: Record<string, string> = { id: '1', wpi: '"W"', inventory_bulk_wine: '1.5', first_sale: '"2021-03-04"', ...over };
+    const fields: Record<string, string> = {
+      id: '1',
+      wpi: '"W"',
+      inventory_bulk_wine: '1.5',
+      first_sale: '"2021-03-04"',
+      ...over,
+    };
     return `{${Object.entries(fields)
       .filter(([, v]) => v !== '')
       .map(([k, v]) => `"${k}":${v}`)
@@ -104,9 +268,21 @@ function edgeRecords(): string[] {
     base({ inventory_bulk_wine: '' }),
     base({ unknown_a: '1', unknown_b: '{"x":[1,2]}' }),
     // Numbers kept in extra_fields print at most 1000 digits: both paths take or refuse the same.
-    ...['1e999', '1e1000', '1e9999', '1e131000', '-1.5e-998', '1.5e-999', '0.5e-1000', '0e-1000', '0e-1001', '1.000e-997', '0.00012e1003', '1E+0999', '12e00998'].map((n) =>
-      base({ unknown_n: n }),
-    ),
+    ...[
+      '1e999',
+      '1e1000',
+      '1e9999',
+      '1e131000',
+      '-1.5e-998',
+      '1.5e-999',
+      '0.5e-1000',
+      '0e-1000',
+      '0e-1001',
+      '1.000e-997',
+      '0.00012e1003',
+      '1E+0999',
+      '12e00998',
+    ].map((n) => base({ unknown_n: n })),
     base({ unknown_n: `[1,{"x":1e1000}]` }),
     // Long names: kept exactly in extra_fields, counted by their shown name.
     base({ ['k'.repeat(3000)]: '1', ['k'.repeat(2999) + 'j']: '"x"' }),
@@ -126,7 +302,13 @@ function edgeRecords(): string[] {
 interface Outcome {
   lines: string[];
   rejects: Array<Omit<Reject, 'raw'> & { raw: string }>;
-  tally: { received: number; rejected: number; maybeDuplicates: boolean; fields: unknown; reasons: Array<{ reason: string; count: number }> };
+  tally: {
+    received: number;
+    rejected: number;
+    maybeDuplicates: boolean;
+    fields: unknown;
+    reasons: Array<{ reason: string; count: number }>;
+  };
   fast: number;
 }
 
@@ -136,7 +318,13 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
   let taken = 0;
   const fastPaths = fast ? recordFastPaths(tally, UnchangedShortcut.empty(), { extras: true }) : undefined;
   const chunks: string[] = [];
-  for await (const chunk of listingCopyLines({ chunks: fileChunks(path), tally, writeRejects: async (r) => void rejects.push(...r), fast: fastPaths, extras: true })) {
+  for await (const chunk of listingCopyLines({
+    chunks: fileChunks(path),
+    tally,
+    writeRejects: async (r) => void rejects.push(...r),
+    fast: fastPaths,
+    extras: true,
+  })) {
     if (typeof chunk !== 'string') taken += chunk.toString().split('\n').length - 1;
     chunks.push(chunk.toString());
   }
@@ -154,7 +342,10 @@ async function run(path: string, fast: boolean): Promise<Outcome> {
       received: tally.received,
       rejected: tally.rejected,
       maybeDuplicates: tally.maybeDuplicates,
-      fields: { counts: tally.fields.toJSON(), kinds: tally.fields.unknownFields().sort((a, b) => a.name.localeCompare(b.name)) },
+      fields: {
+        counts: tally.fields.toJSON(),
+        kinds: tally.fields.unknownFields().sort((a, b) => a.name.localeCompare(b.name)),
+      },
       reasons: tally.reasons.entries().sort((a, b) => (a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0)),
     },
     fast: taken,
@@ -167,7 +358,10 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function listingFile(records: string[]): string {
   const path = join(mkdtempSync(join(scratch, 'listing-')), 'listing.json');
-  writeFileSync(path, `{"count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`);
+  writeFileSync(
+    path,
+    `{"count":${records.length},"bulk_wine_reconciliation":[${records.join(',')}],"recordCount":${records.length}}`,
+  );
   return path;
 }
 
@@ -175,13 +369,22 @@ describe('fingerprints travel with their record', () => {
   it('so each staging line, fast path or zod path, carries the fingerprint of its own bytes, rejects in between', async () => {
     // Odd ids take the zod path (a non-ASCII wpi, which the fast path declines); every third is rejected.
     const records = Array.from({ length: 3000 }, (_, i) =>
-      i % 3 === 2 ? `{"id":${i + 1},"wpi":""}` : `{"id":${i + 1},"wpi":"${i % 2 === 1 ? 'Wé' : 'W'}${i}","inventory_bulk_wine":"1.5"}`,
+      i % 3 === 2
+        ? `{"id":${i + 1},"wpi":""}`
+        : `{"id":${i + 1},"wpi":"${i % 2 === 1 ? 'Wé' : 'W'}${i}","inventory_bulk_wine":"1.5"}`,
     );
     const key = { key: 'test', seed: 77 };
     const tally = newTally();
     const fast = recordFastPaths(tally, UnchangedShortcut.empty(key), { extras: true });
     const chunks: string[] = [];
-    for await (const chunk of listingCopyLines({ chunks: fileChunks(listingFile(records)), tally, writeRejects: async () => undefined, fast, extras: true })) chunks.push(chunk.toString());
+    for await (const chunk of listingCopyLines({
+      chunks: fileChunks(listingFile(records)),
+      tally,
+      writeRejects: async () => undefined,
+      fast,
+      extras: true,
+    }))
+      chunks.push(chunk.toString());
     const lines = chunks.join('').split('\n').filter(Boolean);
     expect(tally.rejected).toBe(1000);
     expect(lines).toHaveLength(2000);
@@ -256,13 +459,21 @@ describe('unknown members on the fast path', () => {
   it('are counted per name with every kind of value seen, wherever they stand, and named up to the cap', async () => {
     const values = ['1', '"a"', '"2021-03-04"', 'true', 'null', '{"b":1}'];
     // "x" moves between the first and the second unknown place; "y" only ever holds numbers.
-    const records = values.map((v, i) => (i % 2 === 0 ? `{"id":${i + 1},"wpi":"W","x":${v},"y":${i}}` : `{"id":${i + 1},"wpi":"W","y":${i},"x":${v}}`));
+    const records = values.map((v, i) =>
+      i % 2 === 0 ? `{"id":${i + 1},"wpi":"W","x":${v},"y":${i}}` : `{"id":${i + 1},"wpi":"W","y":${i},"x":${v}}`,
+    );
     // Then 1,000 more names, one record each: the counter names at most 1,000 (MAX_UNKNOWN_FIELDS).
     for (let n = 0; n < 1000; n++) records.push(`{"id":${100 + n},"wpi":"W","f${n}":1}`);
     const tally = newTally();
     const fast = recordFastPaths(tally, UnchangedShortcut.empty(), { extras: true });
     let lines = 0;
-    for await (const chunk of listingCopyLines({ chunks: fileChunks(listingFile(records)), tally, writeRejects: async () => undefined, fast, extras: true })) {
+    for await (const chunk of listingCopyLines({
+      chunks: fileChunks(listingFile(records)),
+      tally,
+      writeRejects: async () => undefined,
+      fast,
+      extras: true,
+    })) {
       lines += chunk.toString().split('\n').length - 1;
     }
     expect(lines).toBe(records.length);
@@ -298,7 +509,14 @@ describe('what extra_fields cannot hold', () => {
       expect(out.lines[2]!.split('\t')[KNOWN_FIELDS.length + 1]).toBe(`{"${long}":2}`);
       if (fast) expect(out.fast).toBe(3);
       expect(out.rejects.map((r) => [r.recordId, r.errors])).toEqual(
-        [['2', 'n'], ['3', 'n'], ['4', 'n'], ['6', shownName(bad)], ['7', 'n'], ['8', 'n']].map(([id, path]) => [
+        [
+          ['2', 'n'],
+          ['3', 'n'],
+          ['4', 'n'],
+          ['6', shownName(bad)],
+          ['7', 'n'],
+          ['8', 'n'],
+        ].map(([id, path]) => [
           id,
           [{ path, message: 'cannot be kept in extra_fields: a number that prints as more than 1000 digits' }],
         ]),

@@ -16,7 +16,9 @@ function hash(bytes: Buffer, start = 0, end = bytes.length, seed = 0x5eed1e55): 
 
 describe('record fingerprint', () => {
   it('depends on every byte and on the length, not on where the bytes sit', () => {
-    const text = Buffer.from('{"id":12,"wpi":"W-12","inventory_sales":0.1234567890123456789,"first_sale":"2021-03-04"}');
+    const text = Buffer.from(
+      '{"id":12,"wpi":"W-12","inventory_sales":0.1234567890123456789,"first_sale":"2021-03-04"}',
+    );
     const seen = new Set<string>();
     for (let n = 0; n <= text.length; n++) seen.add(hash(text, 0, n));
     expect(seen.size).toBe(text.length + 1);
@@ -36,7 +38,9 @@ describe('record fingerprint', () => {
     // Stored fingerprints stay valid only while the function does not change: these were computed
     // by the first implementation (four byte loads a word). Buffer.from takes its bytes from a
     // shared pool, so the record does not start at its ArrayBuffer's start either.
-    const text = Buffer.from('xyz{"id":12,"wpi":"W-12","inventory_sales":0.1234567890123456789,"first_sale":"2021-03-04","é":"日本"}');
+    const text = Buffer.from(
+      'xyz{"id":12,"wpi":"W-12","inventory_sales":0.1234567890123456789,"first_sale":"2021-03-04","é":"日本"}',
+    );
     expect([0, 1, 2, 3].map((n) => hash(text, 3, 3 + n))).toEqual([
       '-356499718:184518117',
       '-48938081:1168713496',
@@ -135,8 +139,18 @@ describe('MemberReader over records of changing shapes', () => {
     const fields = (reader: MemberReader, text: string) => {
       const ok = readWith(reader, text);
       if (!ok) return [ok];
-      const at = KNOWN_FIELDS.map((_, k) => ((reader.present >> k) & 1 ? [reader.valueStart[k], reader.valueEnd[k]] : []));
-      return [ok, reader.present, reader.nonNull, reader.unknownCount, reader.id, at, Array.from(reader.unknown.subarray(0, 2 * reader.unknownCount))];
+      const at = KNOWN_FIELDS.map((_, k) =>
+        (reader.present >> k) & 1 ? [reader.valueStart[k], reader.valueEnd[k]] : [],
+      );
+      return [
+        ok,
+        reader.present,
+        reader.nonNull,
+        reader.unknownCount,
+        reader.id,
+        at,
+        Array.from(reader.unknown.subarray(0, 2 * reader.unknownCount)),
+      ];
     };
     const shared = new MemberReader(KNOWN_FIELDS);
     const texts = [
@@ -198,7 +212,8 @@ describe('ListingParser record hook', () => {
       };
       const parser = new ListingParser({ recordHook: hook });
       const out: number[] = [];
-      for (let i = 0; i < doc.length; i += size) for (const r of parser.push(doc.subarray(i, i + size))) out.push(r.position);
+      for (let i = 0; i < doc.length; i += size)
+        for (const r of parser.push(doc.subarray(i, i + size))) out.push(r.position);
       parser.end();
       expect(out, `chunk ${size}`).toEqual([1, 3]);
       expect(seen, `chunk ${size}`).toEqual([

@@ -114,7 +114,12 @@ describe('transformRecord', () => {
   });
 
   it('gives the valid id of a record that lacks wpi, so that its live row is kept', () => {
-    expect(transformRecord({ id: 5, inventory_sales: '1' })).toMatchObject({ ok: false, recordId: '5', id: '5', errors: [{ path: 'wpi', message: 'required' }] });
+    expect(transformRecord({ id: 5, inventory_sales: '1' })).toMatchObject({
+      ok: false,
+      recordId: '5',
+      id: '5',
+      errors: [{ path: 'wpi', message: 'required' }],
+    });
     expect(transformRecord({ ...typical(), id: '12.0' })).toMatchObject({ ok: false, id: null });
   });
 
@@ -136,14 +141,17 @@ describe('transformRecord', () => {
     expect(transformRecord({ ...typical(), id: '9223372036854775808' }).ok).toBe(false);
   });
 
-  it.each([[[]], [[{ id: '1', wpi: 'a' }]], ['{"id":1}'], ['12'], [null], [true], [undefined]])('rejects non-object record %j', (value) => {
-    expect(transformRecord(value)).toEqual({
-      ok: false,
-      recordId: null,
-      id: null,
-      errors: [{ path: '', message: 'record is not a JSON object' }],
-    });
-  });
+  it.each([[[]], [[{ id: '1', wpi: 'a' }]], ['{"id":1}'], ['12'], [null], [true], [undefined]])(
+    'rejects non-object record %j',
+    (value) => {
+      expect(transformRecord(value)).toEqual({
+        ok: false,
+        recordId: null,
+        id: null,
+        errors: [{ path: '', message: 'record is not a JSON object' }],
+      });
+    },
+  );
 
   it('accepts an object without prototype', () => {
     const record = Object.assign(Object.create(null) as object, typical());

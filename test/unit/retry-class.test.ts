@@ -7,7 +7,9 @@ import { RETRY_BY_CODE, RETRY_BY_DATABASE_CODE, RETRY_OTHERWISE, retryRule } fro
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Every code of the ErrorCode union, read from errors.ts itself (a code added there must get a rule). */
@@ -30,9 +32,13 @@ describe('the retry-class table', () => {
   });
 
   it('classifies every error class the program defines and every code its sources raise', () => {
-    const text = sources(SRC).map((f) => readFileSync(f, 'utf8')).join('\n');
+    const text = sources(SRC)
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
     // Each `new SyncError('CODE'` and each `code: 'CODE'` of an UpstreamError names a code with a rule.
-    const raised = new Set([...text.matchAll(/new SyncError\(\s*'([A-Z_]+)'/g), ...text.matchAll(/\bcode: '([A-Z_]+)'/g)].map((m) => m[1]!));
+    const raised = new Set(
+      [...text.matchAll(/new SyncError\(\s*'([A-Z_]+)'/g), ...text.matchAll(/\bcode: '([A-Z_]+)'/g)].map((m) => m[1]!),
+    );
     for (const code of raised) expect(RETRY_BY_CODE, code).toHaveProperty(code);
     // Each SyncError subclass exported by errors.ts, made and classified.
     const made: Array<[string, unknown]> = [
@@ -52,7 +58,9 @@ describe('the retry-class table', () => {
       ['UpstreamError', new errors.UpstreamError('x', { retryable: true })],
     ];
     const exported = Object.entries(errors)
-      .filter(([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof errors.SyncError)
+      .filter(
+        ([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof errors.SyncError,
+      )
       .map(([k]) => k);
     expect(made.map(([k]) => k).sort()).toEqual(exported.sort());
     for (const [name, error] of made) expect(['retried', 'needs-a-person'], name).toContain(retryRule(error).class);
@@ -62,18 +70,22 @@ describe('the retry-class table', () => {
     const retried = (e: unknown) => retryRule(e).class === 'retried';
     expect(retried(new errors.UpstreamError('503', { retryable: true, status: 503 }))).toBe(true);
     expect(retried(new errors.UpstreamError('404', { retryable: false, status: 404 }))).toBe(false);
-    expect(retried(new errors.UpstreamError('login refused', { retryable: false, status: 401, code: 'LOGIN_REFUSED' }))).toBe(false);
+    expect(
+      retried(new errors.UpstreamError('login refused', { retryable: false, status: 401, code: 'LOGIN_REFUSED' })),
+    ).toBe(false);
     expect(retried(new errors.InvalidListingError('count mismatch'))).toBe(true);
     expect(retried(new errors.LockTimeoutError('held'))).toBe(true);
     expect(retried(new errors.RunTimeoutError(1000))).toBe(true);
     expect(retried(new errors.SyncError('LOCK_LOST', 'lost'))).toBe(true);
-    for (const code of ['MASS_DELETE', 'REJECT_THRESHOLD', 'SCHEMA_CHANGE'] as const) expect(retried(new errors.GuardError(code, 'x'))).toBe(false);
+    for (const code of ['MASS_DELETE', 'REJECT_THRESHOLD', 'SCHEMA_CHANGE'] as const)
+      expect(retried(new errors.GuardError(code, 'x'))).toBe(false);
     expect(retried(new errors.SchemaTooNewError('x'))).toBe(false);
     expect(retried(new errors.LocalDiskError('ENOSPC'))).toBe(false);
     expect(retried(new errors.ConfigError('x'))).toBe(false);
     // Database errors by SQLSTATE or Node's code, as pg and net raise them.
     const pgError = (code: string) => Object.assign(new Error('x'), { code });
-    for (const code of ['57P01', '57P03', '25006', '55P03', '08006', '08001', 'ECONNREFUSED', 'ECONNRESET']) expect(retried(pgError(code)), code).toBe(true);
+    for (const code of ['57P01', '57P03', '25006', '55P03', '08006', '08001', 'ECONNREFUSED', 'ECONNRESET'])
+      expect(retried(pgError(code)), code).toBe(true);
     for (const code of ['28P01', '3D000', '53100', '42501']) expect(retried(pgError(code)), code).toBe(false);
     expect(retryRule(new Error('Connection terminated unexpectedly'))).toBe(RETRY_OTHERWISE);
   });
@@ -86,8 +98,13 @@ describe('the retry-class table', () => {
 describe("the README's table", () => {
   it('has a row naming every code, under the class the code gives it', () => {
     const readme = readFileSync(join(SRC, '..', 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('#### Which failures are retried'), readme.indexOf('#### Catch-up at start'));
-    const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| error code') && !l.startsWith('|---'));
+    const section = readme.slice(
+      readme.indexOf('#### Which failures are retried'),
+      readme.indexOf('#### Catch-up at start'),
+    );
+    const rows = section
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| error code') && !l.startsWith('|---'));
     const classOf = (code: string) => {
       const row = rows.filter((r) => r.split('|')[1]!.includes(`\`${code}\``));
       expect(row, code).toHaveLength(1);

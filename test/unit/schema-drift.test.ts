@@ -1,8 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { FieldCounter, MAX_UNKNOWN_FIELDS, type FieldCounts } from '../../src/transform/field-counts.js';
-import { describeDisappeared, explainRejects, findDisappeared, newFields, share, type Baseline } from '../../src/transform/schema-drift.js';
+import {
+  describeDisappeared,
+  explainRejects,
+  findDisappeared,
+  newFields,
+  share,
+  type Baseline,
+} from '../../src/transform/schema-drift.js';
 
-const full = { id: '1', wpi: 'W', inventory_bulk_wine: '1', inventory_finished_goods: '2', inventory_sales: '3', vintage_forecast: '4', vintage_make: '5', first_sale: '2020-01-01' };
+const full = {
+  id: '1',
+  wpi: 'W',
+  inventory_bulk_wine: '1',
+  inventory_finished_goods: '2',
+  inventory_sales: '3',
+  vintage_forecast: '4',
+  vintage_make: '5',
+  first_sale: '2020-01-01',
+};
 
 function counts(records: object[]): FieldCounts {
   const counter = new FieldCounter();
@@ -17,7 +33,12 @@ const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length
 
 describe('FieldCounter', () => {
   it('counts presence and values per known field, and each unknown field', () => {
-    const c = counts([full, { ...full, inventory_sales: null, first_sale: '' }, { id: '3', wpi: 'W', colour: 'red' }, { id: '4', wpi: 'W', colour: 'red', __proto__x: 1 }]);
+    const c = counts([
+      full,
+      { ...full, inventory_sales: null, first_sale: '' },
+      { id: '3', wpi: 'W', colour: 'red' },
+      { id: '4', wpi: 'W', colour: 'red', __proto__x: 1 },
+    ]);
     expect(c.records).toBe(4);
     expect(c.fields.id).toEqual({ present: 4, non_null: 4 });
     expect(c.fields.inventory_sales).toEqual({ present: 2, non_null: 1 });
@@ -49,9 +70,24 @@ describe('findDisappeared', () => {
   });
 
   it('names a field that is gone from every record, with the new field of a similar count', () => {
-    const now = counts(times(90, () => ({ ...full, inventory_sales: undefined, inventorySales: '3', note: 'x' })).map(({ inventory_sales: _, ...r }) => r));
+    const now = counts(
+      times(90, () => ({ ...full, inventory_sales: undefined, inventorySales: '3', note: 'x' })).map(
+        ({ inventory_sales: _, ...r }) => r,
+      ),
+    );
     const found = findDisappeared(before, now);
-    expect(found).toEqual([{ field: 'inventory_sales', kind: 'missing', before: 1, presentNow: 0, renames: [{ name: 'inventorySales', count: 90 }, { name: 'note', count: 90 }] }]);
+    expect(found).toEqual([
+      {
+        field: 'inventory_sales',
+        kind: 'missing',
+        before: 1,
+        presentNow: 0,
+        renames: [
+          { name: 'inventorySales', count: 90 },
+          { name: 'note', count: 90 },
+        ],
+      },
+    ]);
     expect(describeDisappeared(found, '41', 90)).toBe(
       "inventory_sales is missing from all 90 records (present in 100% of run 41's); new fields inventorySales (90), note (90) appeared with a similar count — the upstream may have renamed it",
     );
@@ -61,7 +97,9 @@ describe('findDisappeared', () => {
     const now = counts([...times(99, () => ({ id: '1', wpi: 'W', first_sale: null })), { id: '1', wpi: 'W', rare: 1 }]);
     const found = findDisappeared(before, now).find((d) => d.field === 'inventory_sales');
     expect(found?.renames).toEqual([]);
-    expect(describeDisappeared([found!], '41', 100)).toBe("inventory_sales is missing from all 100 records (present in 100% of run 41's)");
+    expect(describeDisappeared([found!], '41', 100)).toBe(
+      "inventory_sales is missing from all 100 records (present in 100% of run 41's)",
+    );
   });
 
   it('trips when values fall from at least half to none, not when only some become null', () => {
@@ -78,7 +116,9 @@ describe('findDisappeared', () => {
   });
 
   it('does not compare with a run recorded before field counts existed', () => {
-    expect(findDisappeared({ runId: '3', counts: null, unknownNames: new Set() }, counts([{ id: '1', wpi: 'W' }]))).toEqual([]);
+    expect(
+      findDisappeared({ runId: '3', counts: null, unknownNames: new Set() }, counts([{ id: '1', wpi: 'W' }])),
+    ).toEqual([]);
   });
 });
 
@@ -99,6 +139,12 @@ describe('newFields and messages', () => {
   });
 
   it('formats shares without rounding up to 100%', () => {
-    expect([share(1), share(0.5), share(0.995), share(0.9999), share(1 / 3)]).toEqual(['100%', '50%', '99.5%', '99.9%', '33.3%']);
+    expect([share(1), share(0.5), share(0.995), share(0.9999), share(1 / 3)]).toEqual([
+      '100%',
+      '50%',
+      '99.5%',
+      '99.9%',
+      '33.3%',
+    ]);
   });
 });

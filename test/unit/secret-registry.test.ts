@@ -46,7 +46,9 @@ describe('a secret shorter than 8 characters', () => {
   const r = registry('pw9', '/');
 
   it('is scrubbed only where it stands alone, raw or JSON-escaped', () => {
-    expect(r.scrub('{"password":"pw9"} pw9 user:pw9@host')).toBe('{"password":"[Redacted]"} [Redacted] user:[Redacted]@host');
+    expect(r.scrub('{"password":"pw9"} pw9 user:pw9@host')).toBe(
+      '{"password":"[Redacted]"} [Redacted] user:[Redacted]@host',
+    );
     expect(r.scrub(json('{"password":"pw9"}'))).toBe(json('{"password":"[Redacted]"}'));
     expect(r.scrub('pw99 apw9 pw9x /pw9/ pw9.')).toBe('pw99 apw9 pw9x /pw9/ [Redacted].');
   });
@@ -59,8 +61,14 @@ describe('a secret shorter than 8 characters', () => {
 describe('what is registered', () => {
   it('from a URL: its password and its password parameter, decoded and as written; never its user name', () => {
     expect(urlSecrets('postgres://app:s%40cret-pw@db:5432/wine')).toEqual(['s%40cret-pw', 's@cret-pw']);
-    expect(urlSecrets('postgres://app@db/wine?sslmode=require&password=p%20w+d-long')).toEqual(['p%20w+d-long', 'p w d-long', 'p w+d-long']);
-    expect(urlSecrets('postgres://app:pw-one@h1:5432,h2:5433/wine?target_session_attrs=read-write')).toEqual(['pw-one']);
+    expect(urlSecrets('postgres://app@db/wine?sslmode=require&password=p%20w+d-long')).toEqual([
+      'p%20w+d-long',
+      'p w d-long',
+      'p w+d-long',
+    ]);
+    expect(urlSecrets('postgres://app:pw-one@h1:5432,h2:5433/wine?target_session_attrs=read-write')).toEqual([
+      'pw-one',
+    ]);
     expect(urlSecrets('postgres://app@db/wine')).toEqual([]);
     expect(urlSecrets(undefined)).toEqual([]);
   });

@@ -6,7 +6,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator, type TokenShape } from '../../src/simulator/server.js';
 import { rawListing } from '../support/raw-listing.js';
 
-const LOGIN_HEADERS = { 'content-type': 'application/json', 'x-requested-with': 'XMLHttpRequest', service_app: 'mobile' };
+const LOGIN_HEADERS = {
+  'content-type': 'application/json',
+  'x-requested-with': 'XMLHttpRequest',
+  service_app: 'mobile',
+};
 const LISTING = '/api/bulk-wine-reconciliation-data';
 
 interface Listing {
@@ -16,7 +20,11 @@ interface Listing {
   recordCount: number;
 }
 
-function login(sim: Simulator, body: unknown = { email: sim.email, password: sim.password }, headers: Record<string, string> = LOGIN_HEADERS) {
+function login(
+  sim: Simulator,
+  body: unknown = { email: sim.email, password: sim.password },
+  headers: Record<string, string> = LOGIN_HEADERS,
+) {
   return fetch(`${sim.url}/api/login`, { method: 'POST', headers, body: JSON.stringify(body) });
 }
 
@@ -27,8 +35,15 @@ async function token(sim: Simulator): Promise<string> {
   return body.data.access_token;
 }
 
-function listing(sim: Simulator, jwt: string | undefined, query = '?for_reporting=1', headers: Record<string, string> = { serviceapp: 'mobile' }) {
-  return fetch(`${sim.url}${LISTING}${query}`, { headers: { ...headers, ...(jwt === undefined ? {} : { authorization: `Bearer ${jwt}` }) } });
+function listing(
+  sim: Simulator,
+  jwt: string | undefined,
+  query = '?for_reporting=1',
+  headers: Record<string, string> = { serviceapp: 'mobile' },
+) {
+  return fetch(`${sim.url}${LISTING}${query}`, {
+    headers: { ...headers, ...(jwt === undefined ? {} : { authorization: `Bearer ${jwt}` }) },
+  });
 }
 
 async function listingText(sim: Simulator, jwt: string): Promise<string> {
@@ -93,7 +108,11 @@ describe('simulator: login', () => {
   });
 
   it('compares header names and values case-insensitively', async () => {
-    const res = await login(sim, undefined, { 'Content-Type': 'Application/JSON; charset=utf-8', 'X-REQUESTED-WITH': 'xmlhttprequest', Service_App: 'MOBILE' });
+    const res = await login(sim, undefined, {
+      'Content-Type': 'Application/JSON; charset=utf-8',
+      'X-REQUESTED-WITH': 'xmlhttprequest',
+      Service_App: 'MOBILE',
+    });
     expect(res.status).toBe(200);
   });
 
@@ -105,7 +124,10 @@ describe('simulator: login', () => {
     expect(otherUser.status).toBe(401);
     const missing = await login(sim, { email: sim.email });
     expect(missing.status).toBe(422);
-    expect(await missing.json()).toEqual({ message: 'The password field is required.', errors: { password: ['The password field is required.'] } });
+    expect(await missing.json()).toEqual({
+      message: 'The password field is required.',
+      errors: { password: ['The password field is required.'] },
+    });
   });
 
   it('returns an HS256 JWT under data.access_token by default, valid for tokenTtlSeconds', async () => {
@@ -113,7 +135,10 @@ describe('simulator: login', () => {
     const res = await login(sim);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
-    const body = (await res.json()) as { message: string; data: { user: unknown; access_token: string; token_type: string; expires_in: number } };
+    const body = (await res.json()) as {
+      message: string;
+      data: { user: unknown; access_token: string; token_type: string; expires_in: number };
+    };
     expect(body.message).toBe('Login successful');
     expect(body.data.user).toEqual({ id: 1, email: 'demo@example.com' });
     expect(body.data.token_type).toBe('bearer');
@@ -149,11 +174,19 @@ describe('simulator: login', () => {
 
 describe('simulator: token shapes', () => {
   const cases: Array<[TokenShape, (body: string) => string, string]> = [
-    ['data.access_token', (b) => (JSON.parse(b) as { data: { access_token: string } }).data.access_token, 'application/json'],
+    [
+      'data.access_token',
+      (b) => (JSON.parse(b) as { data: { access_token: string } }).data.access_token,
+      'application/json',
+    ],
     ['token', (b) => (JSON.parse(b) as { token: string }).token, 'application/json'],
     ['jwt', (b) => (JSON.parse(b) as { jwt: string }).jwt, 'application/json'],
     ['bare', (b) => b, 'text/plain; charset=UTF-8'],
-    ['nested-unknown', (b) => (JSON.parse(b) as { result: { auth: { value: string } } }).result.auth.value, 'application/json'],
+    [
+      'nested-unknown',
+      (b) => (JSON.parse(b) as { result: { auth: { value: string } } }).result.auth.value,
+      'application/json',
+    ],
   ];
   for (const [shape, extract, type] of cases) {
     it(`puts the token at ${shape}, and the token opens the listing`, async () => {
@@ -195,10 +228,15 @@ describe('simulator: listing', () => {
     expect((await listing(sim, 'abc.def.ghi')).status).toBe(401);
     const [h, p, s] = jwt.split('.') as [string, string, string];
     const claims = decodeClaims(jwt);
-    const longer = Buffer.from(JSON.stringify({ ...claims, exp: (claims.exp as number) + 999999 })).toString('base64url');
+    const longer = Buffer.from(JSON.stringify({ ...claims, exp: (claims.exp as number) + 999999 })).toString(
+      'base64url',
+    );
     expect((await listing(sim, `${h}.${longer}.${s}`)).status).toBe(401);
     expect((await listing(sim, `${h}.${p}.${s.slice(0, -2)}AA`)).status).toBe(401);
-    expect((await listing(sim, undefined, '?for_reporting=1', { serviceapp: 'mobile', authorization: `Basic ${jwt}` })).status).toBe(401);
+    expect(
+      (await listing(sim, undefined, '?for_reporting=1', { serviceapp: 'mobile', authorization: `Basic ${jwt}` }))
+        .status,
+    ).toBe(401);
   });
 
   it('answers 400 without serviceapp', async () => {
@@ -219,7 +257,16 @@ describe('simulator: listing', () => {
     expect(body.recordCount).toBe(1000);
     expect(body.bulk_wine_reconciliation).toHaveLength(1000);
     expect(body.bulk_wine_reconciliation.map((r) => r.id)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
-    const fields = ['id', 'wpi', 'inventory_bulk_wine', 'inventory_finished_goods', 'inventory_sales', 'vintage_forecast', 'vintage_make', 'first_sale'];
+    const fields = [
+      'id',
+      'wpi',
+      'inventory_bulk_wine',
+      'inventory_finished_goods',
+      'inventory_sales',
+      'vintage_forecast',
+      'vintage_make',
+      'first_sale',
+    ];
     for (const record of body.bulk_wine_reconciliation) {
       expect(Object.keys(record)).toEqual(fields);
       expect(record.wpi).toMatch(/^WPI-20(1\d|2[0-4])-[A-Z]{2}-\d{6}$/);
@@ -252,7 +299,9 @@ describe('simulator: listing', () => {
 
   it('keeps records about 245 bytes long', async () => {
     const text = await listingText(sim, jwt);
-    const envelope = '{"message":"Bulk wine reconciliation data retrieved successfully","count":1000,"bulk_wine_reconciliation":[],"recordCount":1000}'.length;
+    const envelope =
+      '{"message":"Bulk wine reconciliation data retrieved successfully","count":1000,"bulk_wine_reconciliation":[],"recordCount":1000}'
+        .length;
     const average = (text.length - envelope - 999) / 1000;
     expect(average).toBeGreaterThan(225);
     expect(average).toBeLessThan(260);
@@ -261,13 +310,20 @@ describe('simulator: listing', () => {
   it('without for_reporting=1 answers a Laravel page of 15 instead', async () => {
     const res = await listing(sim, jwt, '');
     expect(res.status).toBe(200);
-    const page = (await res.json()) as { data: Array<{ id: number }>; links: Record<string, string | null>; meta: Record<string, unknown> };
+    const page = (await res.json()) as {
+      data: Array<{ id: number }>;
+      links: Record<string, string | null>;
+      meta: Record<string, unknown>;
+    };
     expect(Object.keys(page)).toEqual(['data', 'links', 'meta']);
     expect(page.data.map((r) => r.id)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
     expect(page.meta).toMatchObject({ current_page: 1, per_page: 15, total: 1000, last_page: 67, from: 1, to: 15 });
     expect(page.links.next).toBe(`${sim.url}${LISTING}?page=2`);
     expect(page.links.prev).toBeNull();
-    const last = (await (await listing(sim, jwt, '?page=67')).json()) as { data: Array<{ id: number }>; meta: Record<string, unknown> };
+    const last = (await (await listing(sim, jwt, '?page=67')).json()) as {
+      data: Array<{ id: number }>;
+      meta: Record<string, unknown>;
+    };
     expect(last.data.map((r) => r.id)).toEqual(Array.from({ length: 10 }, (_, i) => 991 + i));
     expect(last.meta).toMatchObject({ current_page: 67, from: 991, to: 1000 });
     expect((await listing(sim, jwt, '?for_reporting=0')).headers.get('content-type')).toBe('application/json');
@@ -479,7 +535,9 @@ describe('simulator: faults', () => {
     const first = await reader.read();
     const firstAt = Date.now() - started;
     expect(first.done).toBe(false);
-    expect(Buffer.from(first.value!).toString()).toMatch(/^\{"message":"Bulk wine reconciliation data retrieved successfully","count":200,/);
+    expect(Buffer.from(first.value!).toString()).toMatch(
+      /^\{"message":"Bulk wine reconciliation data retrieved successfully","count":200,/,
+    );
     let text = Buffer.from(first.value!).toString();
     for (;;) {
       const { done, value } = await reader.read();
@@ -544,7 +602,9 @@ describe('simulator: dataset changes', () => {
       const now = byId(after);
       const removed = [...before.keys()].filter((id) => !now.has(id));
       const added = [...now.keys()].filter((id) => !before.has(id));
-      const changed = [...now.keys()].filter((id) => before.has(id) && JSON.stringify(before.get(id)) !== JSON.stringify(now.get(id)));
+      const changed = [...now.keys()].filter(
+        (id) => before.has(id) && JSON.stringify(before.get(id)) !== JSON.stringify(now.get(id)),
+      );
       expect(removed).toHaveLength(5);
       expect(added).toEqual([101, 102, 103, 104, 105, 106, 107]);
       expect(changed).toHaveLength(10);
@@ -558,7 +618,9 @@ describe('simulator: dataset changes', () => {
       sim.mutate({ remove: 1000 });
       expect(sim.recordCount()).toBe(0);
       sim.mutate({ add: 2 });
-      expect(((await (await listing(sim, jwt)).json()) as Listing).bulk_wine_reconciliation.map((r) => r.id)).toEqual([108, 109]);
+      expect(((await (await listing(sim, jwt)).json()) as Listing).bulk_wine_reconciliation.map((r) => r.id)).toEqual([
+        108, 109,
+      ]);
     } finally {
       await sim.close();
       await twin.close();
@@ -569,7 +631,11 @@ describe('simulator: dataset changes', () => {
     const sim = await startSimulator({ records: 10 });
     try {
       const jwt = await token(sim);
-      const raw = ['{"id": 1, "inventory_sales": 0.1234567890123456789012345678901, "wpi": "Château"}', '{"id":"2","x":[1,2]}', '  {"id":3}  '];
+      const raw = [
+        '{"id": 1, "inventory_sales": 0.1234567890123456789012345678901, "wpi": "Château"}',
+        '{"id":"2","x":[1,2]}',
+        '  {"id":3}  ',
+      ];
       sim.setRecordsJson(raw);
       expect(sim.recordCount()).toBe(3);
       expect(await listingText(sim, jwt)).toBe(
@@ -580,7 +646,12 @@ describe('simulator: dataset changes', () => {
       expect(spoiled).toContain('"inventory_sales": "n/a"');
       expect(spoiled).toContain('"first_sale":"2021-02-30"');
       sim.setFault('duplicate-ids', { count: 1, times: 1 });
-      expect(((await (await listing(sim, jwt)).json()) as Listing).bulk_wine_reconciliation.map((r) => r.id)).toEqual([1, '2', 3, '2']);
+      expect(((await (await listing(sim, jwt)).json()) as Listing).bulk_wine_reconciliation.map((r) => r.id)).toEqual([
+        1,
+        '2',
+        3,
+        '2',
+      ]);
       sim.setRecordsJson(null);
       expect(((await (await listing(sim, jwt)).json()) as Listing).count).toBe(10);
     } finally {
@@ -592,7 +663,10 @@ describe('simulator: dataset changes', () => {
     const sim = await startSimulator({ records: 10 });
     try {
       const jwt = await token(sim);
-      sim.setRawBody('{"message":"x","count":2,"bulk_wine_reconciliation":[{"id":1}', 'application/json; charset=utf-8');
+      sim.setRawBody(
+        '{"message":"x","count":2,"bulk_wine_reconciliation":[{"id":1}',
+        'application/json; charset=utf-8',
+      );
       const res = await listing(sim, jwt);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -632,7 +706,8 @@ describe('simulator: content coding', () => {
     // A web server's default level, not the archive's level 1.
     expect(gzip.body.equals(gzipSync(plain.body, { level: 1 }))).toBe(false);
     expect((await rawListing(sim, 'gzip, deflate, br')).body.equals(gzip.body)).toBe(true);
-    for (const refusing of ['identity', 'br', 'gzip;q=0']) expect((await rawListing(sim, refusing)).headers['content-encoding']).toBeUndefined();
+    for (const refusing of ['identity', 'br', 'gzip;q=0'])
+      expect((await rawListing(sim, refusing)).headers['content-encoding']).toBeUndefined();
     sim.setContentCoding('x-gzip');
     expect((await rawListing(sim, 'gzip')).headers['content-encoding']).toBe('x-gzip');
     sim.setContentCoding('deflate');
@@ -720,7 +795,9 @@ async function startChildSimulator(options: { records: number; seed: number }): 
     });
     process.send({ url: sim.url, email: sim.email, password: sim.password });
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const next = <T>() =>

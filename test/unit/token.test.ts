@@ -18,11 +18,19 @@ describe('findToken', () => {
   });
 
   it('uses WINE_API_TOKEN_FIELD when given, even for a name it would not guess', () => {
-    expect(findToken(JSON.stringify({ auth: { bearer: 'opaque-not-a-jwt' } }), 'auth.bearer')).toEqual({ ok: true, token: 'opaque-not-a-jwt', foundAt: 'auth.bearer' });
+    expect(findToken(JSON.stringify({ auth: { bearer: 'opaque-not-a-jwt' } }), 'auth.bearer')).toEqual({
+      ok: true,
+      token: 'opaque-not-a-jwt',
+      foundAt: 'auth.bearer',
+    });
   });
 
   it('finds a JWT-shaped string under an unknown key', () => {
-    expect(findToken(JSON.stringify({ result: { auth: [{ value: T }] } }))).toEqual({ ok: true, token: T, foundAt: 'result.auth[0].value' });
+    expect(findToken(JSON.stringify({ result: { auth: [{ value: T }] } }))).toEqual({
+      ok: true,
+      token: T,
+      foundAt: 'result.auth[0].value',
+    });
   });
 
   it('accepts a body that is itself a JWT, bare or as a JSON string', () => {

@@ -58,13 +58,21 @@ export class WineApi {
     options: WineApiOptions = {},
   ) {
     secrets.add(config.password);
-    this.policy = { attempts: config.retries, baseMs: options.retryBaseMs ?? 1000, maxDelayMs: options.maxRetryDelayMs ?? 60_000 };
+    this.policy = {
+      attempts: config.retries,
+      baseMs: options.retryBaseMs ?? 1000,
+      maxDelayMs: options.maxRetryDelayMs ?? 60_000,
+    };
     this.now = options.now ?? Date.now;
     this.proxy = options.proxy;
     this.onDownloadProgress = options.onDownloadProgress;
-    for (const [request, url] of [['login', config.loginUrl], ['listing', config.listingUrl]] as const) {
+    for (const [request, url] of [
+      ['login', config.loginUrl],
+      ['listing', config.listingUrl],
+    ] as const) {
       const { via } = proxyRoute(this.proxy, url);
-      if (via) this.log.info({ request, proxy: redactUrl(via.url), from: via.from }, `${request} requests go through a proxy`);
+      if (via)
+        this.log.info({ request, proxy: redactUrl(via.url), from: via.from }, `${request} requests go through a proxy`);
     }
   }
 
@@ -73,7 +81,11 @@ export class WineApi {
    * SHA-256. With `keepGzipAt`, a gzip-coded body is also written there as it arrived. `watch`
    * hears of every attempt, every write, and the outcome.
    */
-  async downloadListing(path: string, signal: AbortSignal, options: { keepGzipAt?: string; watch?: SpoolWatch } = {}): Promise<Download> {
+  async downloadListing(
+    path: string,
+    signal: AbortSignal,
+    options: { keepGzipAt?: string; watch?: SpoolWatch } = {},
+  ): Promise<Download> {
     const { watch } = options;
     try {
       const download = await this.download(path, signal, options.keepGzipAt, watch);
@@ -85,7 +97,12 @@ export class WineApi {
     }
   }
 
-  private async download(path: string, signal: AbortSignal, keepGzipAt: string | undefined, watch: SpoolWatch | undefined): Promise<Download> {
+  private async download(
+    path: string,
+    signal: AbortSignal,
+    keepGzipAt: string | undefined,
+    watch: SpoolWatch | undefined,
+  ): Promise<Download> {
     let reloggedAfter401 = false;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -108,7 +125,10 @@ export class WineApi {
           throw error;
         }
         const delayMs = backoffMs(this.policy, attempt, error.retryAfterMs);
-        this.log.warn({ attempt, of: this.policy.attempts, delayMs, status: error.status, cause: error.message }, 'upstream request failed; retrying');
+        this.log.warn(
+          { attempt, of: this.policy.attempts, delayMs, status: error.status, cause: error.message },
+          'upstream request failed; retrying',
+        );
         await sleep(delayMs, signal).catch(() => {
           throw new AbortedError();
         });
@@ -122,12 +142,16 @@ export class WineApi {
 
   private async validToken(signal: AbortSignal): Promise<string> {
     const cached = this.token;
-    if (cached && (cached.expiresAtMs === undefined || this.now() < cached.expiresAtMs - RENEW_EARLY_MS)) return cached.value;
+    if (cached && (cached.expiresAtMs === undefined || this.now() < cached.expiresAtMs - RENEW_EARLY_MS))
+      return cached.value;
     this.token = undefined;
     const value = await this.login(signal);
     const expiresAtMs = jwtExpiryMs(value);
     this.token = { value, expiresAtMs };
-    this.log.info({ expiresAt: expiresAtMs === undefined ? undefined : new Date(expiresAtMs).toISOString() }, 'logged in');
+    this.log.info(
+      { expiresAt: expiresAtMs === undefined ? undefined : new Date(expiresAtMs).toISOString() },
+      'logged in',
+    );
     return value;
   }
 
@@ -142,7 +166,10 @@ export class WineApi {
       answer = await this.post(url, { email, password }, headers, signal);
       if (!isRedirect(answer.statusCode)) break;
       const next = loginRedirect(loginUrl, url, answer.statusCode, answer.headers.location, allowInsecureHttp, hops);
-      this.log.info({ status: answer.statusCode, to: printableUrl(next) }, 'login redirected; following it within its origin');
+      this.log.info(
+        { status: answer.statusCode, to: printableUrl(next) },
+        'login redirected; following it within its origin',
+      );
       url = next;
     }
     const { statusCode, body } = answer;
@@ -156,12 +183,17 @@ export class WineApi {
     if (statusCode < 200 || statusCode >= 300) throw statusError('login', statusCode, answer.headers, body, this.now());
     const found = findToken(body, tokenField);
     if (!found.ok) {
-      const where = tokenField ? `at WINE_API_TOKEN_FIELD=${tokenField}` : 'under the usual names (token, access_token, accessToken, jwt, data.*) or in JWT form';
+      const where = tokenField
+        ? `at WINE_API_TOKEN_FIELD=${tokenField}`
+        : 'under the usual names (token, access_token, accessToken, jwt, data.*) or in JWT form';
       const keys = found.keysSeen.length > 0 ? found.keysSeen.join(', ') : '(none: the body is not a JSON object)';
-      throw new UpstreamError(`login succeeded (${statusCode}) but no token was found ${where}; keys in the response: ${keys}. Set WINE_API_TOKEN_FIELD.`, {
-        retryable: false,
-        status: statusCode,
-      });
+      throw new UpstreamError(
+        `login succeeded (${statusCode}) but no token was found ${where}; keys in the response: ${keys}. Set WINE_API_TOKEN_FIELD.`,
+        {
+          retryable: false,
+          status: statusCode,
+        },
+      );
     }
     this.secrets.add(found.token);
     this.log.debug({ foundAt: found.foundAt }, 'token found');
@@ -183,7 +215,8 @@ export class WineApi {
     });
     try {
       const response = await responseOf(request);
-      if (isRedirect(response.statusCode)) return { statusCode: response.statusCode, headers: response.headers, body: '', via: route.via?.from };
+      if (isRedirect(response.statusCode))
+        return { statusCode: response.statusCode, headers: response.headers, body: '', via: route.via?.from };
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of request as AsyncIterable<Buffer>) {
@@ -196,7 +229,12 @@ export class WineApi {
         }
         chunks.push(chunk);
       }
-      return { statusCode: response.statusCode, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), via: route.via?.from };
+      return {
+        statusCode: response.statusCode,
+        headers: response.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        via: route.via?.from,
+      };
     } catch (error) {
       if (error instanceof SyncError) throw error;
       throw connectionError('login', url, error);
@@ -205,7 +243,13 @@ export class WineApi {
     }
   }
 
-  private async fetchListing(token: string, path: string, signal: AbortSignal, keepGzipAt: string | undefined, watch: SpoolWatch | undefined): Promise<Download> {
+  private async fetchListing(
+    token: string,
+    path: string,
+    signal: AbortSignal,
+    keepGzipAt: string | undefined,
+    watch: SpoolWatch | undefined,
+  ): Promise<Download> {
     const configured = this.config.listingUrl;
     const spool = await SpoolWriter.open(path, watch && ((total) => watch.wrote(total)));
     // Once the file exists. A reader of the previous attempt cannot take these bytes for its own:
@@ -245,8 +289,18 @@ export class WineApi {
         }
         if (!isRedirect(response.statusCode)) break;
         request.destroy();
-        const next = listingRedirect(configured, hop, response.statusCode, response.headers.location, this.config.allowInsecureHttp, hops);
-        this.log.info({ status: response.statusCode, to: printableUrl(next.url), token: next.credentials }, 'listing redirected');
+        const next = listingRedirect(
+          configured,
+          hop,
+          response.statusCode,
+          response.headers.location,
+          this.config.allowInsecureHttp,
+          hops,
+        );
+        this.log.info(
+          { status: response.statusCode, to: printableUrl(next.url), token: next.credentials },
+          'listing redirected',
+        );
         hop = next;
       }
       const url = hop.url;
@@ -281,7 +335,8 @@ export class WineApi {
     let received = 0;
     let kept: SpoolWriter | undefined;
     // Only a 200's gzip body is the listing's; decided on its first bytes, which follow the headers.
-    const keepsGzip = () => keepGzipAt !== undefined && response.statusCode === 200 && isGzip(contentCoding(response.headers));
+    const keepsGzip = () =>
+      keepGzipAt !== undefined && response.statusCode === 200 && isGzip(contentCoding(response.headers));
     const onDownload = this.onDownloadProgress;
     // Content-Length counts the bytes as sent: coded ones when the body is coded.
     const declared = Number(response.headers['content-length']);
@@ -319,7 +374,9 @@ export class WineApi {
     if (bytes === 0) await checkResponse(response, Buffer.alloc(0), body, this.now(), url, route.via?.from);
     if (Number.isFinite(declared) && declared !== received) {
       const coding = contentCoding(response.headers);
-      const cut = coding ? `${received} of ${declared} ${coding} bytes (${bytes} bytes of listing)` : `${bytes} of ${declared} bytes`;
+      const cut = coding
+        ? `${received} of ${declared} ${coding} bytes (${bytes} bytes of listing)`
+        : `${bytes} of ${declared} bytes`;
       throw new UpstreamError(`listing body cut off after ${cut}`, { retryable: true, status: response.statusCode });
     }
     return { bytes, sha256: hash.digest('hex'), ...(kept ? { gzip: { path: keepGzipAt!, size: kept.written } } : {}) };

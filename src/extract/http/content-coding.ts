@@ -13,7 +13,12 @@ import { UpstreamError } from '../../errors.js';
 /** zstd arrived in node:zlib with Node 22.15 / 23.8; older typings do not declare it. */
 const zstd = zlib as unknown as { createZstdDecompress?: () => Transform };
 
-export const ACCEPT_ENCODING = ['gzip', 'deflate', 'br', ...(typeof zstd.createZstdDecompress === 'function' ? ['zstd'] : [])].join(', ');
+export const ACCEPT_ENCODING = [
+  'gzip',
+  'deflate',
+  'br',
+  ...(typeof zstd.createZstdDecompress === 'function' ? ['zstd'] : []),
+].join(', ');
 
 /** The response's content coding, lowercased; undefined for identity or none. */
 export function contentCoding(headers: Record<string, string | string[] | undefined>): string | undefined {
@@ -47,7 +52,8 @@ function decoderFor(coding: string | undefined, first: Buffer): Transform | unde
   const chunkSize = DECODED_CHUNK;
   if (isGzip(coding)) return zlib.createGunzip({ chunkSize });
   // Some servers send raw deflate (no zlib header) under `deflate`: its first byte tells.
-  if (coding === 'deflate') return (first[0]! & 0x08) === 0 ? zlib.createInflateRaw({ chunkSize }) : zlib.createInflate({ chunkSize });
+  if (coding === 'deflate')
+    return (first[0]! & 0x08) === 0 ? zlib.createInflateRaw({ chunkSize }) : zlib.createInflate({ chunkSize });
   if (coding === 'br') return zlib.createBrotliDecompress({ chunkSize });
   if (coding === 'zstd' && typeof zstd.createZstdDecompress === 'function') return zstd.createZstdDecompress();
   // An unknown or stacked coding reaches the content checks as it is, as with got.
@@ -59,7 +65,10 @@ function decoderFor(coding: string | undefined, first: Buffer): Transform | unde
  * before them); an empty body stays empty. A coded body that ends early or is damaged fails as a
  * retryable UpstreamError: a cut-off response under chunked transfer has no length to check.
  */
-export async function* decodedBody(raw: AsyncIterable<Buffer>, coding: () => string | undefined): AsyncGenerator<Buffer> {
+export async function* decodedBody(
+  raw: AsyncIterable<Buffer>,
+  coding: () => string | undefined,
+): AsyncGenerator<Buffer> {
   const chunks = raw[Symbol.asyncIterator]();
   const first = await chunks.next();
   if (first.done) return;
@@ -93,15 +102,22 @@ export async function* decodedBody(raw: AsyncIterable<Buffer>, coding: () => str
   if (!decoder) return yield* received();
   let decoded = 0;
   try {
-    for await (const chunk of pipeline(Readable.from(received(DECODE_BATCH), { objectMode: false }), decoder, () => undefined) as AsyncIterable<Buffer>) {
+    for await (const chunk of pipeline(
+      Readable.from(received(DECODE_BATCH), { objectMode: false }),
+      decoder,
+      () => undefined,
+    ) as AsyncIterable<Buffer>) {
       decoded += chunk.length;
       yield chunk;
     }
   } catch (error) {
     // The source's own failure (connection, local disk) passes through the decoder unchanged.
     if (failed && error === failed.error) throw error;
-    throw new UpstreamError(`listing body (${name}) ends early or is damaged after ${decoded} bytes: ${error instanceof Error ? error.message : String(error)}`, {
-      retryable: true,
-    });
+    throw new UpstreamError(
+      `listing body (${name}) ends early or is damaged after ${decoded} bytes: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        retryable: true,
+      },
+    );
   }
 }

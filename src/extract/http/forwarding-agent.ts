@@ -36,7 +36,11 @@ export class ForwardingProxyAgent extends Agent {
     // Headers already serialized (an `Expect` header or raw header arrays do that early) would go
     // out in origin form to the proxy: refuse rather than send a request the proxy cannot route.
     if (req.headersSent) {
-      req.destroy(new Error('cannot send this request through the proxy: its headers were written before the proxy could set the target'));
+      req.destroy(
+        new Error(
+          'cannot send this request through the proxy: its headers were written before the proxy could set the target',
+        ),
+      );
       return;
     }
     req.path = absoluteTarget(req.path, options);
@@ -44,16 +48,18 @@ export class ForwardingProxyAgent extends Agent {
     if (authorization !== undefined) req.setHeader('proxy-authorization', authorization);
     // `addRequest` is Node's public-but-undocumented Agent hook (http-proxy-agent and global-agent
     // use it too); @types/node does not declare it.
-    (Agent.prototype as unknown as { addRequest(req: ClientRequest, options: RequestOptions): void }).addRequest.call(this, req, options);
+    (Agent.prototype as unknown as { addRequest(req: ClientRequest, options: RequestOptions): void }).addRequest.call(
+      this,
+      req,
+      options,
+    );
   }
 
   /** The socket goes to the proxy, never to the target. */
   override createConnection(): Socket {
     const port = Number(this.proxy.port || (this.proxy.protocol === 'https:' ? 443 : 80));
     const host = this.proxy.hostname.replace(/^\[|\]$/g, '');
-    return this.proxy.protocol === 'https:'
-      ? tlsConnect({ host, port, servername: host })
-      : netConnect({ host, port });
+    return this.proxy.protocol === 'https:' ? tlsConnect({ host, port, servername: host }) : netConnect({ host, port });
   }
 }
 

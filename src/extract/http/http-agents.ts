@@ -29,9 +29,10 @@ export function proxyRoute(proxy: ProxyConfig | undefined, targetUrl: string): P
   if (via === undefined) return { agent: undefined, via: undefined };
   // One agent per request and no keep-alive: a run makes two requests, and an idle pooled socket
   // to the proxy would only hold the process open.
-  const agent: Agents = new URL(targetUrl).protocol === 'https:'
-    ? { https: withProxyStatus(new HttpsProxyAgent({ proxy: via.url, keepAlive: false }), via) }
-    : { http: new ForwardingProxyAgent(via.url, { keepAlive: false }) };
+  const agent: Agents =
+    new URL(targetUrl).protocol === 'https:'
+      ? { https: withProxyStatus(new HttpsProxyAgent({ proxy: via.url, keepAlive: false }), via) }
+      : { http: new ForwardingProxyAgent(via.url, { keepAlive: false }) };
   return { agent, via };
 }
 

@@ -49,33 +49,63 @@ export function isOwnOrigin(configured: URL, target: URL): boolean {
 }
 
 /** The login's next hop after `status` from `current`; throws a non-retryable UpstreamError when it may not be followed. */
-export function loginRedirect(configured: string, current: string, status: number, location: string | string[] | undefined, allowInsecure: boolean, hops: number): string {
+export function loginRedirect(
+  configured: string,
+  current: string,
+  status: number,
+  location: string | string[] | undefined,
+  allowInsecure: boolean,
+  hops: number,
+): string {
   const target = resolve('login', current, status, location, hops);
   const shown = printableUrl(target);
   if (!KEEPS_METHOD.has(status)) {
-    throw refuse(`login answered ${status} redirecting to ${shown}: only a 307 or 308 may move the login (a ${status} would turn it into a GET); set ${SETTINGS} to the address that answers the login itself`, status);
+    throw refuse(
+      `login answered ${status} redirecting to ${shown}: only a 307 or 308 may move the login (a ${status} would turn it into a GET); set ${SETTINGS} to the address that answers the login itself`,
+      status,
+    );
   }
   const home = new URL(configured);
   if (!isOwnOrigin(home, target) || isDowngrade(current, target)) {
-    throw refuse(`login redirected (${status}) to ${shown}, away from ${home.origin}: the password is sent only to the configured login address's origin (or the same host over https); if that address is the right one, set ${SETTINGS} to it`, status);
+    throw refuse(
+      `login redirected (${status}) to ${shown}, away from ${home.origin}: the password is sent only to the configured login address's origin (or the same host over https); if that address is the right one, set ${SETTINGS} to it`,
+      status,
+    );
   }
   insecure('login', target, status, allowInsecure);
   return target.href;
 }
 
 /** The listing's next hop after `status` from `current`; throws a non-retryable UpstreamError when it may not be followed. */
-export function listingRedirect(configured: string, current: Hop, status: number, location: string | string[] | undefined, allowInsecure: boolean, hops: number): Hop {
+export function listingRedirect(
+  configured: string,
+  current: Hop,
+  status: number,
+  location: string | string[] | undefined,
+  allowInsecure: boolean,
+  hops: number,
+): Hop {
   const target = resolve('listing', current.url, status, location, hops);
   if (isDowngrade(current.url, target)) {
-    throw refuse(`listing redirected (${status}) from https to plain http (${printableUrl(target)}): the token is never sent, nor a listing read, over http after https; have the upstream (or its load balancer) redirect to https://, or set ${SETTINGS} to the final address`, status);
+    throw refuse(
+      `listing redirected (${status}) from https to plain http (${printableUrl(target)}): the token is never sent, nor a listing read, over http after https; have the upstream (or its load balancer) redirect to https://, or set ${SETTINGS} to the final address`,
+      status,
+    );
   }
   insecure('listing', target, status, allowInsecure);
   return { url: target.href, credentials: current.credentials && isOwnOrigin(new URL(configured), target) };
 }
 
-function resolve(what: string, current: string, status: number, location: string | string[] | undefined, hops: number): URL {
+function resolve(
+  what: string,
+  current: string,
+  status: number,
+  location: string | string[] | undefined,
+  hops: number,
+): URL {
   const value = Array.isArray(location) ? location[0] : location;
-  if (value === undefined || value.trim() === '') throw refuse(`${what} answered ${status} without a Location header`, status);
+  if (value === undefined || value.trim() === '')
+    throw refuse(`${what} answered ${status} without a Location header`, status);
   let target: URL;
   try {
     target = new URL(value, current);
@@ -83,10 +113,16 @@ function resolve(what: string, current: string, status: number, location: string
     throw refuse(`${what} answered ${status} with a Location that is not a URL`, status);
   }
   if (target.protocol !== 'https:' && target.protocol !== 'http:') {
-    throw refuse(`${what} answered ${status} redirecting to a ${target.protocol} address; only http(s) is followed`, status);
+    throw refuse(
+      `${what} answered ${status} redirecting to a ${target.protocol} address; only http(s) is followed`,
+      status,
+    );
   }
   if (hops > MAX_REDIRECTS) {
-    throw refuse(`${what} redirected more than ${MAX_REDIRECTS} times (last to ${printableUrl(target)}); set ${SETTINGS} to the final address`, status);
+    throw refuse(
+      `${what} redirected more than ${MAX_REDIRECTS} times (last to ${printableUrl(target)}); set ${SETTINGS} to the final address`,
+      status,
+    );
   }
   return target;
 }
@@ -97,7 +133,8 @@ function isDowngrade(current: string, target: URL): boolean {
 
 function insecure(what: string, target: URL, status: number, allowInsecure: boolean): void {
   const problem = insecureHttpProblem(target, allowInsecure);
-  if (problem !== undefined) throw refuse(`${what} redirected (${status}) to ${printableUrl(target)}: ${problem}`, status);
+  if (problem !== undefined)
+    throw refuse(`${what} redirected (${status}) to ${printableUrl(target)}: ${problem}`, status);
 }
 
 function refuse(message: string, status: number): UpstreamError {

@@ -44,7 +44,8 @@ export async function checkResponse(
   proxyVariable: string | undefined,
 ): Promise<void> {
   const { statusCode, headers } = response;
-  if (statusCode === 407 && proxyVariable !== undefined) throw proxyRefusal('listing', url, statusCode, proxyVariable, 'forward');
+  if (statusCode === 407 && proxyVariable !== undefined)
+    throw proxyRefusal('listing', url, statusCode, proxyVariable, 'forward');
   const type = String(headers['content-type'] ?? '(none)');
   if (statusCode === 200) {
     // A JSON body under a missing or odd content type is still JSON; an HTML page is not.
@@ -58,7 +59,13 @@ export async function checkResponse(
   throw statusError('listing', statusCode, headers, await readSome(first, rest), nowMs);
 }
 
-export function statusError(what: string, status: number, headers: Record<string, string | string[] | undefined>, body: string, nowMs: number): UpstreamError {
+export function statusError(
+  what: string,
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  body: string,
+  nowMs: number,
+): UpstreamError {
   const type = String(headers['content-type'] ?? '(none)');
   const retryAfterMs = parseRetryAfter(headers['retry-after'], nowMs);
   return new UpstreamError(`${what} failed with HTTP ${status} (${type}): ${excerpt(body)}`, {
@@ -91,7 +98,8 @@ function excerpt(text: string): string {
 export function serverMessage(body: string): string {
   try {
     const parsed: unknown = JSON.parse(body);
-    const message = typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown }).message : undefined;
+    const message =
+      typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown }).message : undefined;
     return typeof message === 'string' ? ` (server said: ${excerpt(message)})` : '';
   } catch {
     return body.trim() === '' ? '' : ` (server said: ${excerpt(body)})`;

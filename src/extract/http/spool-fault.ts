@@ -23,7 +23,9 @@ export function spoolFault(error: unknown, file: string, bytesSoFar: number): Lo
     EPERM: `no permission to write in ${dir} while spooling the listing`,
     ENOTDIR: `${dir} is not a directory: cannot spool the listing there`,
   }[code];
-  return new LocalDiskError(`${sentence}; set TMPDIR to a writable directory with room for the listing (${code})`, { cause: error });
+  return new LocalDiskError(`${sentence}; set TMPDIR to a writable directory with room for the listing (${code})`, {
+    cause: error,
+  });
 }
 
 /**
@@ -35,7 +37,10 @@ export function runDirFault(error: unknown, dir: string): LocalDiskError | undef
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code !== 'ENOSPC' && code !== 'EDQUOT') return undefined;
   const what = code === 'ENOSPC' ? 'no space left' : 'disk quota exceeded';
-  return new LocalDiskError(`${what} in ${dirname(dir)} for the run's temporary files; set TMPDIR to a writable directory with room for them (${code})`, { cause: error });
+  return new LocalDiskError(
+    `${what} in ${dirname(dir)} for the run's temporary files; set TMPDIR to a writable directory with room for them (${code})`,
+    { cause: error },
+  );
 }
 
 function megabytes(bytes: number): string {

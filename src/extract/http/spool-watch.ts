@@ -115,7 +115,8 @@ export class SpoolWatch {
           // The file is rewritten only after its attempt was marked failed: an attempt still
           // current and not failed after the read was not rewritten during it.
           this.check(attempt);
-          if (bytesRead === 0) throw new Error(`spool file ${this.path} is shorter than the ${this.written} bytes written to it`);
+          if (bytesRead === 0)
+            throw new Error(`spool file ${this.path} is shorter than the ${this.written} bytes written to it`);
           offset += bytesRead;
           yield bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead);
           continue;

@@ -37,7 +37,8 @@ export function findToken(bodyText: string, field?: string): TokenSearch {
     if (!isObject(node)) continue;
     for (const name of USUAL_NAMES) {
       const value = node[name];
-      if (typeof value === 'string' && value.trim() !== '') return { ok: true, token: value.trim(), foundAt: prefix + name };
+      if (typeof value === 'string' && value.trim() !== '')
+        return { ok: true, token: value.trim(), foundAt: prefix + name };
     }
   }
   const anywhere = findJwtString(body, '');

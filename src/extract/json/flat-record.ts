@@ -90,7 +90,8 @@ function stringEnd(b: Uint8Array, view: DataView, i: number, end: number): numbe
     const w = view.getInt32(i, true);
     // A byte's high bit is set in this when it is < 0x20, '"', '\\' or >= 0x80 (exactly: whether
     // any is; a borrow may also mark the byte above a marked one).
-    const marks = ((w - 0x20202020) | ((w ^ 0x22222222) - 0x01010101) | ((w ^ 0x5c5c5c5c) - 0x01010101) | w) & 0x80808080;
+    const marks =
+      ((w - 0x20202020) | ((w ^ 0x22222222) - 0x01010101) | ((w ^ 0x5c5c5c5c) - 0x01010101) | w) & 0x80808080;
     if (marks !== 0) {
       i += firstMarked(marks);
       return b[i] === 0x22 ? i : -1;
@@ -181,7 +182,14 @@ function numberEnd(b: Uint8Array, view: DataView, i: number, end: number): numbe
  * number prints as at most MAX_PRINTED_DIGITS digits; else -1. Apart from numberEnd, which V8
  * then inlines into scanFlatRecord: exponents are rare in real data.
  */
-function exponentEnd(b: Uint8Array, view: DataView, i: number, end: number, intDigits: number, fracDigits: number): number {
+function exponentEnd(
+  b: Uint8Array,
+  view: DataView,
+  i: number,
+  end: number,
+  intDigits: number,
+  fracDigits: number,
+): number {
   if (i >= end) return -1;
   let d = b[i]!;
   const negative = d === 0x2d;
@@ -194,7 +202,9 @@ function exponentEnd(b: Uint8Array, view: DataView, i: number, end: number, intD
   let exponent = 0;
   for (let k = digits; k < i; k++) exponent = exponent * 10 + (b[k]! - 0x30);
   // Never fewer than the digits it prints as (extra-fields.ts printedDigits): leading zeros count here.
-  const printed = negative ? intDigits + fracDigits + exponent : intDigits + exponent + Math.max(0, fracDigits - exponent);
+  const printed = negative
+    ? intDigits + fracDigits + exponent
+    : intDigits + exponent + Math.max(0, fracDigits - exponent);
   return printed > MAX_PRINTED_DIGITS ? -1 : i;
 }
 
@@ -203,7 +213,14 @@ function exponentEnd(b: Uint8Array, view: DataView, i: number, end: number, intD
  * `out` at `o` as the state machine rewrites it: every byte as it is, each number in quotes.
  * Returns the new end of `out`.
  */
-export function quoteFlatRecord(b: Uint8Array, s: number, ends: Float64Array, count: number, out: Uint8Array, o: number): number {
+export function quoteFlatRecord(
+  b: Uint8Array,
+  s: number,
+  ends: Float64Array,
+  count: number,
+  out: Uint8Array,
+  o: number,
+): number {
   out[o++] = 0x7b;
   let at = s; // the '{' or ',' before the member
   for (let m = 0; m < count; m++) {

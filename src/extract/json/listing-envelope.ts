@@ -117,7 +117,12 @@ export abstract class ListingEnvelopeScanner extends ListingScanner {
         } else if (c === 0x7d && state === T_KEY_OR_END) {
           i++;
           state = T_END;
-        } else throw this.error(state === T_KEY ? "expected '\"' to start a top-level key" : "expected a top-level key or '}'", b, i);
+        } else
+          throw this.error(
+            state === T_KEY ? "expected '\"' to start a top-level key" : "expected a top-level key or '}'",
+            b,
+            i,
+          );
       } else if (state === T_COLON) {
         if (c !== 0x3a) throw this.error("expected ':' after a top-level key", b, i);
         i++;
@@ -188,7 +193,8 @@ export abstract class ListingEnvelopeScanner extends ListingScanner {
       return T_COLON;
     }
     const value: unknown = tooLarge ? TOO_LARGE : JSON.parse(text);
-    if (!Object.prototype.hasOwnProperty.call(this.scalars, this.curKey) && ++this.scalarCount > MAX_TOP_LEVEL_KEYS) return T_AFTER;
+    if (!Object.prototype.hasOwnProperty.call(this.scalars, this.curKey) && ++this.scalarCount > MAX_TOP_LEVEL_KEYS)
+      return T_AFTER;
     Object.defineProperty(this.scalars, this.curKey, { value, enumerable: true, writable: true, configurable: true });
     return T_AFTER;
   }

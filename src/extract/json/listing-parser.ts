@@ -158,7 +158,11 @@ export class ListingParser extends ListingEnvelopeScanner {
       const excerpt = makeExcerpt(this.tail, this.tail.length, Buffer.alloc(0), 0);
       const error =
         this.state === T_START
-          ? new ListingSyntaxError(`document is empty at byte ${this.total}: expected '{' (the listing envelope object)`, this.total, excerpt)
+          ? new ListingSyntaxError(
+              `document is empty at byte ${this.total}: expected '{' (the listing envelope object)`,
+              this.total,
+              excerpt,
+            )
           : new ListingSyntaxError(
               `unexpected end of document at byte ${this.total}: ${this.expectation()} (the listing is truncated)`,
               this.total,
@@ -206,7 +210,16 @@ export class ListingParser extends ListingEnvelopeScanner {
     if (hook !== undefined) {
       const whole = problem === undefined && byteLength <= this.rawByteCap;
       const bytes = !whole ? undefined : s >= 0 ? b : this.rawAcc;
-      const verdict = hook.record(bytes, s >= 0 ? s : 0, s >= 0 ? i : this.rawLen, this.memberEnds, this.memberCount, this.recordCount, byteOffset, this.laned);
+      const verdict = hook.record(
+        bytes,
+        s >= 0 ? s : 0,
+        s >= 0 ? i : this.rawLen,
+        this.memberEnds,
+        this.memberCount,
+        this.recordCount,
+        byteOffset,
+        this.laned,
+      );
       if (verdict === true) {
         this.recordCount++;
         this.o = this.recOutStart;
@@ -232,10 +245,16 @@ export class ListingParser extends ListingEnvelopeScanner {
     if (problem === undefined) {
       // Fast path: a flat object (scalar values only) is built straight from its raw text, which
       // is complete here (the scanner has validated it); anything else goes through JSON.parse.
-      const value = rawComplete ? this.flat.build(raw, this.recHigh ? undefined : this.memberEnds, this.memberCount) : undefined;
+      const value = rawComplete
+        ? this.flat.build(raw, this.recHigh ? undefined : this.memberEnds, this.memberCount)
+        : undefined;
       if (value !== undefined) {
         this.o = this.recOutStart;
-        this.results.push(tag === undefined ? { position, value, raw, byteOffset, byteLength } : { position, value, raw, byteOffset, byteLength, fingerprint: tag });
+        this.results.push(
+          tag === undefined
+            ? { position, value, raw, byteOffset, byteLength }
+            : { position, value, raw, byteOffset, byteLength, fingerprint: tag },
+        );
         return;
       }
       if (this.laned) this.o = quoteFlatRecord(b, s, this.memberEnds, this.memberCount, this.out, this.recOutStart);
@@ -265,7 +284,9 @@ export class ListingParser extends ListingEnvelopeScanner {
       values = JSON.parse((out as SliceBuffer).latin1Slice(0, end)) as unknown[];
     } catch (error) {
       // Cannot happen for text the scanner accepted; if it does, fail loudly rather than guess.
-      throw new Error(`ListingParser internal error: a validated batch was refused by JSON.parse (${String(error)})`, { cause: error });
+      throw new Error(`ListingParser internal error: a validated batch was refused by JSON.parse (${String(error)})`, {
+        cause: error,
+      });
     }
     const waiting = this.waiting;
     for (let k = 0; k < waiting.length; k++) waiting[k]!.value = values[k];
@@ -305,12 +326,13 @@ export class ListingParser extends ListingEnvelopeScanner {
     const n = Math.min(room, e - s);
     const need = this.rawLen + n;
     if (this.rawAcc === undefined || this.rawAcc.length < need) {
-      const bigger = Buffer.allocUnsafe(Math.min(this.rawByteCap, Math.max(need, 1024, (this.rawAcc?.length ?? 0) * 2)));
+      const bigger = Buffer.allocUnsafe(
+        Math.min(this.rawByteCap, Math.max(need, 1024, (this.rawAcc?.length ?? 0) * 2)),
+      );
       if (this.rawAcc !== undefined) this.rawAcc.copy(bigger, 0, 0, this.rawLen);
       this.rawAcc = bigger;
     }
     b.copy(this.rawAcc, this.rawLen, s, s + n);
     this.rawLen = need;
   }
-
 }

@@ -177,7 +177,11 @@ export abstract class ListingScanner extends ScannerState {
             if (depth > 0) cur = (this.stack[(depth - 1) >> 3]! >> ((depth - 1) & 7)) & 1;
             continue main; // still S_AFTER
           }
-          throw this.error(cur === 1 ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element", b, i);
+          throw this.error(
+            cur === 1 ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element",
+            b,
+            i,
+          );
         }
 
         case S_VALUE: {

@@ -152,13 +152,24 @@ export function describeByte(c: number): string {
 /** Up to 60 characters around position `i` of `b` (`tail` holds the bytes before `b`). */
 export function makeExcerpt(tail: Buffer, tailLen: number, b: Buffer, i: number): string {
   const beforeFromB = Math.min(i, 24);
-  const before = Buffer.concat([tail.subarray(Math.max(0, tailLen - (24 - beforeFromB))), b.subarray(i - beforeFromB, i)]);
+  const before = Buffer.concat([
+    tail.subarray(Math.max(0, tailLen - (24 - beforeFromB))),
+    b.subarray(i - beforeFromB, i),
+  ]);
   const after = b.subarray(i, Math.min(b.length, i + 28));
   const show = (buf: Buffer) =>
     buf
       .toString('utf8')
       .replace(/\uFFFD/g, '?')
-      .replace(/[\u0000-\u001f\u007f]/g, (ch) => (ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : ch === '\t' ? '\\t' : '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0')));
+      .replace(/[\u0000-\u001f\u007f]/g, (ch) =>
+        ch === '\n'
+          ? '\\n'
+          : ch === '\r'
+            ? '\\r'
+            : ch === '\t'
+              ? '\\t'
+              : '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0'),
+      );
   let pre = show(before);
   let post = show(after);
   if (pre.length > 28) pre = pre.slice(pre.length - 28);

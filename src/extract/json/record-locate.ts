@@ -23,7 +23,11 @@ export interface RecordPlace {
 }
 
 /** The records at `places`, each at most `maxBytes` of it, read with the listing file opened once. */
-export async function readRecords(path: string, places: readonly RecordPlace[], maxBytes: number): Promise<LocatedRecord[]> {
+export async function readRecords(
+  path: string,
+  places: readonly RecordPlace[],
+  maxBytes: number,
+): Promise<LocatedRecord[]> {
   if (places.length === 0) return [];
   const file = await open(path, 'r');
   try {
@@ -42,14 +46,24 @@ async function readOne(file: FileHandle, { offset, skip }: RecordPlace, maxBytes
     const found = findValue(buffer.subarray(0, bytesRead), skip);
     if (found !== undefined) {
       const [start, end] = found;
-      return { byteOffset: offset + start, byteLength: end - start, bytes: Buffer.from(buffer.subarray(start, Math.min(end, start + maxBytes))) };
+      return {
+        byteOffset: offset + start,
+        byteLength: end - start,
+        bytes: Buffer.from(buffer.subarray(start, Math.min(end, start + maxBytes))),
+      };
     }
-    if (bytesRead < size) throw new Error(`record not found at byte ${offset} + ${skip} records (the listing file changed?)`);
+    if (bytesRead < size)
+      throw new Error(`record not found at byte ${offset} + ${skip} records (the listing file changed?)`);
   }
 }
 
 /** One record, as readRecords. */
-export async function locateRecord(path: string, offset: number, skip: number, maxBytes: number): Promise<LocatedRecord> {
+export async function locateRecord(
+  path: string,
+  offset: number,
+  skip: number,
+  maxBytes: number,
+): Promise<LocatedRecord> {
   return (await readRecords(path, [{ offset, skip }], maxBytes))[0]!;
 }
 

@@ -92,7 +92,14 @@ export class MemberReader implements KeyGuide {
       // A key the fast lane found by its guess (`plain`: the lane took this record) is not compared again.
       const lane = plain && m < MAX_GUESSES ? this.found[m]! : -1;
       let k = lane >= 0 ? lane : m < MAX_GUESSES ? this.guess[m]! : -1;
-      let j = lane >= 0 ? ks + this.keys[k]!.length : k >= 0 ? this.match(k, b, ks, memberEnd) : k === -1 && m < MAX_GUESSES ? this.matchUnknown(m, b, ks, memberEnd) : -1;
+      let j =
+        lane >= 0
+          ? ks + this.keys[k]!.length
+          : k >= 0
+            ? this.match(k, b, ks, memberEnd)
+            : k === -1 && m < MAX_GUESSES
+              ? this.matchUnknown(m, b, ks, memberEnd)
+              : -1;
       let name: string | undefined;
       if (j >= 0 && k === -1) name = this.lastUnknownName[m];
       else if (j < 0) {

@@ -184,7 +184,8 @@ export class FlatBuilder {
           // A number, NaN, Infinity or -Infinity: its text, up to the next ',', '}' or whitespace.
           const vs = i;
           c = raw.charCodeAt(++i);
-          while (c !== 0x2c && c !== 0x7d && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) c = raw.charCodeAt(++i);
+          while (c !== 0x2c && c !== 0x7d && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09)
+            c = raw.charCodeAt(++i);
           value = raw.slice(vs, i);
         }
         keys[m++] = key;
@@ -213,7 +214,8 @@ function internalize(key: string): string {
 
 /** Sets a member as JSON.parse does: a repeated key keeps its place and takes the last value; `__proto__` is an own property. */
 function put(obj: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
 
@@ -230,4 +232,3 @@ function nextBackslash(raw: string, from: number): number {
   const at = raw.indexOf('\\', from);
   return at < 0 ? raw.length : at;
 }
-

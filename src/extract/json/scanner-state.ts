@@ -5,7 +5,14 @@
  * Container nesting is a bit stack (1 bit per level), so the scanner never recurses.
  * The base of the parser's class chain; why it is a chain: listing-parser.ts.
  */
-import { ListingSyntaxError, MAX_NESTING, describeByte, makeExcerpt, type KeyGuide, type RecordBytesHook } from './listing-types.js';
+import {
+  ListingSyntaxError,
+  MAX_NESTING,
+  describeByte,
+  makeExcerpt,
+  type KeyGuide,
+  type RecordBytesHook,
+} from './listing-types.js';
 
 // Scanner states. S_* are inside a value (record, top-level key or top-level scalar); T_* are the
 // envelope object; A_* are the records array between its elements.
@@ -55,7 +62,9 @@ export const L_FALSE = 1;
 export const L_NULL = 2;
 export const L_NAN = 3;
 export const L_INFINITY = 4;
-export const LITS: readonly Uint8Array[] = ['true', 'false', 'null', 'NaN', 'Infinity'].map((s) => Buffer.from(s, 'latin1'));
+export const LITS: readonly Uint8Array[] = ['true', 'false', 'null', 'NaN', 'Infinity'].map((s) =>
+  Buffer.from(s, 'latin1'),
+);
 
 export const BOM = [0xef, 0xbb, 0xbf];
 /** 1 for bytes that go through a string unchanged (not '"', '\', or a control character). */
@@ -67,7 +76,6 @@ for (const c of '"\\/bfnrt') ESCAPABLE[c.charCodeAt(0)] = 1;
 /** 1 for hexadecimal digits. */
 export const HEX = new Uint8Array(256);
 for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
-
 
 /** Bytes of source per scanning window (bounds the output buffer growth per window). */
 export const WINDOW = 128 * 1024;

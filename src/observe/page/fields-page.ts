@@ -7,7 +7,12 @@ import type { FieldRow } from './queries.js';
 export interface FieldsData {
   timezone: string;
   discovered: FieldRow[];
-  lastLoad: { id: string; field_counts: { records: number; fields: Record<string, { present: number; non_null: number }> } | null } | undefined;
+  lastLoad:
+    | {
+        id: string;
+        field_counts: { records: number; fields: Record<string, { present: number; non_null: number }> } | null;
+      }
+    | undefined;
 }
 
 export function fieldsBody(d: FieldsData): Html {
@@ -16,20 +21,47 @@ export function fieldsBody(d: FieldsData): Html {
 <h2>The catalogue</h2>
 <p class="muted">The fields this version loads into columns of their own${d.lastLoad ? html`; records counted by the last successful load, <a href="/runs/${d.lastLoad.id}">run ${d.lastLoad.id}</a>` : null}.</p>
 ${stackedTable(
-    'catalogue',
-    [{ title: 'field' }, { title: 'column type' }, { title: 'required' }, { title: 'records with it', numeric: true }, { title: 'with a value', numeric: true }, { title: 'meaning' }],
-    FIELDS.map((f) => {
-      const c = counts?.fields?.[f.name];
-      return { cells: [html`<code>${f.name}</code>`, SQL_TYPE[f.kind], f.required ? 'yes' : 'no', c ? count(c.present) : '', c ? count(c.non_null) : '', f.meaning] };
-    }),
-  )}
+  'catalogue',
+  [
+    { title: 'field' },
+    { title: 'column type' },
+    { title: 'required' },
+    { title: 'records with it', numeric: true },
+    { title: 'with a value', numeric: true },
+    { title: 'meaning' },
+  ],
+  FIELDS.map((f) => {
+    const c = counts?.fields?.[f.name];
+    return {
+      cells: [
+        html`<code>${f.name}</code>`,
+        SQL_TYPE[f.kind],
+        f.required ? 'yes' : 'no',
+        c ? count(c.present) : '',
+        c ? count(c.non_null) : '',
+        f.meaning,
+      ],
+    };
+  }),
+)}
 <h2>Found at run time</h2>
 <p class="muted">Fields the upstream sent that the catalogue does not know: kept in extra_fields and shown in the BI views when they can be named (sync_fields).</p>
-${d.discovered.length === 0
+${
+  d.discovered.length === 0
     ? html`<p class="muted">None so far.</p>`
     : stackedTable(
         'discovered',
-        [{ title: 'field' }, { title: 'BI column' }, { title: 'type' }, { title: 'kinds seen' }, { title: 'first run' }, { title: 'last run' }, { title: 'records', numeric: true }, { title: 'found' }, { title: 'note' }],
+        [
+          { title: 'field' },
+          { title: 'BI column' },
+          { title: 'type' },
+          { title: 'kinds seen' },
+          { title: 'first run' },
+          { title: 'last run' },
+          { title: 'records', numeric: true },
+          { title: 'found' },
+          { title: 'note' },
+        ],
         d.discovered.map((f) => ({
           cells: [
             html`<span class="field-name">${f.name}</span>`,
@@ -43,6 +75,7 @@ ${d.discovered.length === 0
             f.note,
           ],
         })),
-      )}
+      )
+}
 <p><a href="/fields.json">These fields as JSON</a></p>`;
 }

@@ -25,7 +25,10 @@ export function staleRuleFromSchedule(nextRuns: Date[]): StaleRule | undefined {
   const gap = nextRuns[1]!.getTime() - nextRuns[0]!.getTime();
   if (!(gap > 0)) return undefined;
   const ms = gap + Math.min(gap, 3_600_000);
-  return { ms, why: `The schedule runs every ${roughDuration(gap)}: late when the last successful load is older than ${roughDuration(ms)}.` };
+  return {
+    ms,
+    why: `The schedule runs every ${roughDuration(gap)}: late when the last successful load is older than ${roughDuration(ms)}.`,
+  };
 }
 
 export function judgeFreshness(input: {
@@ -40,9 +43,13 @@ export function judgeFreshness(input: {
   const { now, lastLoadAt, latest, rule } = input;
   if (latest !== undefined && latest.status !== 'succeeded') {
     const of = input.attempts === undefined ? '' : ` of ${input.attempts}`;
-    const attempt = latest.attempt !== undefined && (latest.attempt > 1 || latest.retry_at) ? ` (attempt ${latest.attempt}${of})` : '';
+    const attempt =
+      latest.attempt !== undefined && (latest.attempt > 1 || latest.retry_at)
+        ? ` (attempt ${latest.attempt}${of})`
+        : '';
     // A retry time already past: the daemon stopped before it (catch-up at its start takes it up).
-    const retry = latest.retry_at && latest.retry_at.getTime() > now ? `, retrying at ${latest.retry_at.toISOString()}` : '';
+    const retry =
+      latest.retry_at && latest.retry_at.getTime() > now ? `, retrying at ${latest.retry_at.toISOString()}` : '';
     return { state: 'failing', headline: `Failing: the last run (${latest.id}) ${latest.status}${attempt}${retry}` };
   }
   if (lastLoadAt === undefined) return { state: 'late', headline: 'Late: no successful load yet' };

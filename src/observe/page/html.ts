@@ -52,11 +52,18 @@ export interface Column {
  * A table that a phone shows as one block per row, each value under its column's name (the
  * stylesheet's `table.stack`): wide tables of long text stay readable at 390 px.
  */
-export function stackedTable(id: string, columns: readonly Column[], rows: ReadonlyArray<{ attrs?: Html; cells: readonly Value[] }>): Html {
+export function stackedTable(
+  id: string,
+  columns: readonly Column[],
+  rows: ReadonlyArray<{ attrs?: Html; cells: readonly Value[] }>,
+): Html {
   const n = (c: Column) => (c.numeric ? ' class="n"' : '');
   const head = columns.map((c) => `<th${n(c)}>${escapeHtml(c.title)}</th>`).join('');
   const body = rows.map(
-    (r) => `<tr${r.attrs ? ` ${r.attrs.text}` : ''}>${r.cells.map((cell, i) => `<td${n(columns[i]!)} data-label="${escapeHtml(columns[i]!.title)}">${render(cell)}</td>`).join('')}</tr>`,
+    (r) =>
+      `<tr${r.attrs ? ` ${r.attrs.text}` : ''}>${r.cells.map((cell, i) => `<td${n(columns[i]!)} data-label="${escapeHtml(columns[i]!.title)}">${render(cell)}</td>`).join('')}</tr>`,
   );
-  return new Html(`<table id="${escapeHtml(id)}" class="stack"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody></table>`);
+  return new Html(
+    `<table id="${escapeHtml(id)}" class="stack"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody></table>`,
+  );
 }

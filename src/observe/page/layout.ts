@@ -2,7 +2,8 @@
 import { html, type Html } from './html.js';
 
 export function layout(options: { title: string; body: Html; refreshSeconds?: number | undefined }): string {
-  return `<!doctype html>\n${html`<html lang="en">
+  return `<!doctype html>\n${
+    html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -17,10 +18,12 @@ ${options.refreshSeconds === undefined ? null : html`<meta http-equiv="refresh" 
 ${options.body}
 </main>
 </body>
-</html>`.text}\n`;
+</html>`.text
+  }\n`;
 }
 
-export const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="3" y="2" width="10" height="12" rx="2" fill="#7b2d43"/></svg>';
+export const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="3" y="2" width="10" height="12" rx="2" fill="#7b2d43"/></svg>';
 
 export const STYLESHEET = `
 :root { --ok: #1a7f37; --late: #9a6700; --bad: #c62828; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #fff; }

@@ -57,7 +57,8 @@ function runningBox(d: OverviewData): Html | null {
   const r = d.running;
   if (r === undefined) return null;
   // The daemon's own run, as it goes; else what the run last wrote to its row.
-  const p = d.progress ?? (r.received === null ? undefined : { received: Number(r.received), bytes: Number(r.bytes ?? 0) });
+  const p =
+    d.progress ?? (r.received === null ? undefined : { received: Number(r.received), bytes: Number(r.bytes ?? 0) });
   const age = d.now - r.started_at.getTime();
   const stuck = d.runTimeoutMs !== undefined && age > d.runTimeoutMs + 60_000;
   return html`<section class="progress" id="running">
@@ -72,18 +73,37 @@ function plots(d: OverviewData): Html {
   const runs = d.plotRuns;
   const label = (r: PlotRun, what: string) => `run ${r.id}${r.dry_run ? ' (dry run)' : ''}, ${r.status}: ${what}`;
   const marks = (r: PlotRun) => (r.dry_run ? ['dry'] : []);
-  const durationBars: Bar[] = runs.map((r) => ({ runId: r.id, values: [{ series: r.status, value: num(r.ms) }], label: label(r, duration(num(r.ms))), marks: marks(r) }));
+  const durationBars: Bar[] = runs.map((r) => ({
+    runId: r.id,
+    values: [{ series: r.status, value: num(r.ms) }],
+    label: label(r, duration(num(r.ms))),
+    marks: marks(r),
+  }));
   const changedBars: Bar[] = runs.map((r) => ({
     runId: r.id,
     values: (['inserted', 'updated', 'deleted', 'restored'] as const).map((k) => ({ series: k, value: num(r[k]) })),
-    label: label(r, `${count(r.inserted)} inserted, ${count(r.updated)} updated, ${count(r.deleted)} deleted, ${count(r.restored)} restored`),
+    label: label(
+      r,
+      `${count(r.inserted)} inserted, ${count(r.updated)} updated, ${count(r.deleted)} deleted, ${count(r.restored)} restored`,
+    ),
     marks: marks(r),
   }));
-  const receivedBars: Bar[] = runs.map((r) => ({ runId: r.id, values: [{ series: 'received', value: num(r.received) }], label: label(r, `${count(r.received)} received`), marks: marks(r) }));
-  const rejectedBars: Bar[] = runs.map((r) => ({ runId: r.id, values: [{ series: 'rejected', value: num(r.rejected) }], label: label(r, `${count(r.rejected)} rejected`), marks: marks(r) }));
+  const receivedBars: Bar[] = runs.map((r) => ({
+    runId: r.id,
+    values: [{ series: 'received', value: num(r.received) }],
+    label: label(r, `${count(r.received)} received`),
+    marks: marks(r),
+  }));
+  const rejectedBars: Bar[] = runs.map((r) => ({
+    runId: r.id,
+    values: [{ series: 'rejected', value: num(r.rejected) }],
+    label: label(r, `${count(r.rejected)} rejected`),
+    marks: marks(r),
+  }));
   const statusSeries = STATUSES.filter((s) => s !== 'running').map((s) => ({ key: s, name: s }));
   // The heading counts the runs drawn: fewer than asked for while the history is short.
-  const heading = runs.length === 0 ? 'No finished run yet' : runs.length === 1 ? 'The last run' : `The last ${runs.length} runs`;
+  const heading =
+    runs.length === 0 ? 'No finished run yet' : runs.length === 1 ? 'The last run' : `The last ${runs.length} runs`;
   return html`<h2 id="plots">${heading}</h2>
 <p class="choice">Show the last ${PLOT_CHOICES.map((n) => html`<a href="/${query({ plot: n === 30 ? undefined : n, status: d.filter.status, trigger: d.filter.trigger })}" class="${n === d.plotN ? 'on' : ''}">${n}</a>`)} runs. Each bar links to its run; pale bars are dry runs. A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small changes stay visible beside a first load.</p>
 <div class="charts">
@@ -99,7 +119,8 @@ ${barChart({ id: 'plot-rejected', title: 'Records rejected per run', unit: 'reco
 }
 
 function history(d: OverviewData): Html {
-  const option = (value: string, selected: string | undefined) => html`<option value="${value}"${selected === value ? html` selected` : null}>${value}</option>`;
+  const option = (value: string, selected: string | undefined) =>
+    html`<option value="${value}"${selected === value ? html` selected` : null}>${value}</option>`;
   return html`<h2 id="runs">Runs</h2>
 <form method="get" action="/" class="filters">
 <label>Status <select name="status"><option value="">any</option>${STATUSES.map((s) => option(s, d.filter.status))}</select></label>
@@ -116,13 +137,28 @@ ${d.runs.length === 0 ? html`<p class="muted">No run${d.filter.status || d.filte
 }
 
 /** The runs table's counts on a wide screen; a phone shows the rows changed (their sum) instead. */
-const WIDE_COUNTS = ['received', 'inserted', 'updated', 'deleted', 'restored', 'rejected', 'skipped_unchanged'] as const;
+const WIDE_COUNTS = [
+  'received',
+  'inserted',
+  'updated',
+  'deleted',
+  'restored',
+  'rejected',
+  'skipped_unchanged',
+] as const;
 
 function runRow(r: RunLine, d: OverviewData): Html {
-  const changed = r.ms === null && r.status === 'running' ? null : num(r.inserted) + num(r.updated) + num(r.deleted) + num(r.restored);
+  const changed =
+    r.ms === null && r.status === 'running'
+      ? null
+      : num(r.inserted) + num(r.updated) + num(r.deleted) + num(r.restored);
   // A retry links to its chain's first attempt; a failure to be retried says when.
-  const chain = r.retry_of === null ? null : html` <span class="muted">attempt ${r.attempt} of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
-  const retry = r.retry_at === null ? null : html` <span class="muted">retry ${formatTime(r.retry_at, d.timezone)}</span>`;
+  const chain =
+    r.retry_of === null
+      ? null
+      : html` <span class="muted">attempt ${r.attempt} of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
+  const retry =
+    r.retry_at === null ? null : html` <span class="muted">retry ${formatTime(r.retry_at, d.timezone)}</span>`;
   return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}${chain}${retry}</td>
 <td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td><td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td><td class="n changed narrow-only">${count(changed)}</td>
 ${WIDE_COUNTS.map((k) => html`<td class="n wide-only">${count(r[k])}</td>`)}

@@ -29,7 +29,17 @@ const NAMES = [
 type Name = (typeof NAMES)[number];
 
 export const STATUSES = ['running', 'succeeded', 'failed', 'aborted', 'abandoned'] as const;
-export const TRIGGERS = ['schedule', 'run-now', 'catch-up', 'retry', 'page', 'manual', 'replay', 'file', 'demo'] as const;
+export const TRIGGERS = [
+  'schedule',
+  'run-now',
+  'catch-up',
+  'retry',
+  'page',
+  'manual',
+  'replay',
+  'file',
+  'demo',
+] as const;
 
 export interface RunningRun {
   id: string;
@@ -76,7 +86,10 @@ export interface LatestFinished {
 }
 
 /** What a plot draws of a run: its line in the runs table, less what the plots do not show. */
-export type PlotRun = Omit<RunLine, 'trigger' | 'finished_at' | 'skipped_unchanged' | 'error_start' | 'attempt' | 'retry_of' | 'retry_at'>;
+export type PlotRun = Omit<
+  RunLine,
+  'trigger' | 'finished_at' | 'skipped_unchanged' | 'error_start' | 'attempt' | 'retry_of' | 'retry_at'
+>;
 
 export interface RejectLine {
   position: string;
@@ -111,7 +124,10 @@ export class PageQueries {
     private readonly schema: string,
   ) {
     const loaded = loadStatements('page/page.sql', NAMES);
-    this.sql = Object.fromEntries(NAMES.map((n) => [n, withIdentifiers(loaded[n], { schema })])) as Record<Name, string>;
+    this.sql = Object.fromEntries(NAMES.map((n) => [n, withIdentifiers(loaded[n], { schema })])) as Record<
+      Name,
+      string
+    >;
   }
 
   private async rows<T>(name: Name, params: unknown[] = []): Promise<T[]> {
@@ -136,14 +152,20 @@ export class PageQueries {
   }
 
   /** A page of the history: `before` an id (older), or `after` one (newer); newest first either way. */
-  async runs(filter: RunFilter, page: { before?: string | undefined; after?: string | undefined }, limit: number): Promise<RunLine[]> {
+  async runs(
+    filter: RunFilter,
+    page: { before?: string | undefined; after?: string | undefined },
+    limit: number,
+  ): Promise<RunLine[]> {
     const f = [filter.status ?? null, filter.trigger ?? null];
     if (page.after !== undefined) return (await this.rows<RunLine>('runs_newer', [page.after, ...f, limit])).reverse();
     return this.rows<RunLine>('runs_older', [page.before ?? null, ...f, limit]);
   }
 
   async runsCount(filter: RunFilter): Promise<number> {
-    return Number((await this.rows<{ runs: string }>('runs_count', [filter.status ?? null, filter.trigger ?? null]))[0]!.runs);
+    return Number(
+      (await this.rows<{ runs: string }>('runs_count', [filter.status ?? null, filter.trigger ?? null]))[0]!.runs,
+    );
   }
 
   /** The last `n` finished runs, oldest first. */
@@ -155,8 +177,14 @@ export class PageQueries {
     return (await this.rows<Record<string, unknown>>('run_by_id', [id]))[0];
   }
 
-  async payload(id: string): Promise<{ sha256: string; bytes: string; algorithm: string; stored_bytes: string | null } | undefined> {
-    return (await this.rows<{ sha256: string; bytes: string; algorithm: string; stored_bytes: string | null }>('payload', [id]))[0];
+  async payload(
+    id: string,
+  ): Promise<{ sha256: string; bytes: string; algorithm: string; stored_bytes: string | null } | undefined> {
+    return (
+      await this.rows<{ sha256: string; bytes: string; algorithm: string; stored_bytes: string | null }>('payload', [
+        id,
+      ])
+    )[0];
   }
 
   async rejectReasons(id: string, limit: number): Promise<Array<{ path: string; message: string; records: string }>> {
@@ -181,7 +209,11 @@ export class PageQueries {
     return (await this.rows<{ raw: string }>('reject_raw', [id, position]))[0]?.raw;
   }
 
-  async runNewFields(id: string): Promise<Array<{ name: string; column_name: string | null; bi_kind: string; records: string; note: string | null }>> {
+  async runNewFields(
+    id: string,
+  ): Promise<
+    Array<{ name: string; column_name: string | null; bi_kind: string; records: string; note: string | null }>
+  > {
     return this.rows('run_new_fields', [id]);
   }
 
@@ -189,7 +221,18 @@ export class PageQueries {
     return this.rows<FieldRow>('fields');
   }
 
-  async catalogueCounts(): Promise<{ id: string; field_counts: { records: number; fields: Record<string, { present: number; non_null: number }> } | null } | undefined> {
-    return (await this.rows<{ id: string; field_counts: { records: number; fields: Record<string, { present: number; non_null: number }> } | null }>('catalogue_counts'))[0];
+  async catalogueCounts(): Promise<
+    | {
+        id: string;
+        field_counts: { records: number; fields: Record<string, { present: number; non_null: number }> } | null;
+      }
+    | undefined
+  > {
+    return (
+      await this.rows<{
+        id: string;
+        field_counts: { records: number; fields: Record<string, { present: number; non_null: number }> } | null;
+      }>('catalogue_counts')
+    )[0];
   }
 }

@@ -13,7 +13,18 @@ import { FAVICON, layout, STYLESHEET } from './layout.js';
 import { overviewBody, PLOT_CHOICES, RUNS_PER_PAGE } from './overview.js';
 import { PageQueries, STATUSES, TRIGGERS, type RunFilter } from './queries.js';
 import { RAW_SHOWN, REJECTS_PER_PAGE, runBody } from './run-page.js';
-import { CsrfTokens, hostAllowed, presentedToken, refuseHost, refuseTooMany, refuseUnauthorized, sameOrigin, sameSecret, securityHeaders, TokenAttempts } from './security.js';
+import {
+  CsrfTokens,
+  hostAllowed,
+  presentedToken,
+  refuseHost,
+  refuseTooMany,
+  refuseUnauthorized,
+  sameOrigin,
+  sameSecret,
+  securityHeaders,
+  TokenAttempts,
+} from './security.js';
 
 /** What only the daemon knows: its schedule, the progress of its run, and how to start one. */
 export interface DaemonView {
@@ -56,13 +67,27 @@ export function pageHandler(options: PageOptions): PageHandler {
   // Run-now exists only in the daemon, and only behind a token: without one, anyone reaching the port could start runs.
   const csrf = options.daemon && options.token !== undefined ? new CsrfTokens(options.token) : undefined;
 
-  const send = (res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}) => {
-    res.writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra }).end(options.secrets ? options.secrets.scrub(body) : body);
+  const send = (
+    res: ServerResponse,
+    status: number,
+    type: string,
+    body: string,
+    extra: Record<string, string> = {},
+  ) => {
+    res
+      .writeHead(status, { ...securityHeaders(), 'content-type': type, ...extra })
+      .end(options.secrets ? options.secrets.scrub(body) : body);
   };
-  const page = (res: ServerResponse, title: string, body: Parameters<typeof layout>[0]['body'], refreshSeconds?: number) =>
-    send(res, 200, 'text/html; charset=utf-8', layout({ title, body, refreshSeconds }));
-  const json = (res: ServerResponse, value: unknown) => send(res, 200, 'application/json; charset=utf-8', JSON.stringify(value));
-  const notFound = (res: ServerResponse, what: string) => send(res, 404, 'text/plain; charset=utf-8', `not found: ${what}\n`);
+  const page = (
+    res: ServerResponse,
+    title: string,
+    body: Parameters<typeof layout>[0]['body'],
+    refreshSeconds?: number,
+  ) => send(res, 200, 'text/html; charset=utf-8', layout({ title, body, refreshSeconds }));
+  const json = (res: ServerResponse, value: unknown) =>
+    send(res, 200, 'application/json; charset=utf-8', JSON.stringify(value));
+  const notFound = (res: ServerResponse, what: string) =>
+    send(res, 404, 'text/plain; charset=utf-8', `not found: ${what}\n`);
 
   const overview = async (url: URL, res: ServerResponse, asJson: boolean) => {
     const p = url.searchParams;
@@ -96,7 +121,13 @@ export function pageHandler(options: PageOptions): PageHandler {
     }
     const now = Date.now();
     const rule = options.staleRule();
-    const freshness = judgeFreshness({ now, lastLoadAt: lastLoad?.finished_at, latest, rule, attempts: options.daemon?.attempts });
+    const freshness = judgeFreshness({
+      now,
+      lastLoadAt: lastLoad?.finished_at,
+      latest,
+      rule,
+      attempts: options.daemon?.attempts,
+    });
     const keep = { status: filter.status, trigger: filter.trigger, plot: plotN === 30 ? undefined : plotN };
     const data = {
       now,
@@ -119,7 +150,16 @@ export function pageHandler(options: PageOptions): PageHandler {
       notice: noticeOf(p.get('run-now')),
     };
     if (asJson) {
-      json(res, { freshness, lastLoad, nextRunAt: data.nextRunAt ?? null, running: running ?? null, progress: data.progress ?? null, runs: shown, total, plotRuns });
+      json(res, {
+        freshness,
+        lastLoad,
+        nextRunAt: data.nextRunAt ?? null,
+        running: running ?? null,
+        progress: data.progress ?? null,
+        runs: shown,
+        total,
+        plotRuns,
+      });
       return;
     }
     page(res, 'Status', overviewBody(data), running ? 5 : undefined);
@@ -135,7 +175,9 @@ export function pageHandler(options: PageOptions): PageHandler {
       queries.rejectReasons(id, 10),
       queries.rejectsCount(id),
       queries.rejects(id, after, REJECTS_PER_PAGE, RAW_SHOWN),
-      after === '-1' ? Promise.resolve(undefined) : queries.rejectsPageBefore(id, String(Number(after) + 1), REJECTS_PER_PAGE),
+      after === '-1'
+        ? Promise.resolve(undefined)
+        : queries.rejectsPageBefore(id, String(Number(after) + 1), REJECTS_PER_PAGE),
       queries.runNewFields(id),
     ]);
     if (asJson) {
@@ -144,16 +186,40 @@ export function pageHandler(options: PageOptions): PageHandler {
     }
     // The previous page starts at `previous`: its cursor is the position before it (-1 for the first page).
     const prev = previous === undefined ? (after === '-1' ? undefined : '-1') : String(Number(previous) - 1);
-    page(res, `Run ${id}`, runBody({ timezone: options.timezone, run: row, payload, reasons, rejectsTotal, rejects, after, previous: prev, newFields }), row.status === 'running' ? 5 : undefined);
+    page(
+      res,
+      `Run ${id}`,
+      runBody({
+        timezone: options.timezone,
+        run: row,
+        payload,
+        reasons,
+        rejectsTotal,
+        rejects,
+        after,
+        previous: prev,
+        newFields,
+      }),
+      row.status === 'running' ? 5 : undefined,
+    );
   };
 
   const runNow = async (req: IncomingMessage, res: ServerResponse) => {
     if (!csrf || !options.daemon) return notFound(res, 'run-now is only in the daemon, with SYNC_UI_TOKEN set');
     const body = await readForm(req);
-    if (!csrf.valid(body.get('csrf') ?? undefined)) return send(res, 403, 'text/plain; charset=utf-8', 'refused: missing or wrong CSRF token; reload the page and press the button again\n');
+    if (!csrf.valid(body.get('csrf') ?? undefined))
+      return send(
+        res,
+        403,
+        'text/plain; charset=utf-8',
+        'refused: missing or wrong CSRF token; reload the page and press the button again\n',
+      );
     const going = await queries.running();
     const started = going === undefined && options.daemon.runNow();
-    options.log.info({ started }, started ? 'run started from the status page' : 'run-now from the status page refused: a run is going');
+    options.log.info(
+      { started },
+      started ? 'run started from the status page' : 'run-now from the status page refused: a run is going',
+    );
     res.writeHead(303, { ...securityHeaders(), location: `/?run-now=${started ? 'started' : 'busy'}` }).end();
   };
 
@@ -200,7 +266,8 @@ export function pageHandler(options: PageOptions): PageHandler {
         if (method !== 'POST') return send(res, 405, 'text/plain; charset=utf-8', 'POST only\n', { allow: 'POST' });
         return runNow(req, res);
       }
-      if (method !== 'GET' && method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'GET only\n', { allow: 'GET, HEAD' });
+      if (method !== 'GET' && method !== 'HEAD')
+        return send(res, 405, 'text/plain; charset=utf-8', 'GET only\n', { allow: 'GET, HEAD' });
       if (path === '/' || path === '/index.json') return overview(url, res, path.endsWith('.json'));
       if (path === '/page.css') return send(res, 200, 'text/css; charset=utf-8', STYLESHEET);
       if (path === '/favicon.svg' || path === '/favicon.ico') return send(res, 200, 'image/svg+xml', FAVICON);
@@ -213,7 +280,10 @@ export function pageHandler(options: PageOptions): PageHandler {
       if (runPath) return run(runPath[1]!, url, res, runPath[2] !== undefined);
       // A run's rejects are paged on its page; this address leads there, its paging kept.
       const rejectsPath = /^\/runs\/(\d{1,18})\/rejects$/.exec(path);
-      if (rejectsPath) return send(res, 303, 'text/plain; charset=utf-8', '', { location: `/runs/${rejectsPath[1]!}${url.search}#rejects` });
+      if (rejectsPath)
+        return send(res, 303, 'text/plain; charset=utf-8', '', {
+          location: `/runs/${rejectsPath[1]!}${url.search}#rejects`,
+        });
       const rawPath = /^\/runs\/(\d{1,18})\/rejects\/(\d{1,18})\/raw$/.exec(path);
       if (rawPath) {
         const raw = await queries.rejectRaw(rawPath[1]!, rawPath[2]!);
@@ -224,7 +294,8 @@ export function pageHandler(options: PageOptions): PageHandler {
     };
     work().catch((error: unknown) => {
       options.log.warn({ err: error, path }, 'status page failed');
-      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'the status page could not read the database; see the log\n');
+      if (!res.headersSent)
+        send(res, 500, 'text/plain; charset=utf-8', 'the status page could not read the database; see the log\n');
       else res.end();
     });
   };

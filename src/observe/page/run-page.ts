@@ -51,39 +51,63 @@ export function runBody(d: RunPageData): Html {
   const r = d.run;
   const id = String(r.id);
   const phases = (r.phases as Array<{ phase: string; ms: number }> | null) ?? null;
-  const unknown = ((r.field_counts as { unknown?: Record<string, number> } | null)?.unknown ?? {}) as Record<string, number>;
+  const unknown = ((r.field_counts as { unknown?: Record<string, number> } | null)?.unknown ?? {}) as Record<
+    string,
+    number
+  >;
   return html`<h1>Run ${id} <span class="status status-${String(r.status)}">${String(r.status)}</span>${r.dry_run === true ? html`<span class="badge">dry run</span>` : null}</h1>
 <p id="summary">${String(r.trigger)} run, started ${cell('started_at', r.started_at, d.timezone)}${r.ms === null ? ', still running' : html`, took <strong>${duration(Number(r.ms))}</strong>`}.</p>
 <ul class="counts" id="counts">${COUNTS.map(([key, name]) => html`<li data-count="${key}"><strong>${r[key] === null || r[key] === undefined ? '–' : count(r[key] as string)}</strong> ${name}</li>`)}</ul>
 ${r.error === null ? null : html`<h2>Error</h2><pre id="error">${String(r.error)}</pre>`}
 <h2>Where its time went</h2>
-${phases !== null && phases.length > 0
+${
+  phases !== null && phases.length > 0
     ? phaseChart('phases', phases)
-    : html`<p class="muted">${r.status === 'running' ? 'Its phase times are stored when it ends.' : 'No phase times for this run: it ran before they were stored (migration 0011), or stopped before its first phase.'}</p>`}
+    : html`<p class="muted">${r.status === 'running' ? 'Its phase times are stored when it ends.' : 'No phase times for this run: it ran before they were stored (migration 0011), or stopped before its first phase.'}</p>`
+}
 <h2>Top reject reasons</h2>
-${d.reasons.length === 0
+${
+  d.reasons.length === 0
     ? html`<p class="muted">No record was set aside.</p>`
-    : stackedTable('reasons', [{ title: 'field' }, { title: 'reason' }, { title: 'records', numeric: true }], d.reasons.map((x) => ({ cells: [x.path, x.message, count(x.records)] })))}
+    : stackedTable(
+        'reasons',
+        [{ title: 'field' }, { title: 'reason' }, { title: 'records', numeric: true }],
+        d.reasons.map((x) => ({ cells: [x.path, x.message, count(x.records)] })),
+      )
+}
 ${rejects(d, id)}
 <h2>New fields</h2>
-${Object.keys(unknown).length === 0 && d.newFields.length === 0
+${
+  Object.keys(unknown).length === 0 && d.newFields.length === 0
     ? html`<p class="muted">The listing carried no field outside the catalogue.</p>`
     : stackedTable(
         'new-fields',
         [{ title: 'field' }, { title: 'records with it', numeric: true }, { title: 'BI column' }, { title: 'note' }],
         Object.entries(unknown).map(([name, n]) => {
           const f = d.newFields.find((x) => x.name === name);
-          return { cells: [html`<span class="field-name">${name}</span>`, count(n), html`${f?.column_name ?? ''}${f ? html` <span class="muted">${f.bi_kind}, first found by this run</span>` : null}`, f?.note ?? ''] };
+          return {
+            cells: [
+              html`<span class="field-name">${name}</span>`,
+              count(n),
+              html`${f?.column_name ?? ''}${f ? html` <span class="muted">${f.bi_kind}, first found by this run</span>` : null}`,
+              f?.note ?? '',
+            ],
+          };
         }),
-      )}
+      )
+}
 <h2>Archive</h2>
-${d.payload
+${
+  d.payload
     ? html`<p id="archive">Its listing is archived: <span id="archive-decoded">${bytes(d.payload.bytes)} decoded</span> (the JSON document the run parsed), <span id="archive-stored">kept as ${bytes(d.payload.stored_bytes ?? d.payload.bytes)} of ${d.payload.algorithm}</span>; sha256 <code>${d.payload.sha256}</code>. Load it again with:</p><pre>wine-recon-sync replay --run ${id}</pre>`
-    : html`<p id="archive" class="muted">Its listing is not archived: only the newest SYNC_ARCHIVE_KEEP successful runs keep theirs, dry runs keep none.</p>`}
+    : html`<p id="archive" class="muted">Its listing is not archived: only the newest SYNC_ARCHIVE_KEEP successful runs keep theirs, dry runs keep none.</p>`
+}
 <h2>BI rounding</h2>
-${r.bi_scale === null
+${
+  r.bi_scale === null
     ? html`<p class="muted">${r.status === 'succeeded' ? 'Not counted: the run is older than the counts (migration 0006).' : 'Not counted: the run did not finish its load.'}</p>`
-    : html`<p id="bi">With SYNC_BI_SCALE=${String(r.bi_scale)}: ${count(r.bi_rounded as string)} live values shown rounded in the BI views, ${count(r.bi_overflow as string)} too large for them (NULL there).</p>`}
+    : html`<p id="bi">With SYNC_BI_SCALE=${String(r.bi_scale)}: ${count(r.bi_rounded as string)} live values shown rounded in the BI views, ${count(r.bi_overflow as string)} too large for them (NULL there).</p>`
+}
 <h2>Every column</h2>
 <table class="kv" id="columns"><tbody>${Object.entries(r)
     .filter(([k]) => !OWN_SECTIONS.has(k))
@@ -101,17 +125,22 @@ function rejects(d: RunPageData, id: string): Html {
   const hasMore = d.rejects.length === REJECTS_PER_PAGE && last !== undefined;
   return html`<h2 id="rejects">Rejects (${count(d.rejectsTotal)})</h2>
 ${stackedTable(
-    'rejects-table',
-    [{ title: 'position', numeric: true }, { title: 'record id' }, { title: 'reasons' }, { title: 'raw text (as received)' }],
-    d.rejects.map((x) => ({
-      attrs: html`data-position="${x.position}"`,
-      cells: [
-        x.position,
-        x.record_id,
-        html`<ul class="reasons">${x.errors.map((e) => html`<li>${e.path ? html`<code>${e.path}</code>: ` : null}${e.message}</li>`)}</ul>`,
-        html`<pre class="raw">${x.raw_start}${x.raw_length > RAW_SHOWN ? '…' : ''}</pre>${x.raw_length > RAW_SHOWN ? html`<a href="/runs/${id}/rejects/${x.position}/raw">whole text (${count(x.raw_length)} characters)</a>` : null}`,
-      ],
-    })),
-  )}
+  'rejects-table',
+  [
+    { title: 'position', numeric: true },
+    { title: 'record id' },
+    { title: 'reasons' },
+    { title: 'raw text (as received)' },
+  ],
+  d.rejects.map((x) => ({
+    attrs: html`data-position="${x.position}"`,
+    cells: [
+      x.position,
+      x.record_id,
+      html`<ul class="reasons">${x.errors.map((e) => html`<li>${e.path ? html`<code>${e.path}</code>: ` : null}${e.message}</li>`)}</ul>`,
+      html`<pre class="raw">${x.raw_start}${x.raw_length > RAW_SHOWN ? '…' : ''}</pre>${x.raw_length > RAW_SHOWN ? html`<a href="/runs/${id}/rejects/${x.position}/raw">whole text (${count(x.raw_length)} characters)</a>` : null}`,
+    ],
+  })),
+)}
 <nav class="pager">${d.previous === undefined ? null : html`<a href="/runs/${id}${query({ after: d.previous === '-1' ? undefined : d.previous })}#rejects" id="rejects-previous">← previous rejects</a>`}${hasMore ? html`<a href="/runs/${id}${query({ after: last.position })}#rejects" id="rejects-next">next rejects →</a>` : null}</nav>`;
 }

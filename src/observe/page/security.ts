@@ -9,7 +9,8 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** default-src 'none', then exactly what the page uses: its stylesheet and icon, forms to itself. */
-export const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+export const CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export function securityHeaders(): Record<string, string> {
   return {
@@ -43,8 +44,14 @@ export function presentedToken(req: IncomingMessage): string | undefined {
 
 export function refuseUnauthorized(res: ServerResponse): void {
   res
-    .writeHead(401, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Basic realm="wine-recon-sync", charset="UTF-8"' })
-    .end('401: this page needs SYNC_UI_TOKEN (Authorization: Bearer <token>, or Basic auth with the token as the password)\n');
+    .writeHead(401, {
+      ...securityHeaders(),
+      'content-type': 'text/plain; charset=utf-8',
+      'www-authenticate': 'Basic realm="wine-recon-sync", charset="UTF-8"',
+    })
+    .end(
+      '401: this page needs SYNC_UI_TOKEN (Authorization: Bearer <token>, or Basic auth with the token as the password)\n',
+    );
 }
 
 export class CsrfTokens {
@@ -124,7 +131,9 @@ function splitHost(entry: string): [string, string | undefined] {
 export function refuseHost(res: ServerResponse): void {
   res
     .writeHead(421, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8' })
-    .end('421: this page answers only to the name it is served under (loopback, its bound address, or one in SYNC_UI_ALLOWED_HOSTS)\n');
+    .end(
+      '421: this page answers only to the name it is served under (loopback, its bound address, or one in SYNC_UI_ALLOWED_HOSTS)\n',
+    );
 }
 
 /**
@@ -166,6 +175,10 @@ export class TokenAttempts {
 
 export function refuseTooMany(res: ServerResponse, retryAfterSeconds: number): void {
   res
-    .writeHead(429, { ...securityHeaders(), 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(retryAfterSeconds) })
+    .writeHead(429, {
+      ...securityHeaders(),
+      'content-type': 'text/plain; charset=utf-8',
+      'retry-after': String(retryAfterSeconds),
+    })
     .end(`429: too many wrong tokens from this address; try again in ${retryAfterSeconds} s\n`);
 }

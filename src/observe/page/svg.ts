@@ -106,7 +106,9 @@ export function barChart(chart: Chart): Html {
   const widest = Math.max(1, ...chart.bars.map((b) => b.runId.length)) * DIGIT_W + LABEL_GAP;
   const every = Math.max(1, Math.ceil(widest / slot));
   const xLabels = chart.bars.map((b, i) =>
-    (n - 1 - i) % every === 0 ? html`<text class="x-label" data-run="${b.runId}" x="${center(i).toFixed(2)}" y="${H - BOTTOM + 16}" text-anchor="middle">${b.runId}</text>` : null,
+    (n - 1 - i) % every === 0
+      ? html`<text class="x-label" data-run="${b.runId}" x="${center(i).toFixed(2)}" y="${H - BOTTOM + 16}" text-anchor="middle">${b.runId}</text>`
+      : null,
   );
   const cut: Array<{ runId: string; total: number }> = [];
   const bars = chart.bars.map((b, i) => {
@@ -129,9 +131,10 @@ export function barChart(chart: Chart): Html {
     return html`<a href="/runs/${b.runId}" class="run-bar" data-run="${b.runId}"${isCut ? html` data-cut="${total}"` : null}><title>${b.label}</title><rect class="hit" x="${(LEFT + slot * i).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect>${rects}${mark}</a>`;
   });
   const cutWords = cut.length === 0 ? '' : ` ${cutSentence(cut, chart.unit)}`;
-  const desc = chart.bars.length === 0
-    ? 'No finished run yet.'
-    : `${chart.bars.length === 1 ? `1 run, run ${chart.bars[0]!.runId}` : `${chart.bars.length} runs, from run ${chart.bars[0]!.runId} to run ${chart.bars.at(-1)!.runId}`}; the highest bar is ${valueText(Math.max(...totals))} ${chart.unit}.${cutWords} The same numbers are in the table below the plots.`;
+  const desc =
+    chart.bars.length === 0
+      ? 'No finished run yet.'
+      : `${chart.bars.length === 1 ? `1 run, run ${chart.bars[0]!.runId}` : `${chart.bars.length} runs, from run ${chart.bars[0]!.runId} to run ${chart.bars.at(-1)!.runId}`}; the highest bar is ${valueText(Math.max(...totals))} ${chart.unit}.${cutWords} The same numbers are in the table below the plots.`;
   return html`<figure class="chart" id="${chart.id}">
 <figcaption>${chart.title}</figcaption>
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${chart.id}-t ${chart.id}-d">
@@ -166,10 +169,12 @@ export function phaseChart(id: string, phases: ReadonlyArray<{ phase: string; ms
   const height = phases.length * rowH + 40;
   const x = (s: number) => left + (s / top) * plotW;
   const ticks = [0, 0.5, 1].map(
-    (f) => html`<g class="tick"><line x1="${x(top * f).toFixed(1)}" x2="${x(top * f).toFixed(1)}" y1="4" y2="${phases.length * rowH + 6}"></line><text x="${x(top * f).toFixed(1)}" y="${phases.length * rowH + 20}" text-anchor="middle">${tickText(top * f)}</text></g>`,
+    (f) =>
+      html`<g class="tick"><line x1="${x(top * f).toFixed(1)}" x2="${x(top * f).toFixed(1)}" y1="4" y2="${phases.length * rowH + 6}"></line><text x="${x(top * f).toFixed(1)}" y="${phases.length * rowH + 20}" text-anchor="middle">${tickText(top * f)}</text></g>`,
   );
   const bars = phases.map(
-    (p, i) => html`<g class="phase" data-phase="${p.phase}" data-ms="${p.ms}"><text x="${left - 6}" y="${i * rowH + 21}" text-anchor="end">${p.phase}</text><rect class="bar s-phase" x="${left}" y="${i * rowH + 8}" width="${Math.max(x(p.ms / 1000) - left, 0.5).toFixed(2)}" height="${rowH - 6}"><title>${p.phase}: ${p.ms} ms</title></rect><text x="${(x(p.ms / 1000) + 4).toFixed(1)}" y="${i * rowH + 21}">${formatMs(p.ms)}</text></g>`,
+    (p, i) =>
+      html`<g class="phase" data-phase="${p.phase}" data-ms="${p.ms}"><text x="${left - 6}" y="${i * rowH + 21}" text-anchor="end">${p.phase}</text><rect class="bar s-phase" x="${left}" y="${i * rowH + 8}" width="${Math.max(x(p.ms / 1000) - left, 0.5).toFixed(2)}" height="${rowH - 6}"><title>${p.phase}: ${p.ms} ms</title></rect><text x="${(x(p.ms / 1000) + 4).toFixed(1)}" y="${i * rowH + 21}">${formatMs(p.ms)}</text></g>`,
   );
   return html`<figure class="chart phases" id="${id}">
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
