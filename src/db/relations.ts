@@ -26,6 +26,8 @@ export const DATA_RELATIONS = [
   'sync_payload_chunks',
   'sync_payloads',
   'sync_rejects',
+  'sync_run_checks',
+  'sync_run_profiles',
   'sync_runs',
   'sync_runs_latest',
 ] as const;
