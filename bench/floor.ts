@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { get } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import pg from 'pg';
+import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ListingFiles } from './listing-files.js';
 import type { ListingServer } from './listing-server.js';

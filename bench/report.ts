@@ -290,7 +290,7 @@ export function firstLoadRatioLines(runs: BenchRun[]): string[] {
       return m && first ? [`${f(m.seconds / first.seconds)}x`] : [];
     });
     if (ratios.length === 0) return [];
-    const line = `${name}: ${ratios.join(', ')} the run's first load (target <= ${ratioText(WALL_TARGETS[name]!.ratio)}x)`;
+    const line = `${name}: ${ratios.join(', ')} the run's first load (target <= ${ratioText(WALL_TARGETS[name].ratio)}x)`;
     if (name !== NAMES.newFields) return [line];
     // The same ratio for a C client: what the larger listing and its jsonb values cost at the least.
     const floors = runs.flatMap((r) =>

@@ -73,7 +73,7 @@ export class CopyOut {
       return new Error(`COPY TO: expected the connection's one data listener, found ${listeners.length}`);
     this.socket = socket;
     this.parserListener = listeners[0] as (chunk: Buffer) => void;
-    socket.removeListener('data', this.parserListener!);
+    socket.removeListener('data', this.parserListener);
     socket.pause();
     socket.on('readable', this.readable);
     connection.query(this.text);

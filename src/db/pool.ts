@@ -19,7 +19,7 @@ const exactTypes = {
     if (oid === DATE_OID) return (value: string) => value;
     return pg.types.getTypeParser(oid, format);
   },
-} as pg.CustomTypesConfig;
+};
 
 export type PoolClient = pg.PoolClient;
 

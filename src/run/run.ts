@@ -157,6 +157,7 @@ export class Run {
     try {
       const t = this.phases;
       const kind = this.request.source.kind;
+      // These two only time their phase: the promises themselves are awaited below, where a failure surfaces.
       void t
         .time(kind === 'api' ? 'download' : kind === 'file' ? 'read file' : 'restore archive', source.ready)
         .catch(() => undefined);

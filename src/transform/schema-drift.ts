@@ -78,7 +78,7 @@ export function findDisappeared(
       kind,
       before: share,
       presentNow: is.present / now.records,
-      renames: similarNewFields(baseline!, now, share),
+      renames: similarNewFields(baseline, now, share),
     });
   }
   // A listing that named too many unknown fields to count them all proves no absence.
@@ -94,7 +94,7 @@ export function findDisappeared(
       kind: 'missing',
       before: share,
       presentNow: 0,
-      renames: similarNewFields(baseline!, now, share),
+      renames: similarNewFields(baseline, now, share),
     });
   }
   return found;

@@ -5,7 +5,7 @@
  * (or is marked abandoned by the next one) while the next one loads on the new primary with every
  * row as the listing has it.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { jobEnv, runCli, startCli, waitFor } from '../support/harness.js';

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { useSyncFixture } from '../support/fixture.js';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runCli, tempDir, type CliResult } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 import { hasPg15, issueClientCertificate, startStockPostgres, type StockPostgres } from '../support/stock-postgres.js';

@@ -30,7 +30,7 @@ function render(value: Value): string {
 /** A template whose values are escaped (arrays joined, null/undefined/false left out). */
 export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   let out = strings[0]!;
-  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]!;
   return new Html(out);
 }
 

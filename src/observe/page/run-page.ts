@@ -51,10 +51,7 @@ export function runBody(d: RunPageData): Html {
   const r = d.run;
   const id = String(r.id);
   const phases = (r.phases as Array<{ phase: string; ms: number }> | null) ?? null;
-  const unknown = ((r.field_counts as { unknown?: Record<string, number> } | null)?.unknown ?? {}) as Record<
-    string,
-    number
-  >;
+  const unknown = (r.field_counts as { unknown?: Record<string, number> } | null)?.unknown ?? {};
   return html`<h1>Run ${id} <span class="status status-${String(r.status)}">${String(r.status)}</span>${r.dry_run === true ? html`<span class="badge">dry run</span>` : null}</h1>
 <p id="summary">${String(r.trigger)} run, started ${cell('started_at', r.started_at, d.timezone)}${r.ms === null ? ', still running' : html`, took <strong>${duration(Number(r.ms))}</strong>`}.</p>
 <ul class="counts" id="counts">${COUNTS.map(([key, name]) => html`<li data-count="${key}"><strong>${r[key] === null || r[key] === undefined ? '–' : count(r[key] as string)}</strong> ${name}</li>`)}</ul>
