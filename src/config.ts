@@ -170,7 +170,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     ),
   };
   // Only a value that is set is checked (the defaults are valid): the first time zone check sets up
-  // ICU's time zones and the cron check loads croner, some 20 ms of every command's start-up.
+  // ICU's time zones and the cron check loads croner, both paid at every command's start-up.
   const timezone = setting(env, 'SYNC_TIMEZONE')
     ? value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), DEFAULT_TIMEZONE)
     : DEFAULT_TIMEZONE;
@@ -208,7 +208,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
       : join(healthPrivateDirs[0]!, 'health');
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
-  // 8x the largest listing measured (1M records, 256 MB): room to grow, but not a disk's worth of endless body.
+  // Several times the largest listing known: room to grow, but not a disk's worth of endless body.
   const maxBytes = value('WINE_API_MAX_BYTES', byteSize, '2GiB');
   const lockTimeoutMs = value('SYNC_LOCK_TIMEOUT_MS', count(0), '60000');
   const extraFields = value('SYNC_EXTRA_FIELDS', z.enum(['keep', 'drop'], { message: 'must be keep or drop' }), 'keep');

@@ -1,9 +1,8 @@
 /**
  * `COPY ... TO STDOUT` read straight off the connection, its CopyData payloads handed to a sink as
  * byte ranges of the socket's chunks. pg-copy-streams' `to` pushes every CopyData message (one
- * per row) through a buffer list and a Readable: a subarray, a concat and several calls a row,
- * 150-190 ms of the main thread for the 1M live rows an unchanged re-sync reads beside its parse
- * (CPU profiles of the benchmark's re-sync), where this takes the rows where they lie.
+ * per row) through a buffer list and a Readable: a subarray, a concat and several calls a row, on
+ * the thread the re-sync parses on; this takes the rows where they lie.
  *
  * It takes over the connection's socket as pg-copy-streams does (it is a pg "submittable": pg
  * calls `submit` when the statement's turn comes): the parser's data listener is set aside while

@@ -1,7 +1,7 @@
 /**
  * The live rows a re-sync compares the listing with, held in a cache of bounded size with the rest
- * on disk, so that a re-sync's memory does not grow with the table: as typed arrays in the heap
- * they took 24 bytes a row, 240 MB at 10M rows.
+ * on disk, so that a re-sync's memory does not grow with the table (in the heap they
+ * would take 24 bytes a row).
  *
  * Rows come in blocks of `blockRows`. A block is five columns (the id as a float64, the
  * fingerprint's two int32 halves, its record's shape, the row's seen mark), so that reading one
