@@ -13,7 +13,10 @@ export interface BenchRun {
   floorSeconds: number;
   syncs: SyncMeasure[];
   gzipRequested: boolean;
-  /** Rows of the run's first loads (plain and with new fields) that differ from their floor's rows (extra_fields included). */
+  /**
+   * Rows of the run's first loads (plain and with new fields) that differ from their floor's rows (extra_fields
+   * included).
+   */
   rowsDifferingFromFloor: number;
   /** Rows of the new-fields first load whose extra_fields lacks either new field (0: both kept in every row). */
   rowsWithoutNewFields: number;
@@ -280,7 +283,8 @@ export function stepTable(runs: BenchRun[], name: string): string {
 
 /**
  * Each measurement whose target is relative to the first load, as that ratio per run (the tables
- * give ratios to the floor): `first load, 2 new fields per record: 1.08x, 1.12x the run's first load (target <= 1.25x)`.
+ * give ratios to the floor): `first load, 2 new fields per record: 1.08x, 1.12x the run's first load (target <=
+ * 1.25x)`.
  */
 export function firstLoadRatioLines(runs: BenchRun[]): string[] {
   return Object.values(NAMES).flatMap((name) => {

@@ -189,7 +189,8 @@ export class Daemon {
         this.pending = {
           at: chain.retryAt,
           attempt: plan.attempt,
-          // A run whose row could not be finished (the database lost mid-run, a failover) still started: its id links the chain.
+          // A run whose row could not be finished (the database lost mid-run, a failover) still started: its id links
+          // the chain.
           retryOf: attempt.retryOf ?? run?.id ?? (this.reporter.current ? Number(this.reporter.current.id) : null),
           firstError: attempt.firstError ?? errorText,
           failedRunId: run?.id,

@@ -127,7 +127,8 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     attempts: attemptsAllowed(config.runRetryDelaysMs),
   };
   const server = config.metrics && (await serveMetrics(ctx, reporter, health, view, schedule));
-  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly too.
+  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly
+  // too.
   const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -179,7 +180,8 @@ async function catchUp(ctx: Context, daemon: Daemon, schedule: CronSchedule): Pr
       { slot: slot.toISOString(), catchUp: decision.run, why: decision.why },
       decision.run ? 'catching up the last scheduled run' : 'no catch-up needed',
     );
-    // Not awaited: the daemon arms its timer meanwhile. start() never rejects (a run's end is caught and logged), and stop() awaits the run in progress.
+    // Not awaited: the daemon arms its timer meanwhile. start() never rejects (a run's end is caught and logged), and
+    // stop() awaits the run in progress.
     if (decision.run)
       void daemon.start('catch-up', { ...decision.retry, firstError: await firstErrorOf(ctx, decision.retry.retryOf) });
   } catch (error) {

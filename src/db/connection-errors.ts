@@ -31,7 +31,9 @@ const REFUSED_LOGIN = '28000';
  * Connector.connect does; `without` tells both failures when that fails too.
  */
 export class PreferWithoutTls extends ConfigError {
-  /** `withTls`: what went wrong with TLS, when more than the server having none (worth telling if the retry fails too). */
+  /**
+   * `withTls`: what went wrong with TLS, when more than the server having none (worth telling if the retry fails too).
+   */
   constructor(readonly withTls: string | undefined) {
     super(withTls ?? 'the server does not accept TLS connections');
   }

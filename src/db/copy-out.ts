@@ -64,7 +64,10 @@ export class CopyOut {
     this.done.catch(() => undefined); // the caller awaits it
   }
 
-  /** pg: the statement's turn. An error returned (not thrown) is handed to handleError by pg, which goes on with its queue. */
+  /**
+   * pg: the statement's turn. An error returned (not thrown) is handed to handleError by pg, which goes on with its
+   * queue.
+   */
   submit(connection: Connection): Error | undefined {
     const socket = (connection as unknown as { stream: Socket }).stream;
     const listeners = socket.listeners('data');
@@ -125,7 +128,10 @@ export class CopyOut {
     }
   }
 
-  /** Takes the chunk's messages; returns what follows CopyDone or starts at an ErrorResponse (to give back), else undefined. */
+  /**
+   * Takes the chunk's messages; returns what follows CopyDone or starts at an ErrorResponse (to give back), else
+   * undefined.
+   */
   private parse(chunk: Buffer): Buffer | undefined {
     let b = chunk;
     let i = 0;

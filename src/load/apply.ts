@@ -1,4 +1,7 @@
-/** The staged listing against the data tables: classify the changes, then insert, update, restore, soft delete, with history. */
+/**
+ * The staged listing against the data tables: classify the changes, then insert, update, restore, soft delete, with
+ * history.
+ */
 import type { QueryResult, QueryResultRow } from 'pg';
 import type { PoolClient } from '../db/pool.js';
 import { LATE_COLUMNS } from '../fields.js';

@@ -5,10 +5,10 @@
  * not stored again: re-runs write no payload WAL.
  *
  * It is written beside the run, not after it: on a connection and in a transaction of its own,
- * while the run parses and applies (storing it is the longest step after the apply). That transaction commits just before the run's, which then prunes the older
- * payloads; a run that fails before rolls it back, and one that fails in between deletes it. Should
- * the process die in between, the payload's run is marked abandoned, and the next prune removes it
- * (sql/load/audit.sql prune_payloads keeps payloads of successful runs only).
+ * while the run parses and applies (storing it is the longest step after the apply). That transaction commits just
+ * before the run's, which then prunes the older payloads; a run that fails before rolls it back, and one that fails in
+ * between deletes it. Should the process die in between, the payload's run is marked abandoned, and the next prune
+ * removes it (sql/load/audit.sql prune_payloads keeps payloads of successful runs only).
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -56,7 +56,9 @@ export function kindNames(bits: number): string[] {
  */
 const MAX_FAST_NUMBER = 1000;
 const MAX_FAST_EXPONENT_DIGITS = 4;
-/** Exponents with more significant digits than this are refused whatever the mantissa (PostgreSQL refuses 0e2000000000). */
+/**
+ * Exponents with more significant digits than this are refused whatever the mantissa (PostgreSQL refuses 0e2000000000).
+ */
 const MAX_EXPONENT_DIGITS = 9;
 const TOO_MANY_DIGITS = `a number that prints as more than ${MAX_DIGITS} digits`;
 const HUGE_EXPONENT = `a number with an exponent of more than ${MAX_EXPONENT_DIGITS} digits`;

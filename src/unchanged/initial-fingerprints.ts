@@ -56,7 +56,10 @@ export class InitialFingerprints {
     return this.file.pending + this.n * RECORD_BYTES;
   }
 
-  /** A row's fingerprint (0/0: none, stored as null), its record's shape (0: none) and listing position; `id` below 2^31. */
+  /**
+   * A row's fingerprint (0/0: none, stored as null), its record's shape (0: none) and listing position; `id` below
+   * 2^31.
+   */
   add(id: number, hi: number, lo: number, shape: number, position: number): void {
     if (this.n === BATCH) this.rotate();
     const at = this.n++ * INTS;
@@ -112,7 +115,10 @@ export class InitialFingerprints {
   }
 }
 
-/** After the winners among duplicate copies were settled into staging_records: their fingerprints, replacing the losers'. */
+/**
+ * After the winners among duplicate copies were settled into staging_records: their fingerprints, replacing the
+ * losers'.
+ */
 export async function saveSettledFingerprints(client: PoolClient, log?: Logger): Promise<void> {
   await timedQuery(client, 'save_settled', SQL.save_settled, undefined, log);
 }

@@ -48,7 +48,10 @@ async function readViews(): Promise<number> {
   return live.length;
 }
 
-/** A deterministic random name of at least `bytes` bytes of UTF-8: letters, digits, punctuation, quotes, accents, CJK, emoji. */
+/**
+ * A deterministic random name of at least `bytes` bytes of UTF-8: letters, digits, punctuation, quotes, accents, CJK,
+ * emoji.
+ */
 function randomName(bytes: number, seed: number): string {
   const alphabet = [
     ...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.:;,!?()[]{}<>|&%$#@~^*+=/\'"\\',

@@ -194,7 +194,10 @@ describe('unchanged-record shortcut', () => {
     return { first, second };
   }
 
-  /** Two new schemas, one with every record compared, loaded with each listing in turn and alike after each; the runs and what the shortcut skipped, per listing. */
+  /**
+   * Two new schemas, one with every record compared, loaded with each listing in turn and alike after each; the runs
+   * and what the shortcut skipped, per listing.
+   */
   async function alike(name: string, listings: Array<[string, string[]]>) {
     const fastDb = await fx.createDb(`skip_fast_${name}`);
     const fullDb = await fx.createDb(`skip_full_${name}`);

@@ -113,7 +113,10 @@ function plain(c: number): boolean {
   return c >= 0x23 ? c !== 0x5c && c < 0x80 : c >= 0x20 && c !== 0x22;
 }
 
-/** The position after the run of digits at `i` (a digit), when it ends before `end`; else -1. Four at a time, as stringEnd. */
+/**
+ * The position after the run of digits at `i` (a digit), when it ends before `end`; else -1. Four at a time, as
+ * stringEnd.
+ */
 function digitsEnd(b: Uint8Array, view: DataView, i: number, end: number): number {
   while (i + 4 <= end) {
     const w = view.getInt32(i, true);

@@ -43,7 +43,10 @@ export type RecordsType = 'array' | 'missing' | 'null' | 'object' | 'string' | '
 export interface ListingEnvelope {
   /** Every top-level key, in order seen (a key given twice appears twice). */
   topLevelKeys: string[];
-  /** Each top-level key other than the records array -> its value, parsed losslessly; values over 64 KiB are "<too large>". */
+  /**
+   * Each top-level key other than the records array -> its value, parsed losslessly; values over 64 KiB are "<too
+   * large>".
+   */
   scalars: Record<string, unknown>;
   recordsKey: typeof RECORDS_KEY;
   /** What the records key held. */
