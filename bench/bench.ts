@@ -333,7 +333,8 @@ await main();
  */
 async function rowsLackingNewFields(admin: pg.Client, schema: string): Promise<number> {
   const { rows } = await admin.query(
-    `SELECT count(*)::int AS n FROM "${schema}".bulk_wine_reconciliation WHERE NOT coalesce(extra_fields ?& array['inventory_in_transit', 'cellar_note'], false)`,
+    `SELECT count(*)::int AS n FROM "${schema}".bulk_wine_reconciliation
+    WHERE NOT coalesce(extra_fields ?& array['inventory_in_transit', 'cellar_note'], false)`,
   );
   return rows[0].n;
 }

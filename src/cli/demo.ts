@@ -168,7 +168,8 @@ async function explore(
 function queries(out: (line?: string) => void, schema: string): void {
   out(`  SELECT * FROM ${schema}.bulk_wine_reconciliation_current LIMIT 10;`);
   out(
-    `  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL LIMIT 10;`,
+    `  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history
+    WHERE valid_to IS NOT NULL LIMIT 10;`,
   );
   out(
     `  SELECT id, status, received, inserted, updated, unchanged, deleted FROM ${schema}.sync_runs ORDER BY id DESC;`,

@@ -151,7 +151,12 @@ export function listNewFields(fields: readonly NewField[]): string[] {
   const only = rest.filter((f) => f.kept !== undefined && f.kept.shownAs === null);
   const why = [...new Set(only.map((f) => f.kept!.note).filter((n) => n !== null))];
   lines.push(
-    `and ${rest.length} more new fields${only.length === 0 ? '' : `, ${only.length} of them kept in extra_fields only (${why.join('; ')})`}`,
+    `and ${rest.length} more new fields${
+      only.length === 0
+        ? ''
+        : `,
+      ${only.length} of them kept in extra_fields only (${why.join('; ')})`
+    }`,
   );
   return lines;
 }

@@ -150,7 +150,8 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
         })),
       );
     const rows = await fx.db.rows<Record<string, string>>(
-      `SELECT id, status, received, rejected, inserted, updated, deleted, restored, extract(epoch FROM finished_at - started_at) * 1000 AS ms FROM sync_runs ORDER BY id`,
+      `SELECT id, status, received, rejected, inserted, updated, deleted, restored,
+        extract(epoch FROM finished_at - started_at) * 1000 AS ms FROM sync_runs ORDER BY id`,
     );
     const n = (v: string) => Number(v);
     expect(await bars('plot-received')).toEqual(

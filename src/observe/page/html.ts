@@ -64,6 +64,7 @@ export function stackedTable(
       `<tr${r.attrs ? ` ${r.attrs.text}` : ''}>${r.cells.map((cell, i) => `<td${n(columns[i]!)} data-label="${escapeHtml(columns[i]!.title)}">${render(cell)}</td>`).join('')}</tr>`,
   );
   return new Html(
-    `<table id="${escapeHtml(id)}" class="stack"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody></table>`,
+    `<table id="${escapeHtml(id)}" class="stack"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody>
+    </table>`,
   );
 }

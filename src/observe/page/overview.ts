@@ -113,8 +113,16 @@ ${barChart({ id: 'plot-received', title: 'Records received per run', unit: 'reco
 ${barChart({ id: 'plot-rejected', title: 'Records rejected per run', unit: 'records', series: [{ key: 'rejected', name: 'rejected' }], bars: rejectedBars })}
 </div>
 <details id="plot-data"><summary>The plots' numbers as a table</summary>
-<table><thead><tr><th>run</th><th>status</th><th class="n">duration</th><th class="n">inserted</th><th class="n">updated</th><th class="n">deleted</th><th class="n">restored</th><th class="n">received</th><th class="n">rejected</th></tr></thead>
-<tbody>${runs.map((r) => html`<tr><td><a href="/runs/${r.id}">${r.id}</a></td><td>${r.status}${r.dry_run ? ' (dry run)' : ''}</td><td class="n">${duration(num(r.ms))}</td><td class="n">${count(r.inserted)}</td><td class="n">${count(r.updated)}</td><td class="n">${count(r.deleted)}</td><td class="n">${count(r.restored)}</td><td class="n">${count(r.received)}</td><td class="n">${count(r.rejected)}</td></tr>`)}</tbody></table>
+<table><thead><tr><th>run</th><th>status</th><th class="n">duration</th><th class="n">inserted</th>
+<th class="n">updated</th><th class="n">deleted</th><th class="n">restored</th><th class="n">received</th>
+<th class="n">rejected</th></tr></thead>
+<tbody>${runs.map(
+    (r) => html`<tr><td><a href="/runs/${r.id}">${r.id}</a></td>
+<td>${r.status}${r.dry_run ? ' (dry run)' : ''}</td><td class="n">${duration(num(r.ms))}</td>
+<td class="n">${count(r.inserted)}</td><td class="n">${count(r.updated)}</td><td class="n">${count(r.deleted)}</td>
+<td class="n">${count(r.restored)}</td><td class="n">${count(r.received)}</td><td class="n">${count(r.rejected)}</td>
+</tr>`,
+  )}</tbody></table>
 </details>`;
 }
 
@@ -129,7 +137,9 @@ ${d.plotN === 30 ? null : html`<input type="hidden" name="plot" value="${d.plotN
 <button type="submit">Filter</button> <span class="muted">${count(d.total)} runs${d.filter.status || d.filter.trigger ? ' match' : ''}</span>
 </form>
 <p class="narrow-only muted">Times in ${d.timezone}. A run's number leads to all its counts.</p>
-<table id="runs-table"><thead><tr><th>run</th><th class="wide-only">trigger</th><th>status</th><th>started (${d.timezone})</th><th class="n">duration</th>${WIDE_COUNTS.map((k) => html`<th class="n wide-only">${k.replace('_', ' ')}</th>`)}<th>error</th></tr></thead>
+<table id="runs-table"><thead><tr><th>run</th><th class="wide-only">trigger</th><th>status</th>
+<th>started (${d.timezone})</th><th class="n">duration</th>
+${WIDE_COUNTS.map((k) => html`<th class="n wide-only">${k.replace('_', ' ')}</th>`)}<th>error</th></tr></thead>
 <tbody>${d.runs.map((r) => runRow(r, d))}</tbody></table>
 ${d.runs.length === 0 ? html`<p class="muted">No run${d.filter.status || d.filter.trigger ? ' matches these filters' : ' yet'}.</p>` : null}
 <nav class="pager">${d.newer ? html`<a href="${d.newer}" rel="prev" id="newer">← newer</a>` : null}${d.older ? html`<a href="${d.older}" rel="next" id="older">older →</a>` : null}</nav>
@@ -159,8 +169,11 @@ function runRow(r: RunLine, d: OverviewData): Html {
       : html` <span class="muted">attempt ${r.attempt} of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
   const retry =
     r.retry_at === null ? null : html` <span class="muted">retry ${formatTime(r.retry_at, d.timezone)}</span>`;
-  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}${chain}${retry}</td>
-<td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td><td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td><td class="n changed narrow-only">${count(changed)}</td>
+  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td>
+  <td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}${chain}${retry}</td>
+<td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td>
+<td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td>
+<td class="n changed narrow-only">${count(changed)}</td>
 ${WIDE_COUNTS.map((k) => html`<td class="n wide-only">${count(r[k])}</td>`)}
 <td class="error-start">${r.error_start}</td></tr>`;
 }

@@ -111,7 +111,8 @@ ${
     .map(([k, v]) => html`<tr><th>${k}</th><td>${cell(k, v, d.timezone)}</td></tr>`)}
 <tr><th>unknown_fields</th><td>${cell('unknown_fields', r.unknown_fields, d.timezone)}</td></tr>
 <tr><th>phases</th><td>${cell('phases', r.phases, d.timezone)}</td></tr>
-<tr><th>field_counts</th><td>${r.field_counts === null ? cell('field_counts', null, d.timezone) : html`<details><summary>as stored (JSON)</summary>${cell('field_counts', r.field_counts, d.timezone)}</details>`}</td></tr>
+<tr><th>field_counts</th>
+<td>${r.field_counts === null ? cell('field_counts', null, d.timezone) : html`<details><summary>as stored (JSON)</summary>${cell('field_counts', r.field_counts, d.timezone)}</details>`}</td></tr>
 </tbody></table>
 <p><a href="/runs/${id}.json">This run as JSON</a></p>`;
 }
