@@ -77,7 +77,9 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
       out(
         earlier === undefined
           ? '\n1. first sync, into empty tables:'
-          : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`,
+          : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ` +
+              `${earlier.status}): only differences from the data already there are written; for a fresh start, ` +
+              `${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`,
       );
       const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
       out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));

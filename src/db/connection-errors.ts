@@ -49,7 +49,9 @@ export function explainConnectFailure(error: Error, attempt: Attempt): Error {
   const { target, endpoint } = attempt;
   if (error instanceof SyncError || target === undefined || endpoint === undefined) return error;
   const code = (error as { code?: unknown }).code;
-  const where = `cannot connect to the database at ${target.urlVariable} (host ${endpointText(endpoint)}, sslmode=${target.ssl.mode}, from ${origin(target)})`;
+  const where =
+    `cannot connect to the database at ${target.urlVariable} ` +
+    `(host ${endpointText(endpoint)}, sslmode=${target.ssl.mode}, from ${origin(target)})`;
   const mode = target.ssl.mode;
   const prefer = mode === 'prefer' && attempt.tls;
   const modeSetting = `sslmode= in ${target.urlVariable} or PGSSLMODE`;

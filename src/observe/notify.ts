@@ -89,7 +89,8 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
     new_fields: 'succeeded; the upstream listing has new fields',
   }[event];
   const lines = [
-    `wine-recon-sync${run ? ` run ${run.id}` : ''} ${headline}${run?.dry_run ? ' (dry run)' : ''}${run ? ` [${run.trigger}]` : ''} on ${where.database}, schema ${where.schema} (host ${where.host})`,
+    `wine-recon-sync${run ? ` run ${run.id}` : ''} ${headline}${run?.dry_run ? ' (dry run)' : ''}` +
+      `${run ? ` [${run.trigger}]` : ''} on ${where.database}, schema ${where.schema} (host ${where.host})`,
   ];
   if (counts) lines.push(RECORD_KINDS.map((k) => `${k} ${counts[k] ?? '-'}`).join(', '));
   if (error) lines.push(`error: ${error}`);

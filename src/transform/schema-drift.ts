@@ -219,7 +219,8 @@ export function explainRejects(
   const parts = reasons.map((r) => `${r.reason} (${r.count})`);
   if (added.length > 0)
     parts.push(
-      `new fields in this listing: ${listCounts(added.slice(0, 5))}${added.length > 5 ? ` and ${added.length - 5} more` : ''}`,
+      `new fields in this listing: ${listCounts(added.slice(0, 5))}` +
+        `${added.length > 5 ? ` and ${added.length - 5} more` : ''}`,
     );
   return parts.join('; ');
 }

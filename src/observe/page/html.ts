@@ -61,7 +61,9 @@ export function stackedTable(
   const head = columns.map((c) => `<th${n(c)}>${escapeHtml(c.title)}</th>`).join('');
   const body = rows.map(
     (r) =>
-      `<tr${r.attrs ? ` ${r.attrs.text}` : ''}>${r.cells.map((cell, i) => `<td${n(columns[i]!)} data-label="${escapeHtml(columns[i]!.title)}">${render(cell)}</td>`).join('')}</tr>`,
+      `<tr${
+        r.attrs ? ` ${r.attrs.text}` : ''
+      }>${r.cells.map((cell, i) => `<td${n(columns[i]!)} data-label="${escapeHtml(columns[i]!.title)}">${render(cell)}</td>`).join('')}</tr>`,
   );
   return new Html(
     `<table id="${escapeHtml(id)}" class="stack"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody>
