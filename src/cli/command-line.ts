@@ -117,7 +117,7 @@ export function usageOf(spec: CommandSpec): string {
     'options:',
     ...rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`),
     '',
-    'environment (see README "Configuration"):',
+    'environment (see docs/configuration.md):',
     ...wrapList('  needs  ', needs.length > 0 ? needs : ['nothing']),
     ...(reads.length > 0 ? wrapList('  reads  ', reads) : []),
     ...(spec.notes ? ['', spec.notes] : []),

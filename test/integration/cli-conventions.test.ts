@@ -82,7 +82,7 @@ describe('--help', () => {
     expect(r.code).toBe(0);
     const environment = r.stdout.slice(r.stdout.indexOf('\nenvironment'));
     expect(environment).toMatch(
-      new RegExp(`^\\nenvironment \\(see README "Configuration"\\):\\n  needs  ${NEEDS[command]}\\b`),
+      new RegExp(`^\\nenvironment \\(see docs/configuration.md\\):\\n  needs  ${NEEDS[command]}\\b`),
     );
     for (const name of READS[command]!) expect(environment).toContain(name);
   });
