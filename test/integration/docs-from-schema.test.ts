@@ -1,0 +1,90 @@
+/**
+ * docs/bi.md's "Every relation and column" is what `schema --json` says of a freshly migrated
+ * database: every relation the job owns, each column with its type, nullability, allowed values
+ * (the run statuses, the triggers) and its COMMENT. The test schema's names are written as the
+ * defaults (`public`, `public_bi`). UPDATE_DOCS=1 rewrites the section instead of comparing it.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useSyncFixture } from '../support/fixture.js';
+import { ROOT, runCli } from '../support/harness.js';
+
+const PAGE = join(ROOT, 'docs', 'bi.md');
+const BEGIN = '<!-- BEGIN generated from schema --json -->';
+const END = '<!-- END generated from schema --json -->';
+
+interface Column {
+  description?: string;
+  enum?: unknown[];
+  'x-sql-type': string;
+  'x-nullable': boolean;
+}
+interface Relation {
+  description?: string;
+  properties: Record<string, Column>;
+  'x-kind': string;
+  'x-column-order': string[];
+  'x-primary-key'?: string[];
+}
+
+const cell = (text: string) => text.replace(/\s+/g, ' ').replace(/\|/g, '\\|').trim();
+
+/** The section's markdown, from `schema --json`'s document, with the test's schema names made the defaults. */
+function render(document: { $defs: Record<string, Relation> }, schema: string): string {
+  const rename = (text: string) =>
+    text.replaceAll(`${schema}_bi`, 'public_bi').replaceAll(`"${schema}"`, 'public').replaceAll(schema, 'public');
+  const out: string[] = [];
+  for (const [name, relation] of Object.entries(document.$defs)) {
+    const key = relation['x-primary-key'] ? `; primary key ${relation['x-primary-key'].join(', ')}` : '';
+    out.push(
+      '',
+      `**\`${rename(name)}\`** (${relation['x-kind']}${key}): ${cell(rename(relation.description ?? ''))}`,
+      '',
+    );
+    out.push('| column | type | null | description |', '|---|---|---|---|');
+    for (const column of relation['x-column-order']) {
+      const c = relation.properties[column]!;
+      const values = c.enum ? ` One of: ${c.enum.map((v) => `\`${String(v)}\``).join(', ')}.` : '';
+      out.push(
+        `| \`${column}\` | ${c['x-sql-type']} | ${c['x-nullable'] ? 'yes' : 'no'} | ${cell(rename(c.description ?? ''))}${values} |`,
+      );
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+describe('docs/bi.md, "Every relation and column"', () => {
+  const fx = useSyncFixture('docs_schema');
+
+  it('is what schema --json says of a migrated database', async () => {
+    const migrated = await runCli(['migrate'], fx.env);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const r = await runCli(['schema', '--json'], fx.env);
+    expect(r.code, r.stderr).toBe(0);
+    const generated = render(JSON.parse(r.stdout) as { $defs: Record<string, Relation> }, fx.db.schema);
+    const page = readFileSync(PAGE, 'utf8');
+    const start = page.indexOf(BEGIN);
+    const end = page.indexOf(END);
+    expect(start, `docs/bi.md has no ${BEGIN}`).toBeGreaterThan(0);
+    expect(end).toBeGreaterThan(start);
+    const current = page.slice(start + BEGIN.length, end);
+    if (process.env.UPDATE_DOCS === '1') {
+      writeFileSync(PAGE, `${page.slice(0, start + BEGIN.length)}${generated}${page.slice(end)}`);
+      return;
+    }
+    expect(current).toBe(generated);
+    // The facts the issue found stale: the new triggers, the attempt and lineage columns.
+    for (const fact of [
+      '`run-now`',
+      '`catch-up`',
+      '`retry`',
+      '`page`',
+      '`attempt`',
+      '`retry_of`',
+      '`lineage_run_id`',
+    ]) {
+      expect(generated, fact).toContain(fact);
+    }
+  });
+});
