@@ -88,3 +88,33 @@ describe('docs/bi.md, "Every relation and column"', () => {
     }
   });
 });
+
+describe('the pages that list the run statuses and triggers', () => {
+  const fx = useSyncFixture('docs_values');
+
+  /** The values a CHECK constraint of sync_runs allows for a column, as the database has it. */
+  async function allowed(column: string): Promise<string[]> {
+    const rows = await fx.db.rows<{ def: string }>(
+      `SELECT pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
+       JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+       WHERE n.nspname = $1 AND t.relname = 'sync_runs' AND c.contype = 'c' AND pg_get_constraintdef(c.oid) LIKE $2`,
+      [fx.db.schema, `%(${column} = %`],
+    );
+    expect(rows, `one CHECK on sync_runs.${column}`).toHaveLength(1);
+    return [...rows[0]!.def.matchAll(/'([^']+)'::text/g)].map((m) => m[1]!).sort();
+  }
+
+  it('docs/cli.md lists every run status the database allows, and no other', async () => {
+    const page = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
+    const table = page.slice(page.indexOf('## Run statuses'));
+    const listed = [...table.matchAll(/^\| `([a-z-]+)` \|/gm)].map((m) => m[1]!).sort();
+    expect(listed).toEqual(await allowed('status'));
+  });
+
+  it('docs/operations.md lists every trigger the database allows, and no other', async () => {
+    const page = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const bullet = /^- \*\*Triggers\.\*\*([\s\S]*?)\n- /m.exec(page)![1]!;
+    const listed = [...bullet.replace(/\(`[^)]*`\)/g, '').matchAll(/`([a-z-]+)`/g)].map((m) => m[1]!).sort();
+    expect(listed).toEqual(await allowed('trigger'));
+  });
+});
