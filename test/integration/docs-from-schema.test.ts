@@ -46,9 +46,13 @@ function render(document: { $defs: Record<string, Relation> }, schema: string): 
     for (const column of relation['x-column-order']) {
       const c = relation.properties[column]!;
       const values = c.enum ? ` One of: ${c.enum.map((v) => `\`${String(v)}\``).join(', ')}.` : '';
-      out.push(
-        `| \`${column}\` | ${c['x-sql-type']} | ${c['x-nullable'] ? 'yes' : 'no'} | ${cell(rename(c.description ?? ''))}${values} |`,
-      );
+      const cells = [
+        `\`${column}\``,
+        c['x-sql-type'],
+        c['x-nullable'] ? 'yes' : 'no',
+        cell(rename(c.description ?? '')),
+      ];
+      out.push(`| ${cells.join(' | ')}${values} |`);
     }
   }
   return `${out.join('\n')}\n`;
