@@ -2,7 +2,7 @@
  * A first load in a run, which writes each row once: into a table with no row
  * at all, each valid record's row is COPYed straight into bulk_wine_reconciliation while the
  * listing is parsed (load/first-load.ts), and its fingerprint set aside for one binary COPY into
- * the fingerprint table after it (unchanged/initial-fingerprints.ts). No staging table, no
+ * the fingerprint table after it (fingerprints/initial-fingerprints.ts). No staging table, no
  * INSERT ... SELECT, no pass over every row.
  *
  * Duplicate ids come from the run's id bitmap, as records are written: the first copy of an id
@@ -28,7 +28,7 @@ import { copyRows, firstLoadMarks, settleSetAside, type FirstLoadMarks } from '.
 import { BiTally } from '../transform/bi-effect.js';
 import { copyLine, rowLine, type FingerprintHalves } from '../transform/copy-line.js';
 import { CopyWriter, type RecordFields } from '../transform/record-copy.js';
-import { InitialFingerprints, saveSettledFingerprints } from '../unchanged/initial-fingerprints.js';
+import { InitialFingerprints, saveSettledFingerprints } from '../fingerprints/initial-fingerprints.js';
 import { IdBitmap } from './id-bitmap.js';
 
 /** Set-aside and fingerprint bytes are written out once this much is queued. */

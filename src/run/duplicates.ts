@@ -9,7 +9,7 @@ import { readRecords } from '../extract/json/record-locate.js';
 import type { Logger } from '../log.js';
 import { duplicateIdReject, insertRejects, MAX_DUPLICATE_RAW_BYTES } from '../load/audit.js';
 import { removeDuplicates, removeStagedPositions } from '../load/staging.js';
-import type { Settled } from '../unchanged/shortcut.js';
+import type { Settled } from '../fingerprints/shortcut.js';
 import type { DirectLoad } from './direct-load.js';
 import type { FastPaths } from './pipeline.js';
 

@@ -23,7 +23,7 @@ import { extraFieldsOf, trimValueEnd, valueKind, type ExtraFields } from '../tra
 import { FieldCounter, KNOWN_FIELDS } from '../transform/field-counts.js';
 import { transformRecord } from '../transform/record.js';
 import { CopyWriter } from '../transform/record-copy.js';
-import type { UnchangedShortcut } from '../unchanged/shortcut.js';
+import type { UnchangedShortcut } from '../fingerprints/shortcut.js';
 import type { DirectLoad } from './direct-load.js';
 import { IdBitmap } from './id-bitmap.js';
 import { RejectReasons } from './reject-reasons.js';
@@ -298,7 +298,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     for await (const chunk of options.chunks) {
       tally.bytes += chunk.length;
       for (let at = 0; at < chunk.length; at += PUSH_BYTES) {
-        // A re-sync's parse follows the read of the live rows (unchanged/shortcut.ts).
+        // A re-sync's parse follows the read of the live rows (fingerprints/shortcut.ts).
         const behind = fast?.shortcut.pace();
         if (behind !== undefined) await behind;
         for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);

@@ -37,8 +37,8 @@ import {
   type Baseline,
   type NewField,
 } from '../transform/schema-drift.js';
-import { UnchangedShortcut } from '../unchanged/shortcut.js';
-import { programTrustKey } from '../unchanged/trust-key.js';
+import { UnchangedShortcut } from '../fingerprints/shortcut.js';
+import { programTrustKey } from '../fingerprints/trust-key.js';
 import { DirectLoad } from './direct-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { settleDuplicates } from './duplicates.js';

@@ -15,8 +15,8 @@ import { rowLine } from '../../src/transform/copy-line.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipeline.js';
 import { transformRecord } from '../../src/transform/record.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
-import { fingerprint } from '../../src/unchanged/fingerprint.js';
-import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';
+import { fingerprint } from '../../src/fingerprints/fingerprint.js';
+import { UnchangedShortcut } from '../../src/fingerprints/shortcut.js';
 import { KNOWN_FIELDS, type FieldCounts } from '../../src/fields.js';
 import { shownName } from '../../src/transform/field-name.js';
 
