@@ -1,7 +1,7 @@
 /**
  * The streaming middle of a run: listing bytes (a whole file, or the spool file followed as it
  * downloads) -> lossless parser -> record checks -> COPY text for the staging table (a first
- * load's: for the table itself, see direct-load.ts), with rejects set aside.
+ * load's: for the table itself, see first-load.ts), with rejects set aside.
  * Memory is bounded by one chunk of records, whatever the size of the listing.
  */
 import { open } from 'node:fs/promises';
@@ -24,7 +24,7 @@ import { FieldCounter, KNOWN_FIELDS } from '../transform/field-counts.js';
 import { transformRecord } from '../transform/record.js';
 import { CopyWriter } from '../transform/record-copy.js';
 import type { UnchangedShortcut } from '../fingerprints/shortcut.js';
-import type { DirectLoad } from './direct-load.js';
+import type { FirstLoad } from './first-load.js';
 import { IdBitmap } from './id-bitmap.js';
 import { RejectReasons } from './reject-reasons.js';
 import { RejectedIds } from './rejected-ids.js';
@@ -109,10 +109,10 @@ export interface ListingLinesOptions {
 export interface FastPaths {
   hook: RecordBytesHook;
   shortcut: UnchangedShortcut;
-  /** COPY lines written straight from bytes (a first load's: `direct.rows`). */
+  /** COPY lines written straight from bytes (a first load's: `firstLoad.rows`). */
   writer: CopyWriter;
-  /** A first load: rows go straight to the table, duplicate ids aside (direct-load.ts); staging otherwise. */
-  direct: DirectLoad | undefined;
+  /** A first load: rows go straight to the table, duplicate ids aside (first-load.ts); staging otherwise. */
+  firstLoad: FirstLoad | undefined;
   /** Where records start, to read a skipped duplicate's raw text back. */
   checkpoints: RecordCheckpoints;
 }
@@ -125,10 +125,10 @@ export interface FastPaths {
 export function recordFastPaths(
   tally: ListingTally,
   shortcut: UnchangedShortcut,
-  { direct, extras }: { direct?: DirectLoad; extras: boolean },
+  { firstLoad, extras }: { firstLoad?: FirstLoad; extras: boolean },
 ): FastPaths {
   const members = new MemberReader(KNOWN_FIELDS);
-  const writer = direct?.rows ?? new CopyWriter(extras);
+  const writer = firstLoad?.rows ?? new CopyWriter(extras);
   const checkpoints = new RecordCheckpoints();
   const spans = members.unknown;
   // Per unknown member of a record (1st, 2nd, ...): the name it had last and that name's counter
@@ -181,8 +181,8 @@ export function recordFastPaths(
       }
       const fingerprint = shortcut.fingerprint;
       fingerprint[2] = shapes.numberOf(members, kinds, plain);
-      if (direct !== undefined) {
-        if (!direct.write(bytes, start, end, members, members.id, position, byteOffset, fingerprint))
+      if (firstLoad !== undefined) {
+        if (!firstLoad.write(bytes, start, end, members, members.id, position, byteOffset, fingerprint))
           return [fingerprint[0]!, fingerprint[1]!];
         count();
         shortcut.stagedId(members.id, position);
@@ -198,14 +198,14 @@ export function recordFastPaths(
     },
   };
   // A first load has no row to know a record by.
-  if (direct === undefined) {
+  if (firstLoad === undefined) {
     hook.known = (b, start, end) => {
       const length = shortcut.known(b, start, end);
       if (length > 0) knownPending = true;
       return length;
     };
   }
-  return { hook, shortcut, writer, direct, checkpoints };
+  return { hook, shortcut, writer, firstLoad, checkpoints };
 }
 
 /**
@@ -240,7 +240,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   const parser = new ListingParser({ recordHook: fast?.hook });
   const seen = tally.ids;
   const writer = fast?.writer;
-  const direct = fast?.direct;
+  const firstLoad = fast?.firstLoad;
   let stored = 0;
   let pending: Reject[] = [];
   let pendingChars = 0;
@@ -286,8 +286,15 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       for (const m of kept.members) tally.fields.noteKind(m.name, m.kind);
       extra = kept.text;
     }
-    if (direct !== undefined) {
-      out += direct.line(result.row, extra, record.position, record.byteOffset, record.byteLength, record.fingerprint);
+    if (firstLoad !== undefined) {
+      out += firstLoad.line(
+        result.row,
+        extra,
+        record.position,
+        record.byteOffset,
+        record.byteLength,
+        record.fingerprint,
+      );
     } else {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
       out += copyLine(record.position, result.row, extra, record.byteOffset, record.byteLength, record.fingerprint);
@@ -303,7 +310,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
         if (behind !== undefined) await behind;
         for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
       }
-      if (direct?.flushDue) await direct.flush();
+      if (firstLoad?.flushDue) await firstLoad.flush();
       if (pending.length >= REJECT_BATCH || pendingChars >= REJECT_BATCH_CHARS) {
         await options.writeRejects(pending);
         pending = [];
@@ -317,7 +324,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       }
     }
     tally.envelope = parser.end();
-    await direct?.flush();
+    await firstLoad?.flush();
   } catch (error) {
     if (error instanceof AttemptAbandoned) {
       tally.abandoned = true;

@@ -41,7 +41,7 @@ export interface LosingCopy {
   offset?: number;
 }
 
-export class DirectLoad {
+export class FirstLoad {
   /** The table's COPY lines, written straight from a record's bytes. */
   readonly rows: CopyWriter;
   private readonly setAside: CopyWriter;
@@ -83,9 +83,9 @@ export class DirectLoad {
       extras,
     }: { runId: string; ids: IdBitmap; dir: string; biScale: number; extras: boolean },
     log?: Logger,
-  ): Promise<DirectLoad | undefined> {
+  ): Promise<FirstLoad | undefined> {
     const marks = await firstLoadMarks(client, runId, log);
-    return marks && new DirectLoad(marks, ids, dir, biScale, extras);
+    return marks && new FirstLoad(marks, ids, dir, biScale, extras);
   }
 
   /** The byte-level path: writes the record `b[start, end)` (an `id` below 2^53; `hash`: its fingerprint halves and shape) where it goes; false when the writer declines it. */
