@@ -71,7 +71,7 @@ export class FirstLoad {
    * A first load when the table has no row at all (read in the run's transaction, which holds the
    * run's advisory lock, before anything is COPYed); otherwise undefined. `ids` is the run's id
    * bitmap; `dir` the run's temp directory; `biScale` the BI views' scale S; `extras` whether
-   * records' unknown members are kept (SYNC_EXTRA_FIELDS=keep).
+   * records' extra members are kept (SYNC_EXTRA_FIELDS=keep).
    */
   static async open(
     client: PoolClient,

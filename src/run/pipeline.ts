@@ -101,7 +101,7 @@ export interface ListingLinesOptions {
   signal?: AbortSignal;
   /** The byte-level paths (recordFastPaths); without them every record takes the zod path. */
   fast?: FastPaths;
-  /** Keep the records' unknown members in extra_fields (SYNC_EXTRA_FIELDS=keep). */
+  /** Keep the records' extra members in extra_fields (SYNC_EXTRA_FIELDS=keep). */
   extras: boolean;
 }
 
@@ -131,12 +131,12 @@ export function recordFastPaths(
   const writer = firstLoad?.rows ?? new CopyWriter(extras);
   const checkpoints = new RecordCheckpoints();
   const spans = members.unknown;
-  // Per unknown member of a record (1st, 2nd, ...): the name it had last and that name's counter
+  // Per extra member of a record (1st, 2nd, ...): the name it had last and that name's counter
   // slot. MemberReader hands out the same string for a key that repeats at the same place, so
   // the usual record finds its slots by identity, with no lookup.
   const lastNames: string[] = [];
   const lastSlots: number[] = [];
-  // Per unknown member of the record just read, the kind of its value (0 unless extras): what the
+  // Per extra member of the record just read, the kind of its value (0 unless extras): what the
   // counts and its shape take.
   let kinds = new Int32Array(16);
   const readKinds = (bytes: Buffer) => {

@@ -7,7 +7,7 @@
  * A download (extract) goes on while the transaction begins and the stage parses the spool file
  * behind it; a download attempt that fails part way makes the stage start over (forgetAttempt).
  *
- * Most phases are a method of their own name below; new fields (new-fields.ts) and the archive
+ * Most phases are a method of their own name below; new fields (extra-fields.ts) and the archive
  * (run-archive.ts) are objects of their own. Each phase's wall time goes to sync_runs.phases
  * (phase-timer.ts). runSync (sync.ts) wraps it with the run lock and the audit row.
  */
@@ -43,7 +43,7 @@ import { FirstLoad } from './first-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { settleDuplicates } from './duplicates.js';
 import { openListing, type ListingSource } from './listing-source.js';
-import { RunNewFields } from './new-fields.js';
+import { RunExtraFields } from './extra-fields.js';
 import { RunArchive } from './run-archive.js';
 import { PhaseTimer } from './phase-timer.js';
 import {
@@ -70,7 +70,7 @@ export class Run {
   /** A first load: rows COPYed straight into the table (first-load.ts); undefined on the staging path. */
   private firstLoad: FirstLoad | undefined;
   /** The listing's fields outside the catalogue: where the run kept them. */
-  private readonly extraFields: RunNewFields;
+  private readonly extraFields: RunExtraFields;
   /** Who blocks any of the run's connections, should a lock wait time out (SYNC_LOCK_TIMEOUT_MS). */
   private readonly lockWait: LockWaitWatch;
   /** Each phase's wall time, stored with the run (sync_runs.phases). */
@@ -85,7 +85,7 @@ export class Run {
     /** Held by sync.ts for the whole run; checked before the run commits. */
     private readonly lock: Pick<RunLock, 'check'>,
   ) {
-    this.extraFields = new RunNewFields(config);
+    this.extraFields = new RunExtraFields(config);
     this.lockWait = new LockWaitWatch(deps.pool, config.lockTimeoutMs);
   }
 

@@ -462,7 +462,7 @@ describe('unknown members on the fast path', () => {
     const records = values.map((v, i) =>
       i % 2 === 0 ? `{"id":${i + 1},"wpi":"W","x":${v},"y":${i}}` : `{"id":${i + 1},"wpi":"W","y":${i},"x":${v}}`,
     );
-    // Then 1,000 more names, one record each: the counter names at most 1,000 (MAX_UNKNOWN_FIELDS).
+    // Then 1,000 more names, one record each: the counter names at most 1,000 (MAX_EXTRA_FIELDS).
     for (let n = 0; n < 1000; n++) records.push(`{"id":${100 + n},"wpi":"W","f${n}":1}`);
     const tally = newTally();
     const fast = recordFastPaths(tally, UnchangedShortcut.empty(), { extras: true });

@@ -241,7 +241,7 @@ async function runRoute(x: Exchange): Promise<void> {
     after === '-1'
       ? Promise.resolve(undefined)
       : queries.rejectsPageBefore(id, String(Number(after) + 1), REJECTS_PER_PAGE),
-    queries.runNewFields(id),
+    queries.runExtraFields(id),
   ]);
   if (x.match[2] !== undefined) {
     return sendJson(x, {
