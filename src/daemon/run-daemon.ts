@@ -86,7 +86,8 @@ export async function runDaemon(job: Job, options: DaemonOptions): Promise<void>
     attempts: attemptsAllowed(config.runRetryDelaysMs),
   };
   const server = config.metrics && (await serveMetrics(job, reporter, health, view, schedule));
-  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly too.
+  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the
+  // history stops cleanly too.
   const stopped = stopSignal();
   log.info(
     {

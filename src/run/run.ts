@@ -122,7 +122,8 @@ export class Run {
       await source?.ready.catch(() => undefined); // the spool file closed before the temp dir is removed
       // Its connection back in the pool before the run ends, its file closed before the temp dir goes.
       await (await shortcut.catch(() => undefined))?.close();
-      await this.firstLoad?.discard().catch(() => undefined); // a first load's files, if the run stopped while writing them
+      // A first load's files, if the run stopped while writing them.
+      await this.firstLoad?.discard().catch(() => undefined);
       await rm(this.tmp, { recursive: true, force: true });
     }
   }
