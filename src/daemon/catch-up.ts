@@ -62,11 +62,13 @@ export async function catchUp(job: Job, daemon: Daemon, schedule: CronSchedule):
       { slot: slot.toISOString(), catchUp: decision.run, why: decision.why },
       decision.run ? 'catching up the last scheduled run' : 'no catch-up needed',
     );
+    // Not awaited: the daemon arms its timer meanwhile. start() never rejects (a run's end is caught and logged), and
+    // stop() awaits the run in progress.
     if (decision.run)
       void daemon.start('catch-up', { ...decision.retry, firstError: await firstErrorOf(job, decision.retry.retryOf) });
   } catch (error) {
     // The catch-up's own run would fail on the same database: that run is what reports it.
     log.warn({ err: error }, 'cannot read the run history for catch-up; catching up');
-    void daemon.start('catch-up');
+    void daemon.start('catch-up'); // never rejects, as above
   }
 }

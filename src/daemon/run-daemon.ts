@@ -100,7 +100,9 @@ export async function runDaemon(job: Job, options: DaemonOptions): Promise<void>
   );
 
   await beat();
+  // beat() never rejects (a failed write is logged); writes queue one behind the other.
   const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
+  // start() never rejects (a run's end is caught and logged), and stop() awaits the run in progress.
   if (options.runNow) void daemon.start('run-now');
   else if (config.catchUp) await catchUp(job, daemon, schedule);
   daemon.arm();

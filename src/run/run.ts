@@ -158,6 +158,7 @@ export class Run {
     try {
       const t = this.phases;
       const kind = this.request.source.kind;
+      // These two only time their phase: the promises themselves are awaited below, where a failure surfaces.
       void t
         .time(kind === 'api' ? 'download' : kind === 'file' ? 'read file' : 'restore archive', source.ready)
         .catch(() => undefined);
@@ -260,7 +261,8 @@ export class Run {
           attempt = await watch.nextAttempt(attempt, deps.signal);
           chunks = watch.follow(attempt, deps.signal);
         } else chunks = fileChunks(source.path ?? (await source.ready).path, deps.signal);
-        // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live one.
+        // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live
+        // one.
         const extras = this.config.extraFields === 'keep';
         if (await shortcut.isEmpty()) {
           this.firstLoad = await FirstLoad.open(
