@@ -207,17 +207,17 @@ describe('ExecStart= run the way systemd runs it', () => {
       expect(exec).toMatch(/\/bin\/wine-recon-sync$/);
       const bin = join(ROOT, 'bin', 'wine-recon-sync');
 
-      const daemon = startAs(uid, bin, args, env, '/');
+      const daemon = startAs({ uid }, bin, args, env, '/');
       try {
         const finished = await daemon.waitForLog(/"sync finished"/, 120_000);
         expect(JSON.parse(finished)).toMatchObject({ status: 'succeeded' });
         const runs = await fx.db.rows<{ status: string; trigger: string }>('SELECT status, trigger FROM sync_runs');
         expect(runs).toEqual([{ status: 'succeeded', trigger: 'catch-up' }]);
-        const [{ n }] = await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation');
-        expect(Number(n)).toBe(RECORDS);
+        const [count] = await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation');
+        expect(Number(count?.n)).toBe(RECORDS);
 
         // The operator's check, as the daemon's user with the unit's environment.
-        const health = await runAs(uid, bin, ['healthcheck'], env, '/');
+        const health = await runAs({ uid }, bin, ['healthcheck'], env, '/');
         expect(health.code, health.stderr).toBe(0);
         expect(health.stdout).toMatch(/^healthy: idle, next run .*last run \d+ succeeded/);
         const healthz = await fetch(`http://127.0.0.1:${env.SYNC_METRICS_PORT}/healthz`);

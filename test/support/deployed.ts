@@ -37,18 +37,24 @@ export function unusedId(): number {
   return 61_000 + Math.floor(Math.random() * 900);
 }
 
-/**
- * Starts `node script args` as `uid:gid` with no supplementary groups and exactly `env` (nothing of
- * the test's environment leaks in), in `cwd`.
- */
+/** Who the program runs as: a uid, its gid (default: the uid) and supplementary groups (default: none). */
+export interface RunAs {
+  uid: number;
+  gid?: number;
+  groups?: number[];
+}
+
+/** Starts `node script args` as `who` with exactly `env` (nothing of the test's environment leaks in), in `cwd`. */
 export function startAs(
-  uid: number,
+  who: RunAs,
   script: string,
   args: string[],
   env: Record<string, string>,
   cwd: string,
 ): CliProcess {
-  const argv = ['--reuid', String(uid), '--regid', String(uid), '--clear-groups', '--', process.execPath, script];
+  const groups = who.groups?.length ? ['--groups', who.groups.join(',')] : ['--clear-groups'];
+  const ids = ['--reuid', String(who.uid), '--regid', String(who.gid ?? who.uid), ...groups];
+  const argv = [...ids, '--', process.execPath, script];
   const child = spawn('setpriv', [...argv, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -85,16 +91,16 @@ export function startAs(
   };
 }
 
-/** Runs `node script args` as `uid` to its end (killed after `timeoutMs`). */
+/** Runs `node script args` as `who` to its end (killed after `timeoutMs`). */
 export async function runAs(
-  uid: number,
+  who: RunAs,
   script: string,
   args: string[],
   env: Record<string, string>,
   cwd: string,
   timeoutMs = 60_000,
 ): Promise<CliResult> {
-  const cli = startAs(uid, script, args, env, cwd);
+  const cli = startAs(who, script, args, env, cwd);
   const timer = setTimeout(() => cli.kill('SIGKILL'), timeoutMs);
   const result = await cli.result;
   clearTimeout(timer);
