@@ -2,14 +2,18 @@
  * The Compose files against the Compose Specification's JSON Schema (test/fixtures/compose-spec):
  * deploy/compose/compose.yaml (production: the published image, secrets from files read through
  * *_FILE, no default password, a health check, a stop grace period over the exit bound, a volume for
- * what the job writes) and docker-compose.yml (the demo, which says so in its first line).
+ * what the job writes) and docker-compose.yml (the demo, which says so in its first line); and
+ * the production file as Debian's docker-compose reads it, with and without its required settings.
  */
-import { readFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ROOT } from '../support/harness.js';
 import { composeSpec } from '../support/json-schemas.js';
+import { describeWith, runs } from '../support/programs.js';
 
 const PRODUCTION = join(ROOT, 'deploy', 'compose', 'compose.yaml');
 const DEMO = join(ROOT, 'docker-compose.yml');
@@ -81,5 +85,40 @@ describe('the Compose files', () => {
   it('the demo says in its first line that it is the demo, and where production is', async () => {
     const first = (await readFile(DEMO, 'utf8')).split('\n')[0]!;
     expect(first).toMatch(/^# The demo\b.*deploy\/compose\/compose\.yaml/);
+  });
+});
+
+describeWith('docker-compose (Debian package)', runs('docker-compose', ['version']), 'docker-compose reads it', () => {
+  it('resolves the production file with its three settings, and names a missing one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'wrs-compose-'));
+    try {
+      await cp(PRODUCTION, join(dir, 'compose.yaml'));
+      await mkdir(join(dir, 'secrets'));
+      await writeFile(join(dir, 'secrets', 'wine_api_password'), 'x');
+      await writeFile(join(dir, 'secrets', 'database_password'), 'x');
+      const settings = {
+        DATABASE_URL: 'postgres://wine_sync@db.example.com:5432/wine',
+        WINE_API_BASE_URL: 'https://wine.example.com',
+        WINE_API_EMAIL: 'reporting@example.com',
+      };
+      const config = (env: Record<string, string>) =>
+        spawnSync('docker-compose', ['config'], {
+          cwd: dir,
+          env: { PATH: process.env.PATH ?? '', ...env },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+      const ok = config(settings);
+      expect(ok.status, ok.stderr).toBe(0);
+      const resolved = parse(ok.stdout) as Doc;
+      expect(resolved.services.sync.environment).toMatchObject({ ...settings, SYNC_SCHEDULE: '0 3 * * *' });
+      expect(resolved.secrets.wine_api_password.file).toBe(join(dir, 'secrets', 'wine_api_password'));
+
+      const missing = config({ ...settings, DATABASE_URL: '' });
+      expect(missing.status).not.toBe(0);
+      expect(missing.stderr).toContain('set DATABASE_URL in .env');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
