@@ -224,7 +224,9 @@ describe('the container run the way the Deployment and the CronJob run it', () =
       // machine, so that whatever it owns afterwards, the program wrote.
       const uid = unusedId();
       const fsGroup = pod.securityContext.fsGroup as number;
-      const who = { uid, gid: pod.securityContext.runAsGroup as number, groups: [fsGroup] };
+      const writable: string[] = [];
+      // readOnlyRootFilesystem: everything read-only but the emptyDir.
+      const who = { uid, gid: pod.securityContext.runAsGroup as number, groups: [fsGroup], writable };
 
       // The operator's edit of the ConfigMap for this site. The port stays the container's; the
       // interface is loopback here, not the pod's own network namespace.
@@ -245,7 +247,6 @@ describe('the container run the way the Deployment and the CronJob run it', () =
       // root, given the fsGroup with read for it; the emptyDir writable, also by the fsGroup.
       await chmod(fx.dir, 0o755);
       const mounts = new Map<string, string>();
-      const writable: string[] = [];
       for (const volume of pod.volumes as Doc[]) {
         const mount = (container.volumeMounts as Doc[]).find((m) => m.name === volume.name)!;
         const at = join(fx.dir, 'pod', volume.name as string);

@@ -207,7 +207,10 @@ describe('ExecStart= run the way systemd runs it', () => {
       expect(exec).toMatch(/\/bin\/wine-recon-sync$/);
       const bin = join(ROOT, 'bin', 'wine-recon-sync');
 
-      const daemon = startAs({ uid }, bin, args, env, '/');
+      // ProtectSystem=strict: everything read-only but the state and runtime directories.
+      const writable = [...stateDirs.map((d) => join(stateRoot, d)), ...runtimeDirs.map((d) => join(runtimeRoot, d))];
+      const who = { uid, writable };
+      const daemon = startAs(who, bin, args, env, '/');
       try {
         const finished = await daemon.waitForLog(/"sync finished"/, 120_000);
         expect(JSON.parse(finished)).toMatchObject({ status: 'succeeded' });
@@ -217,7 +220,7 @@ describe('ExecStart= run the way systemd runs it', () => {
         expect(Number(count?.n)).toBe(RECORDS);
 
         // The operator's check, as the daemon's user with the unit's environment.
-        const health = await runAs({ uid }, bin, ['healthcheck'], env, '/');
+        const health = await runAs(who, bin, ['healthcheck'], env, '/');
         expect(health.code, health.stderr).toBe(0);
         expect(health.stdout).toMatch(/^healthy: idle, next run .*last run \d+ succeeded/);
         const healthz = await fetch(`http://127.0.0.1:${env.SYNC_METRICS_PORT}/healthz`);
@@ -237,9 +240,8 @@ describe('ExecStart= run the way systemd runs it', () => {
       }
 
       // Nothing written outside the state and runtime directories.
-      const allowed = [...stateDirs.map((d) => join(stateRoot, d)), ...runtimeDirs.map((d) => join(runtimeRoot, d))];
       expect(
-        await ownedOutside(uid, ['/tmp', '/var/tmp', '/dev/shm', ROOT, fx.dir], [...allowed, credentials]),
+        await ownedOutside(uid, ['/tmp', '/var/tmp', '/dev/shm', ROOT, fx.dir], [...writable, credentials]),
       ).toEqual([]);
     },
     180_000,

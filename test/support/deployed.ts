@@ -42,7 +42,30 @@ export interface RunAs {
   uid: number;
   gid?: number;
   groups?: number[];
+  /**
+   * When given, the program runs in a mount namespace of its own where every file system is
+   * read-only but these directories (as ProtectSystem=strict or readOnlyRootFilesystem leave it).
+   */
+  writable?: string[];
 }
+
+/**
+ * Run by root in the new mount namespace (`unshare --mount`), before it becomes the user: binds each
+ * writable directory onto itself, remounts every other mount read-only, then execs the rest of its
+ * arguments. $1 is the number of writable directories that follow.
+ */
+const READ_ONLY_BUT = `
+set -eu
+n=$1; shift
+keep=""
+while [ "$n" -gt 0 ]; do mount --bind "$1" "$1"; keep="$keep
+$1"; shift; n=$((n - 1)); done
+for m in $(awk '{ print $2 }' /proc/self/mounts | sort -u); do
+  printf '%s\n' "$keep" | grep -qxF -- "$m" && continue
+  mount -o remount,bind,ro "$m" 2>/dev/null || true
+done
+exec "$@"
+`;
 
 /** Starts `node script args` as `who` with exactly `env` (nothing of the test's environment leaks in), in `cwd`. */
 export function startAs(
@@ -54,8 +77,23 @@ export function startAs(
 ): CliProcess {
   const groups = who.groups?.length ? ['--groups', who.groups.join(',')] : ['--clear-groups'];
   const ids = ['--reuid', String(who.uid), '--regid', String(who.gid ?? who.uid), ...groups];
-  const argv = [...ids, '--', process.execPath, script];
-  const child = spawn('setpriv', [...argv, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const setpriv = ['setpriv', ...ids, '--', process.execPath, script, ...args];
+  const writable = who.writable ?? [];
+  // unshare and sh exec what follows: the pid is the program's, and signals reach it.
+  const [command, ...argv] = who.writable
+    ? [
+        'unshare',
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        READ_ONLY_BUT,
+        'sh',
+        String(writable.length),
+      ].concat(writable, setpriv)
+    : setpriv;
+  const child = spawn(command!, argv, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const lines = new PassThrough();
@@ -70,7 +108,6 @@ export function startAs(
   return {
     pid: child.pid!,
     result,
-    // setpriv execs node: the signal reaches the program itself.
     kill: (signal) => child.kill(signal),
     waitForLog: (pattern, timeoutMs = 60_000) =>
       new Promise((resolve, reject) => {
