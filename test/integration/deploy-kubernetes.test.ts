@@ -22,28 +22,44 @@ import { ROOT } from '../support/harness.js';
 const DIR = join(ROOT, 'deploy', 'kubernetes');
 const RECORDS = 1200;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- manifests are read as untyped YAML
-type Doc = Record<string, any>;
+/** A manifest as read from its file, before a model checks it. */
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  [field: string]: unknown;
+}
+
+interface Kustomization {
+  apiVersion: string;
+  kind: string;
+  resources: string[];
+}
 
 /** The manifests a kustomization applies, each with the file it came from, following directories. */
-async function build(dir: string): Promise<Array<{ file: string; doc: Doc }>> {
-  const kustomization = parse(await readFile(join(dir, 'kustomization.yaml'), 'utf8')) as Doc;
-  const out: Array<{ file: string; doc: Doc }> = [];
-  for (const entry of kustomization.resources as string[]) {
+async function build(dir: string): Promise<Array<{ file: string; doc: Manifest }>> {
+  const kustomization = parse(await readFile(join(dir, 'kustomization.yaml'), 'utf8')) as Kustomization;
+  const out: Array<{ file: string; doc: Manifest }> = [];
+  for (const entry of kustomization.resources) {
     const path = join(dir, entry);
     if ((await stat(path)).isDirectory()) out.push(...(await build(path)));
-    else out.push({ file: relative(DIR, path), doc: parse(await readFile(path, 'utf8')) as Doc });
+    else out.push({ file: relative(DIR, path), doc: parse(await readFile(path, 'utf8')) as Manifest });
   }
   return out;
 }
 
-const kind = (docs: Array<{ doc: Doc }>, k: string): Doc => {
-  const found = docs.filter((d) => d.doc.kind === k);
-  expect(found, k).toHaveLength(1);
+/** The one manifest of this kind, raw. */
+function raw(docs: Array<{ doc: Manifest }>, kind: string): Manifest {
+  const found = docs.filter((d) => d.doc.kind === kind);
+  expect(found, kind).toHaveLength(1);
   return found[0]!.doc;
-};
+}
 
-type Model = new (doc: Doc) => { validate(): void };
+/** The one manifest of this kind, as its kubernetes-models class (typed fields). */
+function the<T>(docs: Array<{ doc: Manifest }>, kind: string, Model: new (data: never) => T): T {
+  return new Model(raw(docs, kind) as never);
+}
+
+type Validated = new (data: never) => { validate(): void };
 
 /** kubernetes-models' classes (and its Prometheus Operator package's) by apiVersion. */
 const MODELS: Record<string, Record<string, unknown>> = {
@@ -53,19 +69,21 @@ const MODELS: Record<string, Record<string, unknown>> = {
   'monitoring.coreos.com/v1': monitoring,
 };
 
-function model(apiVersion: string, k: string): Model {
-  const found = MODELS[apiVersion]?.[k];
-  expect(found, `${apiVersion} ${k} in kubernetes-models`).toBeDefined();
-  return found as Model;
+function model(apiVersion: string, kind: string): Validated {
+  const found = MODELS[apiVersion]?.[kind];
+  expect(found, `${apiVersion} ${kind} in kubernetes-models`).toBeDefined();
+  return found as Validated;
 }
+
+const PROBES = ['startupProbe', 'livenessProbe', 'readinessProbe'] as const;
 
 describe('the Kubernetes manifests', () => {
   it('each kustomization lists only files that exist, and every manifest is in one', async () => {
     const listed = new Set<string>();
     const check = async (dir: string) => {
-      const k = parse(await readFile(join(dir, 'kustomization.yaml'), 'utf8')) as Doc;
+      const k = parse(await readFile(join(dir, 'kustomization.yaml'), 'utf8')) as Kustomization;
       expect(k).toMatchObject({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization' });
-      for (const entry of k.resources as string[]) {
+      for (const entry of k.resources) {
         const path = join(dir, entry);
         const st = await stat(path).catch(() => undefined);
         expect(st, `${relative(DIR, dir) || '.'}/kustomization.yaml lists ${entry}`).toBeDefined();
@@ -95,58 +113,56 @@ describe('the Kubernetes manifests', () => {
       ]),
     );
     for (const { file, doc } of docs) {
-      const Model = model(doc.apiVersion as string, doc.kind as string);
-      expect(() => new Model(doc).validate(), file).not.toThrow();
+      const Model = model(doc.apiVersion, doc.kind);
+      expect(() => new Model(doc as never).validate(), file).not.toThrow();
     }
     // The validators are real: a wrong type and a missing required field are errors.
-    const Deployment = model('apps/v1', 'Deployment');
-    const deployment = kind(docs, 'Deployment');
-    expect(() => new Deployment({ ...deployment, spec: { ...deployment.spec, replicas: 'one' } }).validate()).toThrow(
-      /replicas/,
-    );
-    const CronJob = model('batch/v1', 'CronJob');
-    const cron = kind(docs, 'CronJob');
-    expect(() => new CronJob({ ...cron, spec: { ...cron.spec, schedule: undefined } }).validate()).toThrow(/schedule/);
+    const deployment = raw(docs, 'Deployment');
+    const wrongType = { ...deployment, spec: { ...(deployment.spec as object), replicas: 'one' } };
+    expect(() => new apps.Deployment(wrongType as never).validate()).toThrow(/replicas/);
+    const cron = raw(docs, 'CronJob');
+    const noSchedule = { ...cron, spec: { ...(cron.spec as object), schedule: undefined } };
+    expect(() => new batch.CronJob(noSchedule as never).validate()).toThrow(/schedule/);
   });
 
   it('the Deployment: one daemon, replaced, probed on /healthz, hardened, sized, secrets as files', async () => {
     const docs = await build(DIR);
-    const d = kind(docs, 'Deployment');
-    const pod = d.spec.template.spec;
-    const [c] = pod.containers as Doc[];
+    const d = the(docs, 'Deployment', apps.Deployment);
+    const pod = d.spec!.template.spec!;
     expect(pod.containers).toHaveLength(1);
+    const c = pod.containers[0]!;
     expect(d.spec).toMatchObject({ replicas: 1, strategy: { type: 'Recreate' } });
-    expect(c!.args).toEqual(['schedule']);
+    expect(c.args).toEqual(['schedule']);
 
-    const port = (c!.ports as Doc[]).find((p) => p.name === 'metrics')!;
-    const config = kind(docs, 'ConfigMap').data as Record<string, string>;
+    const port = c.ports!.find((p) => p.name === 'metrics')!;
+    const config = the(docs, 'ConfigMap', core.ConfigMap).data!;
     expect(Number(config.SYNC_METRICS_PORT)).toBe(port.containerPort);
-    for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe'])
-      expect(c![probe].httpGet, probe).toEqual({ path: '/healthz', port: 'metrics' });
+    for (const probe of PROBES) expect(c[probe]?.httpGet, probe).toEqual({ path: '/healthz', port: 'metrics' });
 
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
-    expect(c!.securityContext).toMatchObject({
+    const podSecurity = pod.securityContext!;
+    expect(podSecurity).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(podSecurity.runAsUser).toBeGreaterThan(0);
+    expect(c.securityContext).toMatchObject({
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
       capabilities: { drop: ['ALL'] },
     });
-    expect(c!.resources.requests.memory).toMatch(/^\d+Mi$/);
-    expect(c!.resources.limits.memory).toMatch(/^\d+Mi$/);
+    expect(String(c.resources?.requests?.memory)).toMatch(/^\d+Mi$/);
+    expect(String(c.resources?.limits?.memory)).toMatch(/^\d+Mi$/);
     // The daemon exits within 10 s of SIGTERM (README, "Deploying the daemon").
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(10);
 
     // No token, from the pod or from its account.
     expect(pod.automountServiceAccountToken).toBe(false);
-    const account = kind(docs, 'ServiceAccount');
-    expect([pod.serviceAccountName, account.automountServiceAccountToken]).toEqual([account.metadata.name, false]);
+    const account = the(docs, 'ServiceAccount', core.ServiceAccount);
+    expect([pod.serviceAccountName, account.automountServiceAccountToken]).toEqual([account.metadata?.name, false]);
 
     // The Secret's keys as 0400 files, each read through a *_FILE variable; no password in the ConfigMap.
-    const secretVolume = (pod.volumes as Doc[]).find((v) => v.secret)!;
-    expect(secretVolume.secret.defaultMode).toBe(0o400);
-    const secretMount = (c!.volumeMounts as Doc[]).find((m) => m.name === secretVolume.name)!;
-    const env = Object.fromEntries((c!.env as Doc[]).map((e) => [e.name as string, e.value as string]));
-    const secretFiles = (secretVolume.secret.items as Doc[]).map((i) => join(secretMount.mountPath as string, i.path));
+    const secretVolume = pod.volumes!.find((v) => v.secret)!;
+    expect(secretVolume.secret!.defaultMode).toBe(0o400);
+    const secretMount = c.volumeMounts!.find((m) => m.name === secretVolume.name)!;
+    const env = Object.fromEntries(c.env!.map((e) => [e.name, e.value ?? '']));
+    const secretFiles = secretVolume.secret!.items!.map((i) => join(secretMount.mountPath, i.path));
     expect(
       Object.entries(env)
         .filter(([n]) => n.endsWith('_FILE') && n !== 'SYNC_HEALTH_FILE')
@@ -156,47 +172,48 @@ describe('the Kubernetes manifests', () => {
     expect(config.DATABASE_URL).not.toMatch(/:\/\/[^/@]*:[^/@]*@/);
 
     // What the job writes goes to the emptyDir, which has a size limit.
-    const work = (pod.volumes as Doc[]).find((v) => v.emptyDir)!;
-    expect(work.emptyDir.sizeLimit).toMatch(/^\d+(Mi|Gi)$/);
-    const workPath = (c!.volumeMounts as Doc[]).find((m) => m.name === work.name)!.mountPath as string;
+    const work = pod.volumes!.find((v) => v.emptyDir)!;
+    expect(String(work.emptyDir!.sizeLimit)).toMatch(/^\d+(Mi|Gi)$/);
+    const workPath = c.volumeMounts!.find((m) => m.name === work.name)!.mountPath;
     expect(dirname(env.SYNC_HEALTH_FILE!)).toBe(workPath);
     expect(env.TMPDIR).toBe(workPath);
 
     // The Service reaches the pod's metrics port; the ServiceMonitor scrapes the Service.
-    const service = kind(docs, 'Service');
-    expect(d.spec.template.metadata.labels).toMatchObject(service.spec.selector);
-    expect(service.spec.ports).toEqual([expect.objectContaining({ name: 'metrics', targetPort: 'metrics' })]);
-    const monitor = kind(docs, 'ServiceMonitor');
-    expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
-    expect(monitor.spec.endpoints[0]).toMatchObject({ port: 'metrics', path: '/metrics' });
+    const service = the(docs, 'Service', core.Service);
+    expect(d.spec!.template.metadata?.labels).toMatchObject(service.spec!.selector!);
+    expect(service.spec!.ports).toEqual([expect.objectContaining({ name: 'metrics', targetPort: 'metrics' })]);
+    const monitor = the(docs, 'ServiceMonitor', monitoring.ServiceMonitor);
+    expect(service.metadata?.labels).toMatchObject(monitor.spec.selector.matchLabels!);
+    expect(monitor.spec.endpoints?.[0]).toMatchObject({ port: 'metrics', path: '/metrics' });
   });
 
   it("the PrometheusRule holds deploy/prometheus/alerts.yml's groups, unchanged", async () => {
-    const alerts = parse(await readFile(join(ROOT, 'deploy', 'prometheus', 'alerts.yml'), 'utf8')) as Doc;
-    const rule = kind(await build(DIR), 'PrometheusRule');
+    const alerts = parse(await readFile(join(ROOT, 'deploy', 'prometheus', 'alerts.yml'), 'utf8')) as {
+      groups: Array<{ rules: Array<{ expr: string }> }>;
+    };
+    const rule = the(await build(DIR), 'PrometheusRule', monitoring.PrometheusRule);
     expect(rule.spec.groups, 'copy deploy/prometheus/alerts.yml groups into prometheusrule.yaml').toEqual(
       alerts.groups,
     );
     // The rules select the job the ServiceMonitor's relabeling names.
-    const monitor = kind(await build(DIR), 'ServiceMonitor');
-    const exprs = (alerts.groups as Doc[]).flatMap((g) => (g.rules as Doc[]).map((r) => r.expr as string));
+    const monitor = the(await build(DIR), 'ServiceMonitor', monitoring.ServiceMonitor);
+    const exprs = alerts.groups.flatMap((g) => g.rules.map((r) => r.expr));
     expect(exprs.join('\n')).toContain('job="wine_recon_sync"');
-    expect(monitor.spec.endpoints[0].relabelings).toContainEqual(
+    expect(monitor.spec.endpoints?.[0]?.relabelings).toContainEqual(
       expect.objectContaining({ targetLabel: 'job', replacement: 'wine_recon_sync' }),
     );
   });
 
   it('the CronJob: `run`, one at a time, with a deadline, a time zone and the same security context', async () => {
-    const docs = await build(join(DIR, 'cronjob'));
-    const cron = kind(docs, 'CronJob');
-    const deployment = kind(await build(DIR), 'Deployment');
+    const cron = the(await build(join(DIR, 'cronjob')), 'CronJob', batch.CronJob);
+    const deployment = the(await build(DIR), 'Deployment', apps.Deployment);
     expect(cron.spec).toMatchObject({ concurrencyPolicy: 'Forbid', timeZone: expect.any(String) });
-    expect(cron.spec.startingDeadlineSeconds).toBeGreaterThan(0);
-    const pod = cron.spec.jobTemplate.spec.template.spec;
-    const dPod = deployment.spec.template.spec;
-    expect(pod.containers[0].args).toEqual(['run']);
+    expect(cron.spec!.startingDeadlineSeconds).toBeGreaterThan(0);
+    const pod = cron.spec!.jobTemplate.spec!.template.spec!;
+    const dPod = deployment.spec!.template.spec!;
+    expect(pod.containers[0]!.args).toEqual(['run']);
     expect(pod.securityContext).toEqual(dPod.securityContext);
-    expect(pod.containers[0].securityContext).toEqual(dPod.containers[0].securityContext);
+    expect(pod.containers[0]!.securityContext).toEqual(dPod.containers[0]!.securityContext);
     expect(pod.volumes).toEqual(dPod.volumes);
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(10);
@@ -217,16 +234,16 @@ describe('the container run the way the Deployment and the CronJob run it', () =
     'the daemon loads every record, its probe paths answer 200, SIGTERM ends it; then the CronJob`s run succeeds',
     async () => {
       const docs = await build(DIR);
-      const pod = kind(docs, 'Deployment').spec.template.spec;
-      const config = { ...(kind(docs, 'ConfigMap').data as Record<string, string>) };
-      const container = pod.containers[0] as Doc;
+      const pod = the(docs, 'Deployment', apps.Deployment).spec!.template.spec!;
+      const config = { ...the(docs, 'ConfigMap', core.ConfigMap).data };
+      const container = pod.containers[0]!;
       // The manifest's uid and groups, as kubelet gives them, but a uid that owns no file on this
       // machine, so that whatever it owns afterwards, the program wrote.
       const uid = unusedId();
-      const fsGroup = pod.securityContext.fsGroup as number;
+      const fsGroup = pod.securityContext!.fsGroup!;
       const writable: string[] = [];
       // readOnlyRootFilesystem: everything read-only but the emptyDir.
-      const who = { uid, gid: pod.securityContext.runAsGroup as number, groups: [fsGroup], writable };
+      const who = { uid, gid: pod.securityContext!.runAsGroup!, groups: [fsGroup], writable };
 
       // The operator's edit of the ConfigMap for this site. The port stays the container's; the
       // interface is loopback here, not the pod's own network namespace.
@@ -247,18 +264,18 @@ describe('the container run the way the Deployment and the CronJob run it', () =
       // root, given the fsGroup with read for it; the emptyDir writable, also by the fsGroup.
       await chmod(fx.dir, 0o755);
       const mounts = new Map<string, string>();
-      for (const volume of pod.volumes as Doc[]) {
-        const mount = (container.volumeMounts as Doc[]).find((m) => m.name === volume.name)!;
-        const at = join(fx.dir, 'pod', volume.name as string);
+      for (const volume of pod.volumes!) {
+        const mount = container.volumeMounts!.find((m) => m.name === volume.name)!;
+        const at = join(fx.dir, 'pod', volume.name);
         await mkdir(at, { recursive: true });
-        mounts.set(mount.mountPath as string, at);
+        mounts.set(mount.mountPath, at);
         if (volume.secret) {
           const values: Record<string, string> = { wine_api_password: fx.sim.password, database_password: dbPassword };
-          for (const item of volume.secret.items as Doc[]) {
-            const file = join(at, item.path as string);
-            await writeFile(file, values[item.key as string]!);
+          for (const item of volume.secret.items!) {
+            const file = join(at, item.path);
+            await writeFile(file, values[item.key]!);
             await chown(file, 0, fsGroup);
-            await chmod(file, (volume.secret.defaultMode as number) | 0o040);
+            await chmod(file, volume.secret.defaultMode! | 0o040);
           }
           await chown(at, 0, fsGroup);
           await chmod(at, 0o750);
@@ -274,7 +291,7 @@ describe('the container run the way the Deployment and the CronJob run it', () =
           if (value === path || value.startsWith(`${path}/`)) return at + value.slice(path.length);
         return value;
       };
-      const envOf = (c: Doc, data: Record<string, string>) =>
+      const envOf = (c: core.IContainer, data: Record<string, string>) =>
         Object.fromEntries(
           Object.entries({
             PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -282,27 +299,27 @@ describe('the container run the way the Deployment and the CronJob run it', () =
             ...image,
             ...data,
             // env: overrides envFrom: (kubelet).
-            ...Object.fromEntries((c.env as Doc[]).map((e) => [e.name as string, e.value as string])),
+            ...Object.fromEntries(c.env!.map((e) => [e.name, e.value ?? ''])),
           }).map(([k, v]) => [k, inPod(v)]),
         );
       // The image's ENTRYPOINT (/app/bin/wine-recon-sync, WORKDIR /app): this checkout.
       const bin = join(ROOT, 'bin', 'wine-recon-sync');
 
       const env = envOf(container, config);
-      const daemon = startAs(who, bin, container.args as string[], env, ROOT);
+      const daemon = startAs(who, bin, container.args!, env, ROOT);
       try {
         const finished = await daemon.waitForLog(/"sync finished"/, 120_000);
         expect(JSON.parse(finished)).toMatchObject({ status: 'succeeded' });
         const [count] = await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation');
         expect(Number(count?.n)).toBe(RECORDS);
-        for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
-          const answer = await fetch(`http://127.0.0.1:${port}${container[probe].httpGet.path as string}`);
+        for (const probe of PROBES) {
+          const answer = await fetch(`http://127.0.0.1:${port}${container[probe]!.httpGet!.path!}`);
           expect(answer.status, probe).toBe(200);
         }
         const health = await runAs(who, bin, ['healthcheck'], env, ROOT);
         expect(health.code, health.stderr).toBe(0);
 
-        const graceBy = Date.now() + (pod.terminationGracePeriodSeconds as number) * 1000;
+        const graceBy = Date.now() + pod.terminationGracePeriodSeconds! * 1000;
         daemon.kill('SIGTERM');
         const exit = await daemon.result;
         expect(Date.now()).toBeLessThan(graceBy);
@@ -313,9 +330,9 @@ describe('the container run the way the Deployment and the CronJob run it', () =
       }
 
       // The CronJob's container, with the same volumes and settings: one run, exit 0.
-      const cronPod = kind(await build(join(DIR, 'cronjob')), 'CronJob').spec.jobTemplate.spec.template.spec;
-      const cronContainer = cronPod.containers[0] as Doc;
-      const run = await runAs(who, bin, cronContainer.args as string[], envOf(cronContainer, config), ROOT, 120_000);
+      const cron = the(await build(join(DIR, 'cronjob')), 'CronJob', batch.CronJob);
+      const cronContainer = cron.spec!.jobTemplate.spec!.template.spec!.containers[0]!;
+      const run = await runAs(who, bin, cronContainer.args!, envOf(cronContainer, config), ROOT, 120_000);
       expect(run.code, run.stderr).toBe(0);
       const runs = await fx.db.rows<{ status: string }>('SELECT status FROM sync_runs ORDER BY id');
       expect(runs).toEqual([{ status: 'succeeded' }, { status: 'succeeded' }]);

@@ -18,9 +18,24 @@ import { describeWith, runs } from '../support/programs.js';
 const PRODUCTION = join(ROOT, 'deploy', 'compose', 'compose.yaml');
 const DEMO = join(ROOT, 'docker-compose.yml');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- compose files are read as untyped YAML
-type Doc = Record<string, any>;
-const load = async (path: string) => parse(await readFile(path, 'utf8')) as Doc;
+/** The parts of a Compose file the tests read. */
+interface ComposeService {
+  image?: string;
+  command?: string[];
+  environment: Record<string, string>;
+  secrets?: string[];
+  volumes?: string[];
+  healthcheck?: { test: string[] };
+  stop_grace_period?: string;
+  [key: string]: unknown;
+}
+interface Compose {
+  services: Record<string, ComposeService>;
+  secrets?: Record<string, { file?: string }>;
+  volumes?: Record<string, unknown>;
+}
+
+const load = async (path: string) => parse(await readFile(path, 'utf8')) as Compose;
 
 /** A Compose duration (`30s`, `1m30s`) in seconds. */
 function seconds(duration: string): number {
@@ -38,8 +53,8 @@ describe('the Compose files', () => {
     expect(check(await load(DEMO))).toEqual([]);
     // The schema is real: an unknown service key and a wrong type are errors.
     const bad = await load(PRODUCTION);
-    bad.services.sync.stop_grace = '30s';
-    bad.services.sync.cap_drop = 'ALL';
+    bad.services.sync!.stop_grace = '30s';
+    bad.services.sync!.cap_drop = 'ALL';
     const errors = check(bad).join('\n');
     expect(errors).toContain('"additionalProperty":"stop_grace"');
     expect(errors).toContain('/services/sync/cap_drop must be array');
@@ -47,13 +62,13 @@ describe('the Compose files', () => {
 
   it('production: the image, secrets from files read through *_FILE, no default password', async () => {
     const compose = await load(PRODUCTION);
-    const sync = compose.services.sync;
+    const sync = compose.services.sync!;
     expect(Object.keys(compose.services)).toEqual(['sync']);
     expect(sync.image).toMatch(/\/wine-recon-sync:\d+\.\d+\.\d+$/);
     expect(sync).not.toHaveProperty('build');
     expect(sync.command).toEqual(['schedule']);
 
-    const env = sync.environment as Record<string, string>;
+    const env = sync.environment;
     const secrets = compose.secrets as Record<string, { file?: string }>;
     expect(Object.values(secrets).every((s) => typeof s.file === 'string')).toBe(true);
     expect(sync.secrets).toEqual(Object.keys(secrets));
@@ -72,12 +87,12 @@ describe('the Compose files', () => {
 
   it('production: a health check, a grace period over the exit bound, the writes in a volume, nothing else writable', async () => {
     const compose = await load(PRODUCTION);
-    const sync = compose.services.sync;
-    expect(sync.healthcheck.test).toEqual(['CMD', '/app/bin/wine-recon-sync', 'healthcheck']);
+    const sync = compose.services.sync!;
+    expect(sync.healthcheck?.test).toEqual(['CMD', '/app/bin/wine-recon-sync', 'healthcheck']);
     // The daemon exits within 10 s of SIGTERM (README, "Deploying the daemon").
-    expect(seconds(sync.stop_grace_period as string)).toBeGreaterThan(10);
-    const [volume, at] = (sync.volumes[0] as string).split(':');
-    expect(Object.keys(compose.volumes)).toEqual([volume]);
+    expect(seconds(sync.stop_grace_period!)).toBeGreaterThan(10);
+    const [volume, at] = sync.volumes![0]!.split(':');
+    expect(Object.keys(compose.volumes ?? {})).toEqual([volume]);
     expect([sync.environment.TMPDIR, sync.environment.SYNC_HEALTH_FILE]).toEqual([at, `${at}/health`]);
     expect(sync).toMatchObject({ read_only: true, cap_drop: ['ALL'], security_opt: ['no-new-privileges:true'] });
   });
@@ -110,9 +125,9 @@ describeWith('docker-compose (Debian package)', runs('docker-compose', ['version
         });
       const ok = config(settings);
       expect(ok.status, ok.stderr).toBe(0);
-      const resolved = parse(ok.stdout) as Doc;
-      expect(resolved.services.sync.environment).toMatchObject({ ...settings, SYNC_SCHEDULE: '0 3 * * *' });
-      expect(resolved.secrets.wine_api_password.file).toBe(join(dir, 'secrets', 'wine_api_password'));
+      const resolved = parse(ok.stdout) as Compose;
+      expect(resolved.services.sync?.environment).toMatchObject({ ...settings, SYNC_SCHEDULE: '0 3 * * *' });
+      expect(resolved.secrets?.wine_api_password?.file).toBe(join(dir, 'secrets', 'wine_api_password'));
 
       const missing = config({ ...settings, DATABASE_URL: '' });
       expect(missing.status).not.toBe(0);
