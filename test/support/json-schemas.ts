@@ -1,8 +1,9 @@
 /**
  * The published JSON Schemas the tests hold outputs to (test/fixtures/*, each with its SOURCE.md),
  * compiled with ajv: dbt's properties-file schemas (draft-07), OpenLineage's event and facet
- * schemas (draft 2020-12) and the Compose Specification (draft-07). Formats are checked (ajv-formats); keywords the schemas carry for
- * editors (`example`, `markdownDescription`) are allowed, not errors.
+ * schemas (draft 2020-12) and the Compose Specification (draft-07). Formats are checked
+ * (ajv-formats); keywords the schemas carry for editors (`example`, `markdownDescription`) are
+ * allowed, not errors.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
