@@ -85,7 +85,7 @@ describe('the Compose files', () => {
     expect(env.DATABASE_URL).toMatch(/^\$\{DATABASE_URL:\?/);
   });
 
-  it('production: a health check, a grace over the exit bound, the writes in a volume, nothing else writable', async () => {
+  it('production: a health check, a grace over the exit bound, writes to a volume only', async () => {
     const compose = await load(PRODUCTION);
     const sync = compose.services.sync!;
     expect(sync.healthcheck?.test).toEqual(['CMD', '/app/bin/wine-recon-sync', 'healthcheck']);
