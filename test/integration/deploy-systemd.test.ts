@@ -139,8 +139,8 @@ describeWith('python3', runs('python3'), 'MemoryDenyWriteExecute', () => {
       );
       ctx.skip();
     }
-    // The kernel's memory-deny-write-execute, which systemd applies for MemoryDenyWriteExecute=yes on
-    // Linux 6.3 and later, set on a process that then runs the program's Node.js.
+    // The kernel's memory-deny-write-execute, which systemd 254 and later apply for
+    // MemoryDenyWriteExecute=yes on Linux 6.3 and later, set on a process that then runs Node.js.
     const r = spawnSync(
       'python3',
       ['-c', MDWE_THEN_EXEC, process.execPath, join(ROOT, 'bin', 'wine-recon-sync'), '--help'],
