@@ -6,7 +6,9 @@
  * from the ConfigMap and its own list, the Secret's files at the mount path, a non-root user and
  * only the emptyDir writable, against the test PostgreSQL and the simulator.
  */
-import { chmod, chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import * as monitoring from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import * as core from 'kubernetes-models/v1';
@@ -124,6 +126,47 @@ describe('the Kubernetes manifests', () => {
     const noSchedule = { ...cron, spec: { ...(cron.spec as object), schedule: undefined } };
     expect(() => new batch.CronJob(noSchedule as never).validate()).toThrow(/schedule/);
   });
+
+  it("no manifest has a field its API type does not know (kubernetes-models' types, checked by tsc)", async () => {
+    // The validators above ignore unknown fields; TypeScript's excess-property check on an object
+    // literal does not. Each manifest becomes a constant typed with its kind's interface, and a copy
+    // of the Deployment with one misspelt field shows that the check is real.
+    const docs = [...(await build(DIR)), ...(await build(join(DIR, 'cronjob')))];
+    const modules: Record<string, string> = {
+      v1: 'kubernetes-models/v1',
+      'apps/v1': 'kubernetes-models/apps/v1',
+      'batch/v1': 'kubernetes-models/batch/v1',
+      'monitoring.coreos.com/v1': '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1',
+    };
+    const typo = structuredClone(raw(docs, 'Deployment')) as { spec: { template: { spec: { containers: object[] } } } };
+    const [first] = typo.spec.template.spec.containers as Array<Record<string, unknown>>;
+    first!.securityContext = { ...(first!.securityContext as object), readOnlyRootFileSystem: true };
+    const checked = [...docs, { file: 'typo', doc: typo as unknown as Manifest }];
+    const lines = checked.flatMap(({ file, doc }, i) => [
+      `import type { I${doc.kind} as T${i} } from '${modules[doc.apiVersion]!}';`,
+      `export const m${i}: T${i} = ${JSON.stringify(doc)}; // ${file}`,
+    ]);
+    const dir = await mkdtemp(join(tmpdir(), 'wrs-k8s-types-'));
+    try {
+      await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+      await writeFile(join(dir, 'manifests.ts'), `${lines.join('\n')}\n`);
+      const options = { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', types: [] };
+      await writeFile(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: options, files: ['manifests.ts'] }),
+      );
+      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      const errors = tsc.stdout.split('\n').filter((l) => l.includes('error TS'));
+      expect(errors, tsc.stdout + tsc.stderr).toHaveLength(1);
+      expect(errors[0]).toContain(`manifests.ts(${lines.length},`);
+      expect(errors[0]).toMatch(/readOnlyRootFileSystem\W+ does not exist/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('the Deployment: one daemon, replaced, probed on /healthz, hardened, sized, secrets as files', async () => {
     const docs = await build(DIR);
