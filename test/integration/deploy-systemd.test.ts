@@ -270,8 +270,10 @@ describe('ExecStart= run the way systemd runs it', () => {
         const [count] = await fx.db.rows<{ n: string }>('SELECT count(*) AS n FROM bulk_wine_reconciliation');
         expect(Number(count?.n)).toBe(RECORDS);
 
-        // The operator's check, as the daemon's user with the unit's environment.
-        const health = await runAs(who, bin, ['healthcheck'], env, '/');
+        // The operator's check as docs/deploy.md gives it: `runuser -u wine-recon-sync -- env
+        // SYNC_HEALTH_FILE=/run/wine-recon-sync/health wine-recon-sync healthcheck`.
+        const healthEnv = { PATH: env.PATH!, HOME: '/nonexistent', SYNC_HEALTH_FILE: env.SYNC_HEALTH_FILE! };
+        const health = await runAs(who, bin, ['healthcheck'], healthEnv, '/');
         expect(health.code, health.stderr).toBe(0);
         expect(health.stdout).toMatch(/^healthy: idle, next run .*last run \d+ succeeded/);
         const healthz = await fetch(`http://127.0.0.1:${env.SYNC_METRICS_PORT}/healthz`);
