@@ -251,8 +251,8 @@ describe('the Kubernetes manifests', () => {
     const cron = the(await build(join(DIR, 'cronjob')), 'CronJob', batch.CronJob);
     const deployment = the(await build(DIR), 'Deployment', apps.Deployment);
     expect(cron.spec).toMatchObject({ concurrencyPolicy: 'Forbid', timeZone: expect.any(String) });
-    expect(cron.spec!.startingDeadlineSeconds).toBeGreaterThan(0);
-    const pod = cron.spec!.jobTemplate.spec!.template.spec!;
+    expect(cron.spec.startingDeadlineSeconds).toBeGreaterThan(0);
+    const pod = cron.spec.jobTemplate.spec!.template.spec!;
     const dPod = deployment.spec!.template.spec!;
     expect(pod.containers[0]!.args).toEqual(['run']);
     expect(pod.securityContext).toEqual(dPod.securityContext);
@@ -374,7 +374,7 @@ describe('the container run the way the Deployment and the CronJob run it', () =
 
       // The CronJob's container, with the same volumes and settings: one run, exit 0.
       const cron = the(await build(join(DIR, 'cronjob')), 'CronJob', batch.CronJob);
-      const cronContainer = cron.spec!.jobTemplate.spec!.template.spec!.containers[0]!;
+      const cronContainer = cron.spec.jobTemplate.spec!.template.spec!.containers[0]!;
       const run = await runAs(who, bin, cronContainer.args!, envOf(cronContainer, config), ROOT, 120_000);
       expect(run.code, run.stderr).toBe(0);
       const runs = await fx.db.rows<{ status: string }>('SELECT status FROM sync_runs ORDER BY id');
