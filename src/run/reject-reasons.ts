@@ -6,7 +6,7 @@
  * listing of 20,000 distinct bad field names gave 20,000 entries before.
  *
  * Which reasons are kept: the first MAX_REASONS distinct ones met, with exact counts. A listing's
- * reasons come from a few templates (one per rule of the README) over a few paths, so only a
+ * reasons come from a few templates (one per rule of docs/data-safety.md) over a few paths, so only a
  * listing whose paths are its own new field names comes near the cap, and then the reasons met
  * first are as telling as any.
  */

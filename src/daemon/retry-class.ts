@@ -13,7 +13,7 @@ export type RetryClass = 'retried' | 'needs-a-person';
 
 export interface RetryRule {
   class: RetryClass;
-  /** One line: why (printed in the README's table). */
+  /** One line: why (printed in docs/operations.md's table). */
   why: string;
 }
 
