@@ -122,3 +122,21 @@ describe('the pages that list the run statuses and triggers', () => {
     expect(listed).toEqual(await allowed('trigger'));
   });
 });
+
+describe("docs/cli.md's commands", () => {
+  it('are the commands --help lists, each with the options its own --help gives', async () => {
+    const help = await runCli(['--help'], {});
+    expect(help.code).toBe(0);
+    const list = help.stdout.slice(help.stdout.indexOf('commands:'), help.stdout.indexOf('options:'));
+    const commands = [...list.matchAll(/^ {2}([a-z-]+) /gm)].map((m) => m[1]!);
+    const page = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
+    const table = page.slice(page.indexOf('## Commands'), page.indexOf('## Help and version'));
+    const rows = [...table.matchAll(/^\| `([a-z-]+)([^`]*)` \|/gm)].map((m) => ({ command: m[1]!, usage: m[2]! }));
+    expect(rows.map((r) => r.command).sort()).toEqual([...commands].sort());
+    for (const { command, usage } of rows) {
+      const own = await runCli([command, '--help'], {});
+      const options = [...own.stdout.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!).filter((o) => o !== '--help');
+      for (const option of options) expect(usage, `${command} ${option}`).toContain(option);
+    }
+  });
+});
