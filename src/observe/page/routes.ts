@@ -13,6 +13,7 @@ import { FAVICON, layout, STYLESHEET } from './layout.js';
 import { overviewBody, PLOT_CHOICES, RUNS_PER_PAGE } from './overview.js';
 import { PageQueries, STATUSES, TRIGGERS, type RunFilter } from './queries.js';
 import { RAW_SHOWN, REJECTS_PER_PAGE, runBody } from './run-page.js';
+import { fieldTotals } from './totals-plot.js';
 import {
   CsrfTokens,
   hostAllowed,
@@ -98,14 +99,16 @@ export function pageHandler(options: PageOptions): PageHandler {
     const plotN = (PLOT_CHOICES as readonly number[]).includes(Number(p.get('plot'))) ? Number(p.get('plot')) : 30;
     const before = ID.test(p.get('before') ?? '') ? p.get('before')! : undefined;
     const after = before === undefined && ID.test(p.get('after') ?? '') ? p.get('after')! : undefined;
-    const [running, lastLoad, latest, runs, total, plotRuns] = await Promise.all([
+    const [running, lastLoad, latest, runs, total, plotRuns, biScale] = await Promise.all([
       queries.running(),
       queries.lastLoad(),
       queries.latestFinished(),
       queries.runs(filter, { before, after }, RUNS_PER_PAGE + 1),
       queries.runsCount(filter),
       queries.plotRuns(plotN),
+      queries.biScale(),
     ]);
+    const totals = fieldTotals(await queries.plotTotals(plotRuns.map((r) => r.id)), plotRuns);
     // One more than a page was asked for: whether there is a page beyond, without counting.
     let shown = runs;
     let hasOlder: boolean;
@@ -141,6 +144,8 @@ export function pageHandler(options: PageOptions): PageHandler {
       runTimeoutMs: options.runTimeoutMs,
       plotRuns,
       plotN,
+      totals,
+      biScale,
       runs: shown,
       total,
       filter,
@@ -159,6 +164,14 @@ export function pageHandler(options: PageOptions): PageHandler {
         runs: shown,
         total,
         plotRuns,
+        // Exact text (`total`) and as the BI views round it (`bi_total`, at SYNC_BI_SCALE = biScale).
+        totals: {
+          biScale: biScale ?? null,
+          fields: totals.map((t) => ({
+            field: t.field,
+            runs: t.points.map((p) => ({ id: p.run_id, total: p.total, bi_total: p.bi_total, failed: p.failed })),
+          })),
+        },
       });
       return;
     }
@@ -170,7 +183,7 @@ export function pageHandler(options: PageOptions): PageHandler {
     if (row === undefined) return notFound(res, `there is no run ${id}`);
     const afterParam = url.searchParams.get('after') ?? '';
     const after = /^\d{1,18}$/.test(afterParam) ? afterParam : '-1';
-    const [payload, reasons, rejectsTotal, rejects, previous, newFields] = await Promise.all([
+    const [payload, reasons, rejectsTotal, rejects, previous, newFields, checks, profile, biScale] = await Promise.all([
       queries.payload(id),
       queries.rejectReasons(id, 10),
       queries.rejectsCount(id),
@@ -179,9 +192,21 @@ export function pageHandler(options: PageOptions): PageHandler {
         ? Promise.resolve(undefined)
         : queries.rejectsPageBefore(id, String(Number(after) + 1), REJECTS_PER_PAGE),
       queries.runNewFields(id),
+      queries.runChecks(id),
+      queries.runProfile(id),
+      queries.biScale(),
     ]);
     if (asJson) {
-      json(res, { run: row, payload: payload ?? null, rejectReasons: reasons, rejects: rejectsTotal, newFields });
+      json(res, {
+        run: row,
+        payload: payload ?? null,
+        rejectReasons: reasons,
+        rejects: rejectsTotal,
+        newFields,
+        checks,
+        profile,
+        biScale: biScale ?? null,
+      });
       return;
     }
     // The previous page starts at `previous`: its cursor is the position before it (-1 for the first page).
@@ -199,6 +224,9 @@ export function pageHandler(options: PageOptions): PageHandler {
         after,
         previous: prev,
         newFields,
+        checks,
+        profile,
+        biScale,
       }),
       row.status === 'running' ? 5 : undefined,
     );

@@ -4,7 +4,8 @@
  */
 import { bytes, count, duration, formatTime } from './format.js';
 import { html, query, stackedTable, type Html } from './html.js';
-import type { RejectLine } from './queries.js';
+import type { CheckLine, ProfileLine, RejectLine } from './queries.js';
+import { checksSection, profileSection } from './run-checks.js';
 import { phaseChart } from './svg.js';
 
 export const REJECTS_PER_PAGE = 50;
@@ -21,6 +22,10 @@ export interface RunPageData {
   after: string;
   previous: string | undefined;
   newFields: Array<{ name: string; column_name: string | null; bi_kind: string; records: string; note: string | null }>;
+  checks: CheckLine[];
+  profile: ProfileLine[];
+  /** SYNC_BI_SCALE as the BI views were installed with it. */
+  biScale: number | undefined;
 }
 
 /** Shown in their own sections below the table of columns. */
@@ -59,6 +64,7 @@ export function runBody(d: RunPageData): Html {
 <p id="summary">${String(r.trigger)} run, started ${cell('started_at', r.started_at, d.timezone)}${r.ms === null ? ', still running' : html`, took <strong>${duration(Number(r.ms))}</strong>`}.</p>
 <ul class="counts" id="counts">${COUNTS.map(([key, name]) => html`<li data-count="${key}"><strong>${r[key] === null || r[key] === undefined ? '–' : count(r[key] as string)}</strong> ${name}</li>`)}</ul>
 ${r.error === null ? null : html`<h2>Error</h2><pre id="error">${String(r.error)}</pre>`}
+${checksSection(d.checks, (r.accepted_checks as string[] | null | undefined) ?? null)}
 <h2>Where its time went</h2>
 ${
   phases !== null && phases.length > 0
@@ -108,6 +114,7 @@ ${
     ? html`<p class="muted">${r.status === 'succeeded' ? 'Not counted: the run is older than the counts (migration 0006).' : 'Not counted: the run did not finish its load.'}</p>`
     : html`<p id="bi">With SYNC_BI_SCALE=${String(r.bi_scale)}: ${count(r.bi_rounded as string)} live values shown rounded in the BI views, ${count(r.bi_overflow as string)} too large for them (NULL there).</p>`
 }
+${profileSection(d.profile, d.biScale)}
 <h2>Every column</h2>
 <table class="kv" id="columns"><tbody>${Object.entries(r)
     .filter(([k]) => !OWN_SECTIONS.has(k))
