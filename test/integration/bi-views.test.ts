@@ -136,7 +136,14 @@ describe('BI views over the hard values', () => {
       [bi],
     );
     expect(new Set(objects.map((o) => o.relname))).toEqual(
-      new Set(['data_dictionary', 'reconciliation', 'reconciliation_history', 'run_checks', 'run_profiles', 'sync_freshness']),
+      new Set([
+        'data_dictionary',
+        'reconciliation',
+        'reconciliation_history',
+        'run_checks',
+        'run_profiles',
+        'sync_freshness',
+      ]),
     );
     expect(objects.filter((o) => !o.comment)).toEqual([]);
     const decimal = objects.find((o) => o.relname === 'reconciliation' && o.attname === 'inventory_sales')!;

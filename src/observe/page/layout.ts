@@ -94,7 +94,8 @@ svg .bar.dry { fill-opacity: 0.45; }
 svg .bar.refused { fill: #cf222e; fill-opacity: 0.35; }
 svg .bar.flagged { stroke: #9a6700; stroke-width: 1.5; }
 svg .warn-mark { fill: #bf8700; stroke: #fff; stroke-width: 0.8; }
-.s-warned { background: #bf8700; }
+.swatch.s-warned { width: 0; height: 0; background: none; border-left: 5px solid transparent; border-right: 5px solid transparent; border-top: 8px solid #bf8700; }
+.badge { white-space: nowrap; display: inline-block; }
 figure.totals figcaption { display: flex; flex-wrap: wrap; justify-content: space-between; gap: 0 8px; }
 figure.totals .last-total { font-weight: 400; color: var(--muted); font-variant-numeric: tabular-nums; }
 figure.totals .last-total strong { color: var(--ink); }
@@ -105,6 +106,10 @@ figure.totals .last-total strong { color: var(--ink); }
 #checks-table tr.failed-warn td { background: #fff8c5; }
 #checks-table .check-result { font-weight: 600; }
 .scroll { overflow-x: auto; max-width: 100%; }
+/* A check's name and its numbers are read whole: on a wide screen only the message wraps. */
+@media (min-width: 641px) {
+  #checks-table td:first-child, #checks-table td.n, #profile-table td.n { white-space: nowrap; overflow-wrap: normal; }
+}
 form.filters { display: flex; gap: 12px; align-items: end; margin: 8px 0; flex-wrap: wrap; }
 .pager { margin: 8px 0; display: flex; gap: 16px; }
 .choice a { margin: 0 3px; }
@@ -135,5 +140,6 @@ ul.reasons { margin: 0; padding-left: 18px; }
   table.stack tr { border-bottom: 1px solid var(--line); padding: 4px 0; }
   table.stack td { border: 0; padding: 1px 0; text-align: left; }
   table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+  #profile-table td:empty, #checks-table td:empty { display: none; }
 }
 `;

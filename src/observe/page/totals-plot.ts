@@ -16,6 +16,8 @@ const TOP = 16;
 const BOTTOM = 36;
 const DIGIT_W = 8;
 const LABEL_GAP = 8;
+/** The least distance between two tick labels: the text's height and a little air. */
+const TICK_GAP = 16;
 
 export interface FieldTotals {
   field: string;
@@ -80,7 +82,11 @@ export function totalsChart(t: FieldTotals): Html {
   const barW = Math.min(Math.max(slot * 0.8, 0.6), 28);
   const y = (v: number) => TOP + plotH - ((v - lo) / (hi - lo)) * plotH;
   const center = (i: number) => LEFT + slot * i + slot / 2;
-  const ticks = (lo < 0 ? [lo, 0, hi] : [0, hi / 2, hi]).map(
+  // Zero is always marked; another tick is left out when its label would touch zero's.
+  const tickValues = (lo < 0 ? [lo, 0, hi] : [0, hi / 2, hi]).filter(
+    (v) => v === 0 || Math.abs(y(v) - y(0)) >= TICK_GAP,
+  );
+  const ticks = tickValues.map(
     (v) =>
       html`<g class="tick"><line x1="${LEFT - 4}" x2="${W - RIGHT}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"></line><text x="${LEFT - 7}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${tickText(v)}</text></g>`,
   );
@@ -135,7 +141,9 @@ ${bars}
 /** The section: the plots, what their marks mean, and their numbers as a table. */
 export function totalsSection(totals: readonly FieldTotals[], scale: number | undefined): Html {
   const scaleWords =
-    scale === undefined ? 'exactly' : `as the BI views show them: rounded half away from zero to ${scale} decimal places`;
+    scale === undefined
+      ? 'exactly'
+      : `as the BI views show them: rounded half away from zero to ${scale} decimal places`;
   if (totals.length === 0)
     return html`<h2 id="totals">Totals per run</h2><p class="muted" id="totals-none">No run in this window has a profile of its numeric fields yet.</p>`;
   const runs = [...new Map(totals.flatMap((t) => t.points.map((p) => [p.run_id, p.run] as const))).values()].sort(
