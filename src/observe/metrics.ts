@@ -79,7 +79,8 @@ export class SyncMetrics {
       help: 'OpenLineage run events that could not be delivered to SYNC_OPENLINEAGE_URL after their retries (the runs are unaffected).',
       registers,
     });
-    // Labels from sync_run_checks: check names and fields come from the catalogue, the kept fields and SYNC_CHECKS_FILE.
+    // Labels from sync_run_checks: check names and fields come from the catalogue, the kept fields
+    // and SYNC_CHECKS_FILE.
     this.checkFailed = new Gauge({
       name: 'wine_recon_sync_check_failed',
       help: 'Checks of the last finished run (sync_run_checks): 1 when the check failed, 0 when it passed. field is empty for volume; severity warn or error (an error refused the run).',

@@ -73,7 +73,7 @@ const REFUSED: Check[] = [
   ['volume', null, 'warn', true, '20', 'within 30% of 20'],
 ];
 
-/** A run in process with the daemon's reporter (metrics, lineage); `rows` writes its check rows before it is reported. */
+/** A run in process with the daemon's reporter (metrics, lineage); `rows` writes its check rows before it is told. */
 async function reportedRun(rows: (runId: string) => Promise<void>) {
   const env = fx.envWith({ SYNC_OPENLINEAGE_URL: receiver.url, SYNC_BI_SCALE: String(SCALE) });
   const config = loadConfig(env, { api: true, database: true });
@@ -120,7 +120,7 @@ beforeAll(async () => {
 afterAll(() => receiver?.close());
 
 describe('BI views', () => {
-  it('run_profiles: totals, minima and maxima rounded to SYNC_BI_SCALE as numeric(28,S), too large ones NULL and named; exact in the table', async () => {
+  it('run_profiles: rounded to numeric(28,S), too large ones NULL and named; exact in the table', async () => {
     const id = warnedRun.run.id;
     const view = await fx.db.rows(
       `SELECT field, row_count::int, null_count::int, total::text, min_value::text, max_value::text,
@@ -308,7 +308,7 @@ describe('OpenLineage', () => {
   const table = (e: Event) => e.outputs.find((o) => o.name.endsWith(`.${fx.db.schema}.bulk_wine_reconciliation`))!;
   const metricsFacet = (file: string) => schemas.facet(file);
 
-  it('COMPLETE: the output table carries dataQualityMetrics with every digit, the listing dataQualityAssertions; both valid', async () => {
+  it('COMPLETE: dataQualityMetrics with every digit, dataQualityAssertions on the listing; valid', async () => {
     const { event, text } = await endOf(warnedRun.run.id);
     expect(event.eventType).toBe('COMPLETE');
     expect(schemas.event(event)).toEqual([]);

@@ -18,7 +18,7 @@ const fx = useSyncFixture('page-checks', { simulator: { records: 40 } });
 /** The BI views' scale for this test: labels with two decimals. */
 const SCALE = '2';
 
-/** Exact totals per run: inventory_bulk_wine grows, run 4 has it ×1000 (warned); inventory_sales negative at the end. */
+/** Exact totals per run: inventory_bulk_wine grows, run 4 has it ×1000 (warned); inventory_sales ends negative. */
 const BULK = ['1234567.891234', '1234570.005', '1234580.125', '1234580125.5', '1234590.994999'];
 const SALES = ['250.5', '251', '-3.5', '12', '-1000.125'];
 
@@ -101,7 +101,7 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'run checks on t
   });
 
   for (const width of [1280, 390]) {
-    it(`at ${width} px: totals per field with BI-rounded labels, the warned run marked, nothing wider than the screen`, async () => {
+    it(`at ${width} px: totals with BI-rounded labels, the warned run marked, nothing too wide`, async () => {
       const context = await browser.newContext({ viewport: { width, height: 900 } });
       const { page, problems } = await watchedPage(context);
       await page.goto(`${base}/`);
