@@ -219,6 +219,26 @@ describe('BI views', () => {
   });
 });
 
+describe('schema --json and dbt-sources', () => {
+  it('describe both views, typed as the database declares them', async () => {
+    const schema = await runCli(['schema', '--json'], fx.envWith({ SYNC_BI_SCALE: String(SCALE) }));
+    expect(schema.code, schema.stderr).toBe(0);
+    const defs = JSON.parse(schema.stdout).$defs as Record<string, { properties: Record<string, unknown> }>;
+    expect(defs[`${fx.db.schema}_bi.run_profiles`]!.properties.total).toMatchObject({
+      type: ['number', 'null'],
+      'x-sql-type': `numeric(28,${SCALE})`,
+    });
+    expect(Object.keys(defs[`${fx.db.schema}_bi.run_checks`]!.properties)).toContain('observed');
+    expect(Object.keys(defs)).toEqual(
+      expect.arrayContaining([`${fx.db.schema}.sync_run_profiles`, `${fx.db.schema}.sync_run_checks`]),
+    );
+    const dbt = await runCli(['dbt-sources', '--exact'], fx.envWith({ SYNC_BI_SCALE: String(SCALE) }));
+    expect(dbt.code, dbt.stderr).toBe(0);
+    for (const name of ['run_profiles', 'run_checks', 'sync_run_profiles', 'sync_run_checks'])
+      expect(dbt.stdout).toContain(`- name: ${name}\n`);
+  });
+});
+
 describe('Prometheus', () => {
   it("after each run: its checks' series replace the run before's; the totals are the last load's", () => {
     const warned = warnedRun.metrics;
