@@ -201,6 +201,7 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'run checks on t
       expect(bulk).toContain(BULK[3]);
       expect(bulk).toContain('1,234,580,125.5');
       await page.screenshot({ path: join(shots, `checks-run-${width}.png`), fullPage: true });
+      await page.screenshot({ path: join(shots, `checks-run-top-${width}.png`) });
       await page.locator('#checks-table').screenshot({ path: join(shots, `checks-table-${width}.png`) });
       await page.locator('#profile-table').screenshot({ path: join(shots, `checks-profile-${width}.png`) });
 
