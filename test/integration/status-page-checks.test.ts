@@ -183,6 +183,7 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'run checks on t
       // The warned run's page: its checks, failed first, observed and expected as stored.
       await page.goto(`${base}/runs/${warned}`);
       expect(await page.locator('#checks').isVisible()).toBe(true);
+      expect(await page.locator('h1 .badge.check-warn').innerText()).toBe('1 warn');
       expect(await page.locator('#checks-summary').innerText()).toContain('1 failed at warn level');
       const rows = await page
         .locator('#checks-table tbody tr')

@@ -7,6 +7,14 @@ import { html, stackedTable, type Html } from './html.js';
 import type { CheckLine, ProfileLine } from './queries.js';
 import { biLabel } from './totals-plot.js';
 
+/** Beside the run's status in its heading: how many checks failed, of each severity. */
+export function checksBadges(checks: readonly CheckLine[]): Html | null {
+  const failed = (severity: string) => checks.filter((c) => !c.passed && c.severity === severity).length;
+  const [refused, warned] = [failed('error'), failed('warn')];
+  if (refused + warned === 0) return null;
+  return html`${refused > 0 ? html`<a class="badge check-error" href="#checks">${refused} error</a>` : null}${warned > 0 ? html`<a class="badge check-warn" href="#checks">${warned} warn</a>` : null}`;
+}
+
 export function checksSection(checks: readonly CheckLine[], accepted: readonly string[] | null): Html {
   const failed = checks.filter((c) => !c.passed);
   const warned = failed.filter((c) => c.severity === 'warn').length;

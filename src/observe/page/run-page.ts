@@ -5,7 +5,7 @@
 import { bytes, count, duration, formatTime } from './format.js';
 import { html, query, stackedTable, type Html } from './html.js';
 import type { CheckLine, ProfileLine, RejectLine } from './queries.js';
-import { checksSection, profileSection } from './run-checks.js';
+import { checksBadges, checksSection, profileSection } from './run-checks.js';
 import { phaseChart } from './svg.js';
 
 export const REJECTS_PER_PAGE = 50;
@@ -60,7 +60,7 @@ export function runBody(d: RunPageData): Html {
     string,
     number
   >;
-  return html`<h1>Run ${id} <span class="status status-${String(r.status)}">${String(r.status)}</span>${r.dry_run === true ? html`<span class="badge">dry run</span>` : null}</h1>
+  return html`<h1>Run ${id} <span class="status status-${String(r.status)}">${String(r.status)}</span>${r.dry_run === true ? html`<span class="badge">dry run</span>` : null}${checksBadges(d.checks)}</h1>
 <p id="summary">${String(r.trigger)} run, started ${cell('started_at', r.started_at, d.timezone)}${r.ms === null ? ', still running' : html`, took <strong>${duration(Number(r.ms))}</strong>`}.</p>
 <ul class="counts" id="counts">${COUNTS.map(([key, name]) => html`<li data-count="${key}"><strong>${r[key] === null || r[key] === undefined ? '–' : count(r[key] as string)}</strong> ${name}</li>`)}</ul>
 ${r.error === null ? null : html`<h2>Error</h2><pre id="error">${String(r.error)}</pre>`}
