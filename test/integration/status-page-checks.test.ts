@@ -87,6 +87,8 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'run checks on t
       'within 50% of 1234580.125',
     );
     await check(refused, 'min:inventory_sales', 'inventory_sales', 'error', false, '-5.5', '>= 0');
+    // Run 5 was let through by a person (run --accept-check), as the run records it.
+    await fx.db.rows("UPDATE sync_runs SET accepted_checks = ARRAY['min:inventory_sales'] WHERE id = $1", [ids[4]]);
     await check(refused, 'volume', null, 'warn', true, '40', 'within 30% of 40');
 
     serve = startCli(['serve', '--port', '0'], { DATABASE_URL: fx.env.DATABASE_URL!, SYNC_DB_SCHEMA: fx.db.schema });
@@ -206,6 +208,11 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'run checks on t
       await page.locator('#checks-table').screenshot({ path: join(shots, `checks-table-${width}.png`) });
       await page.locator('#profile-table').screenshot({ path: join(shots, `checks-profile-${width}.png`) });
 
+      await page.goto(`${base}/runs/${ids[4]}`);
+      expect(await page.locator('#checks-accepted').innerText()).toBe(
+        'Let through by a person (run --accept-check): min:inventory_sales.',
+      );
+      expect(await page.locator('h1 .badge').count()).toBe(0);
       // The refused run: its error first.
       await page.goto(`${base}/runs/${refused}`);
       expect(await page.locator('#checks-table tbody tr').first().getAttribute('data-check')).toBe(
