@@ -26,13 +26,13 @@ export interface FieldTotals {
 
 /** The fields in the catalogue's order, then the kept new ones by name; each with the plotted runs' totals. */
 export function fieldTotals(points: readonly TotalPoint[], runs: readonly PlotRun[]): FieldTotals[] {
-  const byId = new Map(runs.map((r) => [r.id, r]));
+  const byKey = new Map(points.map((p) => [`${p.field}\u0000${p.run_id}`, p]));
   const fields = [...new Set(points.map((p) => p.field))].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return fields.map((field) => ({
     field,
     points: runs.flatMap((run) => {
-      const p = points.find((x) => x.field === field && x.run_id === run.id);
-      return p === undefined || byId.get(p.run_id) === undefined ? [] : [{ ...p, run }];
+      const p = byKey.get(`${field}\u0000${run.id}`);
+      return p === undefined ? [] : [{ ...p, run }];
     }),
   }));
 }
@@ -146,6 +146,7 @@ export function totalsSection(totals: readonly FieldTotals[], scale: number | un
       : `as the BI views show them: rounded half away from zero to ${scale} decimal places`;
   if (totals.length === 0)
     return html`<h2 id="totals">Totals per run</h2><p class="muted" id="totals-none">No run in this window has a profile of its numeric fields yet.</p>`;
+  const cells = totals.map((t) => new Map(t.points.map((p) => [p.run_id, p.bi_total])));
   const runs = [...new Map(totals.flatMap((t) => t.points.map((p) => [p.run_id, p.run] as const))).values()].sort(
     (a, b) => Number(a.id) - Number(b.id),
   );
@@ -156,6 +157,6 @@ ${totals.map(totalsChart)}
 </div>
 <details id="totals-data"><summary>The totals as a table</summary>
 <div class="scroll"><table><thead><tr><th>run</th>${totals.map((t) => html`<th class="n">${t.field}</th>`)}</tr></thead>
-<tbody>${runs.map((r) => html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td>${totals.map((t) => html`<td class="n">${biLabel(t.points.find((p) => p.run_id === r.id)?.bi_total ?? null)}</td>`)}</tr>`)}</tbody></table></div>
+<tbody>${runs.map((r) => html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td>${cells.map((byRun) => html`<td class="n">${biLabel(byRun.get(r.id) ?? null)}</td>`)}</tr>`)}</tbody></table></div>
 </details>`;
 }
