@@ -222,7 +222,7 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'run checks on t
       for (const path of [`/runs/${warned}`, `/runs/${refused}`]) {
         await page.goto(`${base}${path}`);
         const w = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
-        expect(w[0], `${path} at ${width} px`).toBeLessThanOrEqual(w[1]!);
+        expect(w[0], `${path} at ${width} px`).toBeLessThanOrEqual(w[1]);
       }
       expect(problems).toEqual([]);
       await context.close();
