@@ -98,8 +98,12 @@ ${stuck ? html`<strong id="stuck">It has outlived SYNC_RUN_TIMEOUT_MS: the proce
 
 function plots(d: OverviewData): Html {
   const runs = d.plotRuns;
+  const warnedBy = (r: PlotRun) =>
+    Number(r.checks_warned) > 0
+      ? `, warned by ${count(r.checks_warned)} check${r.checks_warned === '1' ? '' : 's'}`
+      : '';
   const label = (r: PlotRun, what: string) =>
-    `run ${r.id}${r.dry_run ? ' (dry run)' : ''}, ${r.status}${Number(r.checks_warned) > 0 ? `, warned by ${count(r.checks_warned)} check${r.checks_warned === '1' ? '' : 's'}` : ''}: ${what}`;
+    `run ${r.id}${r.dry_run ? ' (dry run)' : ''}, ${r.status}${warnedBy(r)}: ${what}`;
   const marks = (r: PlotRun) => [...(r.dry_run ? ['dry'] : []), ...(Number(r.checks_warned) > 0 ? ['warned'] : [])];
   const durationBars: Bar[] = runs.map((r) => ({
     runId: r.id,
@@ -140,7 +144,9 @@ function plots(d: OverviewData): Html {
         status: d.filter.status,
         trigger: d.filter.trigger,
       })}" class="${n === d.plotN ? 'on' : ''}">${n}</a>`,
-  )} runs. Each bar links to its run; pale bars are dry runs; a mark above a bar: a check warned on that run. A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small changes stay visible beside a first load.</p>
+  )} runs. Each bar links to its run; pale bars are dry runs; a mark above a bar: a check warned on that run.
+A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small
+changes stay visible beside a first load.</p>
 <div class="charts">
 ${barChart({ id: 'plot-duration', title: 'Duration per run, by status', unit: 'seconds', scale: 1000, series: [...statusSeries, { key: 'dry', name: 'dry run (pale)' }], bars: durationBars })}
 ${barChart({ id: 'plot-changed', title: 'Rows changed per run', unit: 'rows', series: ['inserted', 'updated', 'deleted', 'restored'].map((k) => ({ key: k, name: k })), bars: changedBars })}
@@ -228,5 +234,7 @@ function checkBadges(r: RunLine): Html | null {
   const warned = Number(r.checks_warned);
   const refused = Number(r.checks_refused);
   if (warned === 0 && refused === 0) return null;
-  return html`${refused > 0 ? html`<a class="badge check-error" href="/runs/${r.id}#checks" data-checks="error">${refused} error</a>` : null}${warned > 0 ? html`<a class="badge check-warn" href="/runs/${r.id}#checks" data-checks="warn">${warned} warn</a>` : null}`;
+  const link = (kind: string, n: number) =>
+    html`<a class="badge check-${kind}" href="/runs/${r.id}#checks" data-checks="${kind}">${n} ${kind}</a>`;
+  return html`${refused > 0 ? link('error', refused) : null}${warned > 0 ? link('warn', warned) : null}`;
 }

@@ -12,7 +12,9 @@ export function checksBadges(checks: readonly CheckLine[]): Html | null {
   const failed = (severity: string) => checks.filter((c) => !c.passed && c.severity === severity).length;
   const [refused, warned] = [failed('error'), failed('warn')];
   if (refused + warned === 0) return null;
-  return html`${refused > 0 ? html`<a class="badge check-error" href="#checks">${refused} error</a>` : null}${warned > 0 ? html`<a class="badge check-warn" href="#checks">${warned} warn</a>` : null}`;
+  const error = refused > 0 ? html`<a class="badge check-error" href="#checks">${refused} error</a>` : null;
+  const warn = warned > 0 ? html`<a class="badge check-warn" href="#checks">${warned} warn</a>` : null;
+  return html`${error}${warn}`;
 }
 
 export function checksSection(checks: readonly CheckLine[], accepted: readonly string[] | null): Html {
@@ -32,10 +34,17 @@ export function checksSection(checks: readonly CheckLine[], accepted: readonly s
             .join('; ')}. ${checks.length - failed.length} of ${checks.length} passed.</p>`;
   return html`<h2 id="checks">Checks</h2>
 ${headline}
-${accepted === null || accepted.length === 0 ? null : html`<p id="checks-accepted">Let through by a person (run --accept-check): ${accepted.map((a, i) => html`${i > 0 ? ', ' : ''}<code>${a}</code>`)}.</p>`}
+${
+  accepted === null || accepted.length === 0
+    ? null
+    : html`<p id="checks-accepted">Let through by a person (run --accept-check): ${accepted.map(
+        (a, i) => html`${i > 0 ? ', ' : ''}<code>${a}</code>`,
+      )}.</p>`
+}
 ${
   checks.length === 0
-    ? html`<p class="muted">No check is stored for this run: it ran before the checks (migration 0017), with SYNC_CHECKS=off, or stopped before its data was checked.</p>`
+    ? html`<p class="muted">No check is stored for this run: it ran before the checks (migration 0017),
+with SYNC_CHECKS=off, or stopped before its data was checked.</p>`
     : stackedTable(
         'checks-table',
         [
@@ -46,10 +55,13 @@ ${
           { title: 'message' },
         ],
         checks.map((c) => ({
-          attrs: html`data-check="${c.check_name}" data-passed="${String(c.passed)}" class="${c.passed ? 'passed' : `failed-${c.severity}`}"`,
+          attrs: html`data-check="${c.check_name}" data-passed="${String(c.passed)}" class="${
+            c.passed ? 'passed' : `failed-${c.severity}`
+          }"`,
           cells: [
             html`<code>${c.check_name}</code>`,
-            html`<span class="check-result">${c.passed ? 'passed' : 'failed'}</span> <span class="muted">${c.severity}</span>`,
+            html`<span class="check-result">${c.passed ? 'passed' : 'failed'}</span>
+<span class="muted">${c.severity}</span>`,
             c.observed ?? '',
             c.expected ?? '',
             c.message,
@@ -62,7 +74,10 @@ ${
 export function profileSection(profile: readonly ProfileLine[], scale: number | undefined): Html | null {
   if (profile.length === 0) return null;
   return html`<h2 id="profile">Profile</h2>
-<p class="muted">The live rows after the run (for a dry or refused run, what it would have committed), exactly as stored; the total also as the BI views show it${scale === undefined ? '' : `, rounded to ${scale} decimal places`}.</p>
+<p class="muted">The live rows after the run (for a dry or refused run, what it would have committed),
+exactly as stored; the total also as the BI views show it${
+    scale === undefined ? '' : `, rounded to ${scale} decimal places`
+  }.</p>
 ${stackedTable(
   'profile-table',
   [

@@ -164,7 +164,11 @@ ${ticks}
 ${xLabels}
 ${bars}
 </svg>
-<ul class="legend">${chart.series.map((s) => html`<li><span class="swatch s-${s.key}"></span>${s.name}</li>`)}${chart.bars.some((b) => b.marks?.includes('warned')) ? html`<li><span class="swatch s-warned"></span>warned (a check failed)</li>` : null}</ul>
+<ul class="legend">${chart.series.map((s) => html`<li><span class="swatch s-${s.key}"></span>${s.name}</li>`)}${
+    chart.bars.some((b) => b.marks?.includes('warned'))
+      ? html`<li><span class="swatch s-warned"></span>warned (a check failed)</li>`
+      : null
+  }</ul>
 ${cut.length === 0 ? null : html`<p class="chart-note">${cutSentence(cut, chart.unit)}</p>`}
 </figure>`;
 }

@@ -88,13 +88,16 @@ export function totalsChart(t: FieldTotals): Html {
   );
   const ticks = tickValues.map(
     (v) =>
-      html`<g class="tick"><line x1="${LEFT - 4}" x2="${W - RIGHT}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"></line><text x="${LEFT - 7}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${tickText(v)}</text></g>`,
+      html`<g class="tick"><line x1="${LEFT - 4}" x2="${W - RIGHT}"
+ y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"></line>
+<text x="${LEFT - 7}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${tickText(v)}</text></g>`,
   );
   const widest = Math.max(1, ...t.points.map((p) => p.run_id.length)) * DIGIT_W + LABEL_GAP;
   const every = Math.max(1, Math.ceil(widest / slot));
   const xLabels = t.points.map((p, i) =>
     (n - 1 - i) % every === 0
-      ? html`<text class="x-label" data-run="${p.run_id}" x="${center(i).toFixed(2)}" y="${H - BOTTOM + 15}" text-anchor="middle">${p.run_id}</text>`
+      ? html`<text class="x-label" data-run="${p.run_id}" x="${center(i).toFixed(2)}" y="${H - BOTTOM + 15}"
+ text-anchor="middle">${p.run_id}</text>`
       : null,
   );
   const bars = t.points.map((p, i) => {
@@ -115,18 +118,32 @@ export function totalsChart(t: FieldTotals): Html {
       .join('; ');
     // A warned run: a mark above its bar (below it when the total is negative).
     const markY = v < 0 ? bottom + 3 : top - 9;
-    const mark = warned
-      ? html`<path class="warn-mark" d="M${(center(i) - 5).toFixed(2)} ${markY.toFixed(1)} h10 l-5 ${v < 0 ? -6 : 7} z"></path>`
-      : null;
-    return html`<a href="/runs/${p.run_id}" class="run-bar" data-run="${p.run_id}" data-total="${p.total ?? ''}" data-label="${biLabel(p.bi_total)}"${warned ? html` data-warned="true"` : null}><title>${said}</title><rect class="hit" x="${(LEFT + slot * i).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect><rect class="${classes}" x="${x.toFixed(2)}" y="${top.toFixed(2)}" width="${barW.toFixed(2)}" height="${Math.max(bottom - top, 0).toFixed(2)}"></rect>${mark}</a>`;
+    const path = `M${(center(i) - 5).toFixed(2)} ${markY.toFixed(1)} h10 l-5 ${v < 0 ? -6 : 7} z`;
+    const mark = warned ? html`<path class="warn-mark" d="${path}"></path>` : null;
+    const hit = { x: (LEFT + slot * i).toFixed(2), width: slot.toFixed(2) };
+    const bar = {
+      x: x.toFixed(2),
+      y: top.toFixed(2),
+      width: barW.toFixed(2),
+      height: Math.max(bottom - top, 0).toFixed(2),
+    };
+    return html`<a href="/runs/${p.run_id}" class="run-bar" data-run="${p.run_id}" data-total="${p.total ?? ''}"
+ data-label="${biLabel(p.bi_total)}"${warned ? html` data-warned="true"` : null}><title>${said}</title>
+<rect class="hit" x="${hit.x}" y="${TOP}" width="${hit.width}" height="${plotH}"></rect>
+<rect class="${classes}" x="${bar.x}" y="${bar.y}" width="${bar.width}" height="${bar.height}"></rect>${mark}</a>`;
   });
   const last = t.points.at(-1);
   const desc =
     last === undefined
       ? 'No run has a profile yet.'
-      : `${t.points.length} runs, from run ${t.points[0]!.run_id} to run ${last.run_id}; the last total is ${biLabel(last.bi_total)}. The same numbers are in the table below the plots.`;
+      : `${t.points.length} runs, from run ${t.points[0]!.run_id} to run ${last.run_id}; ` +
+        `the last total is ${biLabel(last.bi_total)}. The same numbers are in the table below the plots.`;
+  const lastTotal =
+    last === undefined
+      ? null
+      : html` <span class="last-total">run ${last.run_id}: <strong>${biLabel(last.bi_total)}</strong></span>`;
   return html`<figure class="chart totals" id="${id}" data-field="${t.field}">
-<figcaption><span class="field-name">${t.field}</span>${last === undefined ? null : html` <span class="last-total">run ${last.run_id}: <strong>${biLabel(last.bi_total)}</strong></span>`}</figcaption>
+<figcaption><span class="field-name">${t.field}</span>${lastTotal}</figcaption>
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}-t ${id}-d">
 <title id="${id}-t">Total of ${t.field} per run</title><desc id="${id}-d">${desc}</desc>
 ${ticks}
@@ -145,18 +162,26 @@ export function totalsSection(totals: readonly FieldTotals[], scale: number | un
       ? 'exactly'
       : `as the BI views show them: rounded half away from zero to ${scale} decimal places`;
   if (totals.length === 0)
-    return html`<h2 id="totals">Totals per run</h2><p class="muted" id="totals-none">No run in this window has a profile of its numeric fields yet.</p>`;
+    return html`<h2 id="totals">Totals per run</h2>
+<p class="muted" id="totals-none">No run in this window has a profile of its numeric fields yet.</p>`;
   const cells = totals.map((t) => new Map(t.points.map((p) => [p.run_id, p.bi_total])));
   const runs = [...new Map(totals.flatMap((t) => t.points.map((p) => [p.run_id, p.run] as const))).values()].sort(
     (a, b) => Number(a.id) - Number(b.id),
   );
   return html`<h2 id="totals">Totals per run</h2>
-<p class="muted">Each numeric field's exact sum over the live rows after each run, written ${scaleWords} (SYNC_BI_SCALE). <span class="swatch s-warned"></span>A mark above a bar: a check warned on that run. Pale red: a check refused the run, and its bar is what it would have committed.</p>
+<p class="muted">Each numeric field's exact sum over the live rows after each run, written ${scaleWords}
+(SYNC_BI_SCALE). <span class="swatch s-warned"></span>A mark above a bar: a check warned on that run.
+Pale red: a check refused the run, and its bar is what it would have committed.</p>
 <div class="charts">
 ${totals.map(totalsChart)}
 </div>
 <details id="totals-data"><summary>The totals as a table</summary>
 <div class="scroll"><table><thead><tr><th>run</th>${totals.map((t) => html`<th class="n">${t.field}</th>`)}</tr></thead>
-<tbody>${runs.map((r) => html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td>${cells.map((byRun) => html`<td class="n">${biLabel(byRun.get(r.id) ?? null)}</td>`)}</tr>`)}</tbody></table></div>
+<tbody>${runs.map(
+    (r) =>
+      html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td>${cells.map(
+        (byRun) => html`<td class="n">${biLabel(byRun.get(r.id) ?? null)}</td>`,
+      )}</tr>`,
+  )}</tbody></table></div>
 </details>`;
 }
