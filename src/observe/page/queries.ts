@@ -21,7 +21,7 @@ const NAMES = [
   'rejects_page',
   'rejects_before',
   'reject_raw',
-  'run_new_fields',
+  'run_extra_fields',
   'fields',
   'catalogue_counts',
   'plot_totals',
@@ -249,12 +249,12 @@ export class PageQueries {
     return (await this.rows<{ raw: string }>('reject_raw', [id, position]))[0]?.raw;
   }
 
-  async runNewFields(
+  async runExtraFields(
     id: string,
   ): Promise<
     Array<{ name: string; column_name: string | null; bi_kind: string; records: string; note: string | null }>
   > {
-    return this.rows('run_new_fields', [id]);
+    return this.rows('run_extra_fields', [id]);
   }
 
   /** The numeric fields' totals of these runs (sync_run_profiles), by field, then run. */
