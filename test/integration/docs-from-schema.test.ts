@@ -66,7 +66,8 @@ describe('docs/bi.md, "Every relation and column"', () => {
     expect(migrated.code, migrated.stderr).toBe(0);
     const r = await runCli(['schema', '--json'], fx.env);
     expect(r.code, r.stderr).toBe(0);
-    const generated = render(JSON.parse(r.stdout) as { $defs: Record<string, Relation> }, fx.db.schema);
+    const document = JSON.parse(r.stdout) as { $defs: Record<string, Relation> };
+    const generated = render(document, fx.db.schema);
     const page = readFileSync(PAGE, 'utf8');
     const start = page.indexOf(BEGIN);
     const end = page.indexOf(END);
@@ -78,6 +79,16 @@ describe('docs/bi.md, "Every relation and column"', () => {
       return;
     }
     expect(current).toBe(generated);
+    // The README's "What you get" names relations the database has.
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const youGet = readme.slice(
+      readme.indexOf('## What you get'),
+      readme.indexOf('\n## ', readme.indexOf('## What you get') + 1),
+    );
+    const named = [...youGet.matchAll(/`((?:bulk_wine_reconciliation|sync_)[a-z_]*)`/g)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(4);
+    for (const relation of named)
+      expect(Object.keys(document.$defs), relation).toContain(`${fx.db.schema}.${relation}`);
     // The facts the issue found stale: the new triggers, the attempt and lineage columns.
     for (const fact of [
       '`run-now`',
