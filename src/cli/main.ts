@@ -255,17 +255,20 @@ async function syncOnce(
         request,
       );
     } catch (error) {
+      const ended = Date.now();
       progress?.done();
       await reporter.finished({ error });
-      await reporter.flush(ctx.config.exitFlushTimeoutMs);
+      await reporter.flush(ctx.config.exitFlushTimeoutMs, ended);
       throw error;
     }
+    // From here on, the webhook, the push and the lineage events (sent during the run) hold the
+    // exit at most SYNC_EXIT_FLUSH_TIMEOUT; they go on side by side.
+    const ended = Date.now();
     progress?.done();
     printOutcome(io, outcome, json);
     await reporter.finished({ outcome });
     void reporter.push();
-    // The webhook, the push and the lineage events (sent during the run) go on meanwhile: the exit waits for them, bounded.
-    await reporter.flush(ctx.config.exitFlushTimeoutMs);
+    await reporter.flush(ctx.config.exitFlushTimeoutMs, ended);
     return outcome.run.status === 'succeeded' ? 0 : 1;
   } finally {
     process.off('SIGTERM', onSignal);

@@ -220,13 +220,15 @@ export class RunReporter {
 
   /**
    * A batch command, before it exits: waits for what is still on its way (the webhook, the
-   * Pushgateway push, the lineage events), at most `timeoutMs` (SYNC_EXIT_FLUSH_TIMEOUT). Then it
-   * gives them up, so that the process can exit, and logs once what was not delivered and where.
+   * Pushgateway push, the lineage events), until `timeoutMs` (SYNC_EXIT_FLUSH_TIMEOUT) after
+   * `since`, when the run ended. Then it gives them up, so that the process can exit, and logs once
+   * what was not delivered and where.
    */
-  async flush(timeoutMs: number): Promise<void> {
+  async flush(timeoutMs: number, since: number): Promise<void> {
     const everything = () => Promise.all([...[...this.inFlight].map((o) => o.done), this.lineage?.settled()]);
     let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), timeoutMs)));
+    const left = Math.max(0, since + timeoutMs - Date.now());
+    const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), left)));
     const ended = await Promise.race([everything().then(() => 'delivered' as const), expired]);
     clearTimeout(timer);
     if (ended === 'delivered') return;
