@@ -89,7 +89,7 @@ export interface Config {
   metrics: { port: number; host: string } | undefined;
   /** `run`/`replay` push their metrics here when set (may embed basic-auth credentials). */
   pushgatewayUrl: string | undefined;
-  /** After a run, the longest that the webhook, lineage events and the push hold `run`'s exit (SYNC_EXIT_FLUSH_TIMEOUT). */
+  /** After a run, the longest that webhook, lineage and push hold `run`'s exit (SYNC_EXIT_FLUSH_TIMEOUT). */
   exitFlushTimeoutMs: number;
   /**
    * Webhook notifications when set; the URL is a secret. `retries`: also a failed attempt that the

@@ -243,10 +243,10 @@ export class RunReporter {
     // Every request was aborted: they end at once. The bound is kept should one not.
     const settled = new Promise<void>((resolve) => setTimeout(resolve, 1_000).unref());
     await Promise.race([everything(), settled]);
-    const seconds = timeoutMs / 1000;
+    const list = undelivered.map((u) => `${u.destination} (${u.what})`).join(', ');
     this.ctx.log.warn(
       { undelivered, exitFlushTimeoutMs: timeoutMs },
-      `not delivered within SYNC_EXIT_FLUSH_TIMEOUT (${seconds} s), given up so that the process can exit: ${undelivered.map((u) => `${u.destination} (${u.what})`).join(', ')}`,
+      `not delivered within SYNC_EXIT_FLUSH_TIMEOUT (${timeoutMs / 1000} s), given up so that the process can exit: ${list}`,
     );
   }
 

@@ -103,7 +103,7 @@ describe('demo', () => {
   describe('with a database of the shell', () => {
     const fx = useSyncFixture('demo');
 
-    it('DATABASE_URL and SYNC_DB_SCHEMA in the environment are not used: it writes into its own server and says so', async () => {
+    it('leaves DATABASE_URL and SYNC_DB_SCHEMA of the shell alone: its own server, and says so', async () => {
       const dir = await tempDir();
       await chmod(dir, 0o755);
       const env = {
@@ -124,7 +124,7 @@ describe('demo', () => {
       expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
     });
 
-    it('--database-url names the database it uses instead (with SYNC_DB_SCHEMA), and leaves two demo runs and history behind', async () => {
+    it('--database-url names the database it uses (with SYNC_DB_SCHEMA): two demo runs and history', async () => {
       const dir = await tempDir();
       const r = await runCli(['demo', '--database-url', fx.db.url], {
         SYNC_DB_SCHEMA: fx.db.schema,

@@ -108,7 +108,7 @@ afterAll(() => {
 });
 
 describe('the tarball', () => {
-  it('holds the launcher, the built program and its SQL, and nothing else (no tests, bench, fixtures, sources or maps)', () => {
+  it('holds the launcher, the built program and its SQL; no tests, bench, fixtures, sources or maps', () => {
     const unexpected = tarball.files.filter(
       (f) =>
         !/^(package\.json|README\.md|LICENSE|bin\/wine-recon-sync|dist\/src\/[\w/.-]+\.js|sql\/[\w/.-]+\.sql)$/.test(f),
@@ -193,7 +193,7 @@ describe('installed read-only, run by a user who owns none of it, from an unrela
     expect((await server.result).code).toBe(0);
   });
 
-  it("demo: its own embedded PostgreSQL, data in ~/.local/share/wine-recon-sync, never the shell's database", async () => {
+  it("demo: its own PostgreSQL, data in ~/.local/share/wine-recon-sync, not the shell's database", async () => {
     const r = await run(['demo'], {
       DATABASE_URL: fx.db.url,
       SYNC_DB_SCHEMA: fx.db.schema,

@@ -7,7 +7,7 @@ describe("the demo's data directory", () => {
     expect(demoDataDir({ DEMO_DATA_DIR: '/srv/demo/pg', XDG_DATA_HOME: '/x', HOME: '/home/a' })).toBe('/srv/demo/pg');
   });
 
-  it('else wine-recon-sync/postgres in XDG_DATA_HOME, else in ~/.local/share (a relative XDG_DATA_HOME is ignored)', () => {
+  it('else in XDG_DATA_HOME, else in ~/.local/share (a relative XDG_DATA_HOME is ignored)', () => {
     expect(demoDataDir({ XDG_DATA_HOME: '/data/a', HOME: '/home/a' })).toBe('/data/a/wine-recon-sync/postgres');
     expect(demoDataDir({ HOME: '/home/a' })).toBe('/home/a/.local/share/wine-recon-sync/postgres');
     expect(demoDataDir({ XDG_DATA_HOME: 'rel/data', HOME: '/home/a' })).toBe(

@@ -17,7 +17,7 @@ const majors = (range: string) =>
   });
 
 describe('engines.node', () => {
-  it("names the majors of .ci/run: those it fetches (node_dir N) and the machine's own, which runs the smoke set", () => {
+  it("names the majors of .ci/run: those it fetches (node_dir N) and the machine's own (smoke set)", () => {
     const fetched = [...ci.matchAll(/^\w+=\$\(node_dir (\d+)\)$/gm)].map((m) => Number(m[1]));
     const machine = /on the machine's end-of-life Node\.js (\d+)\b/.exec(ci.replace(/\n#\s*/g, ' '));
     expect(fetched.length).toBeGreaterThan(0);
