@@ -58,26 +58,10 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
   // The log sits beside the embedded server's data directory, with --database-url too.
   const dataDir = demoDataDir(io.env);
   const logFile = join(dirname(dataDir), 'demo.log');
-  const closed = databaseUrl === undefined ? closedToOthers(dataDir) : undefined;
-  // As root the server runs as the user `postgres` (PostgreSQL refuses root), which must reach its directory.
-  if (process.getuid?.() === 0 && closed !== undefined)
-    throw new ConfigError(
-      `as root, the embedded PostgreSQL runs as the user postgres, which cannot enter ${closed}: set DEMO_DATA_DIR to a directory it can reach (e.g. /var/tmp/wine-recon-sync-demo/postgres), or run the demo as yourself`,
-    );
-  await makeDataDir(dirname(dataDir), io.env);
   if (databaseUrl === undefined) {
-    const held = heldDatabaseSettings(io.env);
-    if (held.length > 0)
-      out(
-        `${held.join(', ')} ${held.length === 1 ? 'is' : 'are'} set here and not used: the demo writes only into a PostgreSQL it starts itself, or into the database --database-url names`,
-      );
-    const port = Number(io.env.DEMO_PG_PORT ?? 54329);
-    out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
-    // Loaded only when needed: the embedded server's package is heavy.
-    const { startEmbeddedPostgres } = await import('../db/embedded.js');
-    embedded = await startEmbeddedPostgres({ dataDir, port, database: 'wine' });
+    embedded = await startOwnServer(io.env, dataDir, out);
     databaseUrl = embedded.url;
-  }
+  } else await makeDataDir(dirname(dataDir), io.env);
   // The job's own log goes to a file: on the terminal it would cut into the summaries.
   const logStream = createWriteStream(logFile, { mode: 0o600 });
   out(`the job's log (JSON lines, LOG_LEVEL): ${logFile}`);
@@ -143,6 +127,32 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     }
   }
   return ok ? 0 : 1;
+}
+
+/** The demo's own embedded PostgreSQL; the database settings of the shell, left alone, are named. */
+async function startOwnServer(
+  env: Record<string, string | undefined>,
+  dataDir: string,
+  out: (line?: string) => void,
+): Promise<EmbeddedDatabase> {
+  // Loaded only when needed: the package is heavy, and optional (its absence is a message of its own).
+  const { loadEmbeddedPostgres, startEmbeddedPostgres } = await import('../db/embedded.js');
+  await loadEmbeddedPostgres();
+  const closed = closedToOthers(dataDir);
+  // As root the server runs as the user `postgres` (PostgreSQL refuses root), which must reach its directory.
+  if (process.getuid?.() === 0 && closed !== undefined)
+    throw new ConfigError(
+      `as root, the embedded PostgreSQL runs as the user postgres, which cannot enter ${closed}: set DEMO_DATA_DIR to a directory it can reach (e.g. /var/tmp/wine-recon-sync-demo/postgres), or run the demo as yourself`,
+    );
+  await makeDataDir(dirname(dataDir), env);
+  const held = heldDatabaseSettings(env);
+  if (held.length > 0)
+    out(
+      `${held.join(', ')} ${held.length === 1 ? 'is' : 'are'} set here and not used: the demo writes only into a PostgreSQL it starts itself, or into the database --database-url names`,
+    );
+  const port = Number(env.DEMO_PG_PORT ?? 54329);
+  out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
+  return startEmbeddedPostgres({ dataDir, port, database: 'wine' });
 }
 
 /** The demo's directory, made for this user only; a clear error when it cannot be (HOME unwritable). */

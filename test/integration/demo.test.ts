@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/global-setup.js';
@@ -99,6 +99,20 @@ describe('demo', () => {
     expect(second).not.toBe(first);
     expect((await stat(`${env.DEMO_DATA_DIR}.password`)).mode & 0o777).toBe(0o600);
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    'as root, in a directory the postgres user cannot enter: says so (exit 2) and starts nothing',
+    async () => {
+      const dir = await tempDir(); // 0700, root's
+      const r = await runCli(['demo'], { DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: String(await freePort()) });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        `Error: as root, the embedded PostgreSQL runs as the user postgres, which cannot enter ${dir}: set DEMO_DATA_DIR`,
+      );
+      expect(r.stdout).not.toContain('starting an embedded PostgreSQL');
+      expect(await readdir(dir)).toEqual([]);
+    },
+  );
 
   describe('with a database of the shell', () => {
     const fx = useSyncFixture('demo');
