@@ -85,7 +85,9 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
       out(
         earlier === undefined
           ? '\n1. first sync, into empty tables:'
-          : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${embedded ? `delete ${dataDir}` : `drop schema ${schema}`}`,
+          : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ` +
+              `${earlier.status}): only differences from the data already there are written; for a fresh start, ` +
+              `${embedded ? `delete ${dataDir}` : `drop schema ${schema}`}`,
       );
       const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
       out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
@@ -111,7 +113,8 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
       // The server stops with this process: a command to reach it could not work.
       out(`\nthe embedded PostgreSQL is stopped now; its data stays in ${dataDir}.`);
       out(
-        `Run \`${demoAgainWord()}\` in a terminal to keep it running: it then serves the status page too, and prints the commands that reach both.`,
+        `Run \`${demoAgainWord()}\` in a terminal to keep it running: ` +
+          'it then serves the status page too, and prints the commands that reach both.',
       );
     } else {
       await explore(out, ctx, embedded, dataDir);
@@ -142,13 +145,16 @@ async function startOwnServer(
   // As root the server runs as the user `postgres` (PostgreSQL refuses root), which must reach its directory.
   if (process.getuid?.() === 0 && closed !== undefined)
     throw new ConfigError(
-      `as root, the embedded PostgreSQL runs as the user postgres, which cannot enter ${closed}: set DEMO_DATA_DIR to a directory it can reach (e.g. /var/tmp/wine-recon-sync-demo/postgres), or run the demo as yourself`,
+      `as root, the embedded PostgreSQL runs as the user postgres, which cannot enter ${closed}: ` +
+        'set DEMO_DATA_DIR to a directory it can reach (e.g. /var/tmp/wine-recon-sync-demo/postgres), ' +
+        'or run the demo as yourself',
     );
   await makeDataDir(dirname(dataDir), env);
   const held = heldDatabaseSettings(env);
   if (held.length > 0)
     out(
-      `${held.join(', ')} ${held.length === 1 ? 'is' : 'are'} set here and not used: the demo writes only into a PostgreSQL it starts itself, or into the database --database-url names`,
+      `${held.join(', ')} ${held.length === 1 ? 'is' : 'are'} set here and not used: ` +
+        'the demo writes only into a PostgreSQL it starts itself, or into the database --database-url names',
     );
   const port = Number(env.DEMO_PG_PORT ?? 54329);
   out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
@@ -214,7 +220,8 @@ async function explore(
 function queries(out: (line?: string) => void, schema: string): void {
   out(`  SELECT * FROM ${schema}.bulk_wine_reconciliation_current LIMIT 10;`);
   out(
-    `  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL LIMIT 10;`,
+    `  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history
+    WHERE valid_to IS NOT NULL LIMIT 10;`,
   );
   out(
     `  SELECT id, status, received, inserted, updated, unchanged, deleted FROM ${schema}.sync_runs ORDER BY id DESC;`,

