@@ -11,6 +11,7 @@ import { findRun, recentRuns, type RunRow } from '../load/audit.js';
 import { formatRun, formatRunsTable, formatSummary } from './summary.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
+import { attemptsAllowed } from '../schedule/retry-plan.js';
 import { APP_VERSION } from '../io/paths.js';
 import { stripControls } from '../text/safe-text.js';
 import { stat } from 'node:fs/promises';
@@ -93,7 +94,7 @@ const STATUS = defineCommand({
     },
     json: { type: 'boolean', help: 'print the rows as JSON instead of a table (errors in full)' },
   },
-  env: { needs: ['DATABASE_URL'], reads: [...SCHEMA_SETTINGS, 'LOG_LEVEL'] },
+  env: { needs: ['DATABASE_URL'], reads: [...SCHEMA_SETTINGS, 'SYNC_RUN_RETRY_DELAYS', 'LOG_LEVEL'] },
 });
 
 /** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
@@ -375,7 +376,11 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
       return 0;
     }
     const runs: RunRow[] = await recentRuns(ctx.pool, Number(flags.limit));
-    io.stdout.write(flags.json ? `${JSON.stringify(runs)}\n` : `${formatRunsTable(runs)}\n`);
+    io.stdout.write(
+      flags.json
+        ? `${JSON.stringify(runs)}\n`
+        : `${formatRunsTable(runs, attemptsAllowed(ctx.config.runRetryDelaysMs))}\n`,
+    );
     return 0;
   } finally {
     await ctx.close();

@@ -124,7 +124,6 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     nextRunAt: () => daemon.nextRunAt,
     progress: () => daemon.progress,
     runNow: () => daemon.start('page') !== undefined,
-    attempts: attemptsAllowed(config.runRetryDelaysMs),
   };
   const server = config.metrics && (await serveMetrics(ctx, reporter, health, view, schedule));
   // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly too.
@@ -250,6 +249,7 @@ async function serveMetrics(
             staleRule: daemonStaleRule(config, schedule),
             runTimeoutMs: config.runTimeoutMs,
             daemon,
+            attempts: attemptsAllowed(config.runRetryDelaysMs),
             secrets: ctx.secrets,
             log,
           })

@@ -11,6 +11,7 @@ import { pageHandler, type PageHandler } from '../observe/page/routes.js';
 import { PageQueries } from '../observe/page/queries.js';
 import { isLoopback } from '../observe/page/security.js';
 import { roughDuration } from '../observe/page/format.js';
+import { attemptsAllowed } from '../schedule/retry-plan.js';
 
 /** The page's port when --port is not given (the daemon serves it on SYNC_METRICS_PORT instead). */
 export const DEFAULT_SERVE_PORT = 9465;
@@ -42,6 +43,7 @@ export const SERVE = defineCommand({
       'SYNC_UI_ALLOWED_HOSTS',
       'SYNC_STALE_AFTER',
       'SYNC_RUN_TIMEOUT_MS',
+      'SYNC_RUN_RETRY_DELAYS',
       'LOG_LEVEL',
     ],
   },
@@ -64,6 +66,7 @@ export function statusPage(ctx: Context, boundHost: string): PageHandler {
     allowedHosts: config.ui.allowedHosts,
     staleRule: () => ({ ms: staleMs, why }),
     runTimeoutMs: config.runTimeoutMs,
+    attempts: attemptsAllowed(config.runRetryDelaysMs),
     secrets: ctx.secrets,
     log: ctx.log,
   });

@@ -32,8 +32,6 @@ export interface DaemonView {
   progress(): { received: number; bytes: number } | undefined;
   /** Starts a run as the schedule would: false when one is going (or the daemon is stopping). */
   runNow(): boolean;
-  /** Attempts a chain may have (SYNC_RUN_RETRY_DELAYS), for "attempt 1 of 4". */
-  attempts: number;
 }
 
 export interface PageOptions {
@@ -49,6 +47,8 @@ export interface PageOptions {
   /** SYNC_RUN_TIMEOUT_MS: a `running` row older than this (and a minute) was most likely left by a process that died. */
   runTimeoutMs?: number | undefined;
   daemon?: DaemonView | undefined;
+  /** Attempts a chain may have (1 + SYNC_RUN_RETRY_DELAYS), for "attempt 2 of 4": read by the daemon and `serve`. */
+  attempts?: number | undefined;
   log: Logger;
   /** The process's secrets (passwords, tokens): removed from every page should one ever reach the database's text. */
   secrets?: SecretRegistry | undefined;
@@ -126,7 +126,7 @@ export function pageHandler(options: PageOptions): PageHandler {
       lastLoadAt: lastLoad?.finished_at,
       latest,
       rule,
-      attempts: options.daemon?.attempts,
+      attempts: options.attempts,
     });
     const keep = { status: filter.status, trigger: filter.trigger, plot: plotN === 30 ? undefined : plotN };
     const data = {
