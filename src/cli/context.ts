@@ -6,6 +6,7 @@ import type { WineApi, WineApiOptions } from '../extract/http/api.js';
 import { createLogger, type Logger } from '../log.js';
 import { SecretRegistry, urlSecrets } from '../text/secret-registry.js';
 import { proxySecrets } from '../outbound/proxy-env.js';
+import { readSetting } from '../settings/read.js';
 
 export interface Io {
   env: Record<string, string | undefined>;
@@ -38,7 +39,7 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   const log = createLogger({
     level: config.logLevel,
     secrets,
-    debug: Boolean(io.env.DEBUG),
+    debug: readSetting(io.env, 'DEBUG', []),
     color: !config.noColor,
     destination: io.log,
   });

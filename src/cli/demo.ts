@@ -7,7 +7,7 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative } from 'node:path';
-import type { Config } from '../config.js';
+import { loadDemoSettings, type Config } from '../config.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { migrate } from '../db/migrate.js';
 import { defineCommand, parseCommand } from './command-line.js';
@@ -43,8 +43,9 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
   let databaseUrl = io.env.DATABASE_URL;
   let dataDir: string | undefined;
   if (!databaseUrl) {
-    const port = Number(io.env.DEMO_PG_PORT ?? 54329);
-    dataDir = io.env.DEMO_DATA_DIR ?? join(PACKAGE_ROOT, '.data', 'postgres');
+    const demo = loadDemoSettings(io.env);
+    const port = demo.pgPort;
+    dataDir = demo.dataDir ?? join(PACKAGE_ROOT, '.data', 'postgres');
     out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
     // Loaded only when needed: the embedded server's package is heavy.
     const { startEmbeddedPostgres } = await import('../db/embedded.js');

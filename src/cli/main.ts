@@ -12,6 +12,7 @@ import { formatRun, formatRunsTable, formatSummary } from './summary.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
 import { attemptsAllowed } from '../schedule/retry-plan.js';
+import { readSetting } from '../settings/read.js';
 import { APP_VERSION } from '../io/paths.js';
 import { stripControls } from '../text/safe-text.js';
 import { stat } from 'node:fs/promises';
@@ -177,7 +178,7 @@ export async function main(
     }
     // An error may quote the upstream: no ESC sequence of its reaches the terminal.
     io.stderr.write(`Error: ${stripControls(describeError(error))}\n`);
-    if (io.env.DEBUG && error instanceof Error) io.stderr.write(`${error.stack}\n`);
+    if (readSetting(io.env, 'DEBUG', []) && error instanceof Error) io.stderr.write(`${error.stack}\n`);
     return error instanceof SyncError ? error.exitCode : 1;
   }
 }
