@@ -38,7 +38,7 @@ export interface Config {
   noColor: boolean;
   /** DATABASE_URL as read at start (from DATABASE_URL_FILE when that is set). */
   databaseUrl: string | undefined;
-  /** How each new connection is made: the URL's file, the password file, libpq's PG* variables (src/db/connection.ts). */
+  /** How each new connection is made: the URL's file, the password file, libpq's PG* variables (db/connection.ts). */
   database: DatabaseSettings | undefined;
   schema: string;
   schedule: string;
@@ -100,7 +100,7 @@ export interface UiSettings {
   token: string | undefined;
   /** SYNC_STALE_AFTER in ms when set; else the daemon judges by its schedule and `serve` by DEFAULT_STALE_AFTER_MS. */
   staleAfterMs: number | undefined;
-  /** SYNC_UI_ALLOWED_HOSTS: `Host` names (`name` or `name:port`, lower case) the page answers to besides its own, behind a reverse proxy. */
+  /** SYNC_UI_ALLOWED_HOSTS: more `Host` names (`name` or `name:port`, lower case) the page answers to. */
   allowedHosts: string[];
 }
 

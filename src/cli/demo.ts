@@ -29,10 +29,10 @@ export const DEMO = defineCommand({
   flags: {},
   env: {
     needs: [],
-    reads: ['DATABASE_URL (optional: otherwise an embedded PostgreSQL)', 'DEMO_PG_PORT', 'SYNC_DB_SCHEMA', 'LOG_LEVEL'],
+    reads: ['DATABASE_URL', 'DEMO_PG_PORT', 'DEMO_DATA_DIR', 'SYNC_DB_SCHEMA', 'LOG_LEVEL'],
   },
   notes:
-    'uses DATABASE_URL when set; otherwise an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data kept under .data/postgres',
+    'uses DATABASE_URL when set; otherwise an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data kept in DEMO_DATA_DIR (default .data/postgres)',
 });
 
 export async function demoCommand(args: string[], io: Io): Promise<number> {

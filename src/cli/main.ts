@@ -40,8 +40,7 @@ const RUN = defineCommand({
     needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
     reads: [...API_SETTINGS, ...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING],
   },
-  notes:
-    'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*). DATABASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD and SYNC_NOTIFY_URL can also be read from a file named by *_FILE',
+  notes: 'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*).',
 });
 
 const REPLAY = defineCommand({

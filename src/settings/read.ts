@@ -10,7 +10,7 @@ export function readSetting<N extends SettingName>(env: Env, name: N, problems: 
   return readGiven(env, name, problems, undefined);
 }
 
-/** A setting without a default that a command needs: `NAME: <missing>` when no value was given (or NAME_FILE's failed). */
+/** A setting a command needs: `NAME: <missing>` when no value was given (or its NAME_FILE failed). */
 export function readRequired<N extends SettingName>(
   env: Env,
   name: N,

@@ -34,9 +34,6 @@ export function zodReader<T>(form: string, schema: z.ZodType<T>): Reader<T> {
 /** Any text, as given (paths, names, libpq's values checked where they are used). */
 export const text: Reader<string> = { form: 'text', read: (raw) => raw };
 
-/** A secret: any text, never echoed. */
-export const secretText: Reader<string> = { form: 'text (a secret)', read: (raw) => raw };
-
 /** Set to anything (not blank): on. */
 export const flag: Reader<boolean> = { form: 'any non-empty value: on', read: () => true };
 
@@ -145,7 +142,7 @@ export const outboundUrl: Reader<string> = {
 
 /** The upstream's addresses: http(s), without credentials, trailing slashes dropped. */
 export const apiUrl: Reader<string> = {
-  form: 'an `https://` URL (`http://` only to loopback, or with WINE_API_ALLOW_INSECURE_HTTP)',
+  form: 'an `https://` URL (`http://` to loopback, or with `WINE_API_ALLOW_INSECURE_HTTP`)',
   read(raw, name, problems) {
     const url = parseUrl(raw);
     if (url === undefined) problems.push(`${name}: is not a URL (got "${raw}")`);
@@ -160,7 +157,7 @@ export const apiUrl: Reader<string> = {
 
 /** A libpq URI; not echoed, it may hold a password (libpq's own checks follow in outbound/database-url.ts). */
 export const postgresUrl: Reader<string> = {
-  form: 'a libpq URI, `postgres://user@host:5432/db` (a secret)',
+  form: 'a libpq URI, `postgres://user@host:5432/db`',
   read(raw, name, problems) {
     if (/^postgres(ql)?:\/\//.test(raw)) return raw;
     problems.push(`${name}: must start with postgres:// or postgresql://`);
@@ -170,7 +167,7 @@ export const postgresUrl: Reader<string> = {
 
 /** A bearer token: long enough not to be guessed; never echoed. */
 export const token: Reader<string> = {
-  form: 'text of at least 16 characters (a secret)',
+  form: 'text of at least 16 characters',
   read(raw, name, problems) {
     if (raw.length >= 16) return raw;
     problems.push(`${name}: must be at least 16 characters (e.g. openssl rand -hex 24)`);
@@ -187,7 +184,7 @@ export const dotPath: Reader<string> = {
   },
 };
 
-/** A comma-separated list of host names, each `name` or `name:port` (IPv6 in brackets), as a `Host` header names them. */
+/** Host names separated by commas, each `name` or `name:port` (IPv6 in brackets), as a `Host` header names them. */
 export const hostList: Reader<string[]> = {
   form: 'host names separated by commas, each `name` or `name:port`',
   read(raw, name, problems) {
@@ -230,7 +227,7 @@ export const noProxy: Reader<string> = {
   form: 'host names, domains (`.example.com`), addresses or `*`, separated by commas',
   read: (raw) => raw,
 };
-/** The path of a file holding a secret, read again where it is used: checked here that it can be read and is not empty. */
+/** The path of a file holding a secret, read again where it is used: checked here that it can be read, not empty. */
 export const secretFile: Reader<string> = {
   form: "a file's path",
   read(raw, name, problems) {

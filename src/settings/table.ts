@@ -80,7 +80,7 @@ export const SETTINGS = {
   }),
   WINE_API_EMAIL: setting({
     group: 'upstream',
-    reader: r.secretText,
+    reader: r.text,
     defaultText: 'required for API runs',
     description: 'the login e-mail',
     secret: true,
@@ -88,7 +88,7 @@ export const SETTINGS = {
   }),
   WINE_API_PASSWORD: setting({
     group: 'upstream',
-    reader: r.secretText,
+    reader: r.text,
     defaultText: 'required for API runs',
     description: 'the login password',
     secret: true,
@@ -123,7 +123,7 @@ export const SETTINGS = {
     reader: r.byteSize,
     default: '2GiB',
     description:
-      'largest listing accepted, decoded; a larger one fails the run without a retry. 2 GiB is 8× a million-record listing (256 MB): room to grow, while an endless or decompression-bomb body stops long before it fills the spool disk',
+      'largest listing accepted, decoded; a larger one fails the run without a retry. The default is several times a million-record listing ([Performance](performance.md)): room to grow, while an endless or decompression-bomb body stops long before it fills the spool disk',
   }),
   WINE_API_ALLOW_INSECURE_HTTP: setting({
     group: 'upstream',
@@ -203,7 +203,7 @@ export const SETTINGS = {
   }),
   PGPASSWORD: setting({
     group: 'database',
-    reader: r.secretText,
+    reader: r.text,
     defaultText: 'none',
     description: "libpq's password, where `DATABASE_URL` does not give one",
     secret: true,
@@ -378,7 +378,7 @@ export const SETTINGS = {
   }),
   SYNC_OPENLINEAGE_API_KEY: setting({
     group: 'reporting',
-    reader: r.secretText,
+    reader: r.text,
     defaultText: 'none',
     description: 'sent as `Authorization: Bearer …` with each event',
     secret: true,
@@ -430,7 +430,7 @@ export const SETTINGS = {
   }),
   SIMULATOR_PASSWORD: setting({
     group: 'tools',
-    reader: r.secretText,
+    reader: r.text,
     defaultText: "the simulator's own",
     description: '`simulate`: the password its login accepts',
     secret: true,
