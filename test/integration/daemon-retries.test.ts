@@ -94,9 +94,13 @@ describe('run-level retries', () => {
     const port = await freePort();
     const d = daemon(['--run-now'], { SYNC_SCHEDULE: NEVER_SOON, ...delays, SYNC_METRICS_PORT: String(port) });
     await d.waitForLog(/not retried \(retries-spent\)/, 60_000);
-    await d.waitForLog(/next sync scheduled/);
-    const healthz = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { detail: string };
-    expect(healthz.detail).toContain('last run 3 failed (attempt 3 of 3)');
+    // The health is written just after that line: read it until it names the third attempt.
+    let detail = '';
+    for (const deadline = Date.now() + 10_000; !detail.includes('last run 3') && Date.now() < deadline;) {
+      detail = ((await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { detail: string }).detail;
+      if (!detail.includes('last run 3')) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(detail).toContain('last run 3 failed (attempt 3 of 3)');
     expect(await stop(d)).toBe(0);
     expect((await runs()).map((r) => [r.id, r.attempt, r.status])).toEqual([
       [1, 1, 'failed'],
