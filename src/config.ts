@@ -123,28 +123,16 @@ export interface ConfigNeeds {
 export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const problems: string[] = [];
   const read = <N extends SettingName>(name: N): SettingValue<N> => readSetting(env, name, problems);
-
   const schema = read('SYNC_DB_SCHEMA');
-  const bi = {
-    schema: biSchema(read('SYNC_BI_SCHEMA'), blankToUndefined(env.SYNC_BI_SCHEMA) !== undefined, schema, problems),
-    scale: read('SYNC_BI_SCALE'),
-  };
   const healthFile = read('SYNC_HEALTH_FILE');
-  // Not a fixed name in the shared $TMPDIR: another user could make it first, or forge a heartbeat there.
-  const healthPrivateDirs =
-    healthFile !== undefined
-      ? []
-      : [
-          join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`),
-          join(
-            blankToUndefined(env.XDG_CACHE_HOME) ?? join(blankToUndefined(env.HOME) ?? homedir(), '.cache'),
-            'wine-recon-sync',
-          ),
-        ];
-  const allowInsecure = read('WINE_API_ALLOW_INSECURE_HTTP');
-  const timeoutMs = read('WINE_API_TIMEOUT_MS');
-  const retries = read('WINE_API_RETRIES');
-  const maxBytes = read('WINE_API_MAX_BYTES');
+  const healthPrivateDirs = healthFile === undefined ? privateHealthDirs(env) : [];
+  // Checked whatever the command, as they always were; applied only by those that call the API.
+  const transport = {
+    allowInsecureHttp: read('WINE_API_ALLOW_INSECURE_HTTP'),
+    timeoutMs: read('WINE_API_TIMEOUT_MS'),
+    retries: read('WINE_API_RETRIES'),
+    maxBytes: read('WINE_API_MAX_BYTES'),
+  };
   const metricsPort = read('SYNC_METRICS_PORT');
   const metricsHost = read('SYNC_METRICS_HOST');
   const notifyUrl = read('SYNC_NOTIFY_URL');
@@ -165,7 +153,10 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     healthFile: healthFile ?? join(healthPrivateDirs[0]!, 'health'),
     healthPrivateDirs,
     retryBaseMs: read('WINE_API_RETRY_BASE_MS'),
-    bi,
+    bi: {
+      schema: biSchema(read('SYNC_BI_SCHEMA'), blankToUndefined(env.SYNC_BI_SCHEMA) !== undefined, schema, problems),
+      scale: read('SYNC_BI_SCALE'),
+    },
     lockTimeoutMs: read('SYNC_LOCK_TIMEOUT_MS'),
     extraFields: read('SYNC_EXTRA_FIELDS'),
     runTimeoutMs: read('SYNC_RUN_TIMEOUT_MS'),
@@ -184,49 +175,56 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
         ? undefined
         : { url: openLineageUrl, apiKey: openLineageKey, namespace: openLineageNamespace },
   };
-
   const databaseUrl = needs.database
     ? readRequired(env, 'DATABASE_URL', problems, 'is not set (e.g. postgres://user@host:5432/db)')
     : read('DATABASE_URL');
   const database = databaseUrl === undefined ? undefined : databaseSettings(env, databaseUrl, problems);
-
-  let api: ApiConfig | undefined;
-  if (needs.api) {
-    const apiUrl = (url: string | undefined, name: 'WINE_API_BASE_URL' | 'WINE_API_LOGIN_URL') => {
-      const insecure = url === undefined ? undefined : insecureHttpProblem(new URL(url), allowInsecure);
-      if (insecure !== undefined) problems.push(`${name}: ${insecure}`);
-      return insecure === undefined ? url : undefined;
-    };
-    const baseUrl = apiUrl(
-      readRequired(env, 'WINE_API_BASE_URL', problems, 'is not set (e.g. https://wine.example.com)'),
-      'WINE_API_BASE_URL',
-    );
-    // A rejected login URL is reported, and the configuration refused with it.
-    const loginUrl = apiUrl(read('WINE_API_LOGIN_URL'), 'WINE_API_LOGIN_URL') ?? (baseUrl && `${baseUrl}/api/login`);
-    const email = readRequired(env, 'WINE_API_EMAIL', problems, 'is not set (or set WINE_API_EMAIL_FILE)');
-    const password = readRequired(env, 'WINE_API_PASSWORD', problems, 'is not set (or set WINE_API_PASSWORD_FILE)');
-    const tokenField = read('WINE_API_TOKEN_FIELD');
-    if (baseUrl && loginUrl && email !== undefined && password !== undefined) {
-      api = {
-        baseUrl,
-        loginUrl,
-        listingUrl: `${baseUrl}/api/bulk-wine-reconciliation-data?for_reporting=1`,
-        email,
-        password,
-        tokenField,
-        timeoutMs,
-        retries,
-        allowInsecureHttp: allowInsecure,
-        maxBytes,
-      };
-    }
-  }
-
+  const api = needs.api ? apiConfig(env, transport, problems) : undefined;
   const proxy = readProxyEnv(env, problems);
+  refuseIfAny(problems);
+  return { api, proxy, databaseUrl, database, ...config };
+}
+
+/** The upstream's addresses and credentials, for a command that calls it. */
+function apiConfig(
+  env: Env,
+  transport: Pick<ApiConfig, 'allowInsecureHttp' | 'timeoutMs' | 'retries' | 'maxBytes'>,
+  problems: string[],
+): ApiConfig | undefined {
+  const address = (url: string | undefined, name: 'WINE_API_BASE_URL' | 'WINE_API_LOGIN_URL') => {
+    const insecure = url === undefined ? undefined : insecureHttpProblem(new URL(url), transport.allowInsecureHttp);
+    if (insecure !== undefined) problems.push(`${name}: ${insecure}`);
+    return insecure === undefined ? url : undefined;
+  };
+  const baseUrl = address(
+    readRequired(env, 'WINE_API_BASE_URL', problems, 'is not set (e.g. https://wine.example.com)'),
+    'WINE_API_BASE_URL',
+  );
+  // A login URL that was set and refused is reported, and the configuration refused with it.
+  const loginUrl =
+    address(readSetting(env, 'WINE_API_LOGIN_URL', problems), 'WINE_API_LOGIN_URL') ??
+    (baseUrl && `${baseUrl}/api/login`);
+  const email = readRequired(env, 'WINE_API_EMAIL', problems, 'is not set (or set WINE_API_EMAIL_FILE)');
+  const password = readRequired(env, 'WINE_API_PASSWORD', problems, 'is not set (or set WINE_API_PASSWORD_FILE)');
+  const tokenField = readSetting(env, 'WINE_API_TOKEN_FIELD', problems);
+  if (!baseUrl || !loginUrl || email === undefined || password === undefined) return undefined;
+  const listingUrl = `${baseUrl}/api/bulk-wine-reconciliation-data?for_reporting=1`;
+  return { baseUrl, loginUrl, listingUrl, email, password, tokenField, ...transport };
+}
+
+/**
+ * The default heartbeat's own directories. Not a fixed name in the shared $TMPDIR: another user
+ * could make it first, or forge a heartbeat there.
+ */
+function privateHealthDirs(env: Env): string[] {
+  const cache = blankToUndefined(env.XDG_CACHE_HOME) ?? join(blankToUndefined(env.HOME) ?? homedir(), '.cache');
+  return [join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`), join(cache, 'wine-recon-sync')];
+}
+
+function refuseIfAny(problems: string[]): void {
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
-  return { api, proxy, databaseUrl, database, ...config };
 }
 
 /** SYNC_BI_SCHEMA, by default `<SYNC_DB_SCHEMA>_bi`; never the data schema itself. */
@@ -249,8 +247,7 @@ export function loadDemoSettings(env: Env): { pgPort: number; dataDir: string | 
     pgPort: readSetting(env, 'DEMO_PG_PORT', problems),
     dataDir: readSetting(env, 'DEMO_DATA_DIR', problems),
   };
-  if (problems.length > 0)
-    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  refuseIfAny(problems);
   return settings;
 }
 
