@@ -32,7 +32,7 @@ export interface Setting<T> {
   defaultText?: string;
   /** Markdown, one paragraph; links are relative to docs/. */
   description: string;
-  /** Never in a message, a log line or a table. */
+  /** The value (for a URL: the credentials it holds) never appears in a message, a log line or a table. */
   secret?: boolean;
   /** NAME_FILE names a file holding the value (Docker and Kubernetes secrets). */
   file?: boolean;
@@ -83,7 +83,6 @@ export const SETTINGS = {
     reader: r.text,
     defaultText: 'required for API runs',
     description: 'the login e-mail',
-    secret: true,
     file: true,
   }),
   WINE_API_PASSWORD: setting({
