@@ -119,6 +119,7 @@ describe('run-level retries', () => {
     const base = JSON.parse(await serve.waitForLog(/serving the status page/)).page as string;
     const page = await (await fetch(base)).text();
     expect(page).toContain('Failing: the last run (3) failed (attempt 3 of 3)');
+    expect(page).toContain('attempt 3 of 3, retry of <a href="/runs/1">1</a>');
   });
 
   it('does not retry a refused login: one attempt, one notification naming it', async () => {

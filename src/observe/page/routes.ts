@@ -139,6 +139,7 @@ export function pageHandler(options: PageOptions): PageHandler {
       running,
       progress: running ? options.daemon?.progress() : undefined,
       runTimeoutMs: options.runTimeoutMs,
+      attempts: options.attempts,
       plotRuns,
       plotN,
       runs: shown,
