@@ -44,7 +44,9 @@ export interface PageOptions {
   /** SYNC_UI_ALLOWED_HOSTS: more names (`name` or `name:port`) the page answers to, behind a reverse proxy. */
   allowedHosts: readonly string[];
   staleRule: () => StaleRule;
-  /** SYNC_RUN_TIMEOUT_MS: a `running` row older than this (and a minute) was most likely left by a process that died. */
+  /**
+   * SYNC_RUN_TIMEOUT_MS: a `running` row older than this (and a minute) was most likely left by a process that died.
+   */
   runTimeoutMs?: number | undefined;
   daemon?: DaemonView | undefined;
   /** Attempts a chain may have (1 + SYNC_RUN_RETRY_DELAYS), for "attempt 2 of 4": read by the daemon and `serve`. */
