@@ -35,7 +35,10 @@ export interface SyncMeasure {
   counts: Record<string, number | null>;
   /** Duration of each step and statement, from the run's debug log. */
   stepsMs: Record<string, number>;
-  /** The steps (spans inside no other step, statements of a step excluded) summed, and how much of that ran beside another step. */
+  /**
+   * The steps (spans inside no other step, statements of a step excluded) summed, and how much of that ran beside
+   * another step.
+   */
   overlap: {
     stepsSeconds: number;
     coveredSeconds: number;
