@@ -4,7 +4,9 @@
  */
 import type { ConfigNeeds } from '../config.js';
 import { PROGRAM, SETTINGS, defineCommand, parseCommand, programUsage, type CommandSpec } from './command-line.js';
-import { forceExitLater, newApi, openContext, type Io } from './context.js';
+import type { Io } from './io.js';
+import { openJob } from '../job/job.js';
+import { forceExitLater } from '../job/shutdown.js';
 import { migrate } from '../db/migrate.js';
 import { HelpRequested, SyncError, UsageError, describeError } from '../errors.js';
 import { findRun, recentRuns, type RunRow } from '../load/audit.js';
@@ -36,7 +38,7 @@ const RUN = defineCommand({
   },
   env: {
     needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
-    reads: [...API_SETTINGS, ...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING],
+    reads: [...API_SETTINGS, ...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING, 'SYNC_EXIT_FLUSH_TIMEOUT'],
   },
   notes:
     'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*). DATABASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD and SYNC_NOTIFY_URL can also be read from a file named by *_FILE',
@@ -64,7 +66,10 @@ const REPLAY = defineCommand({
     },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
-  env: { needs: ['DATABASE_URL'], reads: [...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING] },
+  env: {
+    needs: ['DATABASE_URL'],
+    reads: [...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING, 'SYNC_EXIT_FLUSH_TIMEOUT'],
+  },
 });
 
 const MIGRATE = defineCommand({
@@ -222,29 +227,29 @@ async function syncOnce(
   json: boolean,
   totalBytes?: number,
 ): Promise<number> {
-  const ctx = openContext(io, needs);
+  const job = openJob(io, needs);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
-    ctx.log.warn({ signal }, 'signal received; aborting the run');
+    job.log.warn({ signal }, 'signal received; aborting the run');
     controller.abort(new Error(signal));
     forceExitLater(10_000);
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
-    const reporter = new RunReporter(ctx, { daemon: false, trigger: request.trigger });
+    await migrate(job.pool, job.config.schema, job.config.bi);
+    const reporter = new RunReporter(job, { daemon: false, trigger: request.trigger });
     await reporter.start();
     const progress = terminalProgress(io.stderr, totalBytes);
     let outcome: SyncOutcome;
     try {
       outcome = await runSync(
-        ctx.config,
+        job.config,
         {
-          pool: ctx.pool,
-          log: ctx.log,
-          secrets: ctx.secrets,
-          api: await newApi(ctx, { onDownloadProgress: progress?.download }),
+          pool: job.pool,
+          log: job.log,
+          secrets: job.secrets,
+          api: await job.api({ onDownloadProgress: progress?.download }),
           signal: controller.signal,
           onProgress: progress?.update,
           onRunStarted: (run, abandoned) => reporter.runStarted(run, abandoned),
@@ -252,22 +257,25 @@ async function syncOnce(
         request,
       );
     } catch (error) {
+      const ended = Date.now();
       progress?.done();
       await reporter.finished({ error });
-      await reporter.settled();
+      await reporter.flush(job.config.exitFlushTimeoutMs, ended);
       throw error;
     }
+    // From here on, the webhook, the push and the lineage events (sent during the run) hold the
+    // exit at most SYNC_EXIT_FLUSH_TIMEOUT; they go on side by side.
+    const ended = Date.now();
     progress?.done();
     printOutcome(io, outcome, json);
     await reporter.finished({ outcome });
-    await reporter.push();
-    // Lineage events went out in the background during the run; the process waits for them (bounded).
-    await reporter.settled();
+    void reporter.push();
+    await reporter.flush(job.config.exitFlushTimeoutMs, ended);
     return outcome.run.status === 'succeeded' ? 0 : 1;
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    await ctx.close();
+    await job.close();
   }
 }
 
@@ -349,35 +357,35 @@ export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void 
 
 async function migrateCommand(args: string[], io: Io): Promise<number> {
   parseCommand(MIGRATE, args);
-  const ctx = openContext(io, { api: false, database: true });
+  const job = openJob(io, { api: false, database: true });
   try {
-    const applied = await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
+    const applied = await migrate(job.pool, job.config.schema, job.config.bi);
     io.stdout.write(
       applied.length > 0
-        ? `applied ${applied.join(', ')} to schema ${ctx.config.schema}\n`
-        : `schema ${ctx.config.schema} is up to date\n`,
+        ? `applied ${applied.join(', ')} to schema ${job.config.schema}\n`
+        : `schema ${job.config.schema} is up to date\n`,
     );
     return 0;
   } finally {
-    await ctx.close();
+    await job.close();
   }
 }
 
 async function statusCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(STATUS, args);
-  const ctx = openContext(io, { api: false, database: true });
+  const job = openJob(io, { api: false, database: true });
   try {
-    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
+    await migrate(job.pool, job.config.schema, job.config.bi);
     if (flags.run !== undefined) {
-      const run = await findRun(ctx.pool, flags.run);
+      const run = await findRun(job.pool, flags.run);
       if (!run) throw new UsageError(`there is no run ${flags.run} in sync_runs`);
       io.stdout.write(flags.json ? `${JSON.stringify(run)}\n` : `${formatRun(run)}\n`);
       return 0;
     }
-    const runs: RunRow[] = await recentRuns(ctx.pool, Number(flags.limit));
+    const runs: RunRow[] = await recentRuns(job.pool, Number(flags.limit));
     io.stdout.write(flags.json ? `${JSON.stringify(runs)}\n` : `${formatRunsTable(runs)}\n`);
     return 0;
   } finally {
-    await ctx.close();
+    await job.close();
   }
 }

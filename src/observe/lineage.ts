@@ -14,12 +14,15 @@ import {
   postgresNamespace,
   type EventType,
   type LineageContext,
+  type RunQuality,
 } from '../describe/lineage-events.js';
 import type { StartedRun } from '../load/audit.js';
 import { lineageRuns, type LineageRun } from '../load/lineage-runs.js';
+import { runChecks, runProfiles } from '../load/run-quality.js';
+import { jsonText } from '../describe/json-text.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { APP_VERSION } from '../io/paths.js';
-import { deliver, redactedUrl } from './notify.js';
+import { deliver, GIVEN_UP, redactedUrl } from './notify.js';
 
 /** The `producer` of every event: the package and its version. */
 export const PRODUCER = `https://www.npmjs.com/package/wine-recon-sync/v/${APP_VERSION}`;
@@ -33,6 +36,8 @@ export interface LineageDeps {
   onUndelivered?: () => void;
   /** Test hook: the delays between delivery attempts. */
   retryDelaysMs?: number[];
+  /** Gives up every event not yet delivered (a batch command about to exit). */
+  signal?: AbortSignal;
 }
 
 export class LineageEmitter {
@@ -44,8 +49,15 @@ export class LineageEmitter {
   /** The runs one of whose events could not be delivered: logged once per run. */
   private readonly failedRuns = new Set<number>();
   private readonly pending = new Set<Promise<void>>();
+  /** Events handed over and not yet delivered or given up on. */
+  private waiting = 0;
 
   constructor(private readonly deps: LineageDeps) {}
+
+  /** How many events are still on their way (handed over, neither delivered nor given up on). */
+  get undelivered(): number {
+    return this.waiting;
+  }
 
   /** The run's row was written: ABORT for the runs it marked abandoned, then its START. Returns at once. */
   runStarted(run: StartedRun, abandoned: readonly number[] = []): void {
@@ -66,6 +78,7 @@ export class LineageEmitter {
   }
 
   private queue(wanted: Array<{ id: number; type: 'START' | 'end' }>): void {
+    this.waiting += wanted.length;
     const work = (this.chain = this.chain.then(() => this.send(wanted)));
     const tracked = work.finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
@@ -73,16 +86,38 @@ export class LineageEmitter {
 
   /** Reads what the events say and delivers them, one after the other; never throws. */
   private async send(wanted: Array<{ id: number; type: 'START' | 'end' }>): Promise<void> {
-    const { config, pool, log } = this.deps;
+    let left = wanted.length;
+    try {
+      await this.sendEach(wanted, () => {
+        left--;
+        this.waiting--;
+      });
+    } finally {
+      this.waiting -= left;
+    }
+  }
+
+  private async sendEach(wanted: Array<{ id: number; type: 'START' | 'end' }>, done: () => void): Promise<void> {
+    const { config, pool, log, signal } = this.deps;
+    if (signal?.aborted) {
+      wanted.forEach(() => this.deps.onUndelivered?.());
+      return;
+    }
     let runs: LineageRun[];
     let description: DatabaseDescription;
+    let checks: Awaited<ReturnType<typeof runChecks>>;
+    let profiles: Awaited<ReturnType<typeof runProfiles>>;
+    // The checks and profile of the runs ending here (their rows are written with the run's).
+    const ending = wanted.filter((w) => w.type === 'end').map((w) => w.id);
     try {
-      [runs, description] = await Promise.all([
+      [runs, description, checks, profiles] = await Promise.all([
         lineageRuns(
           pool,
           wanted.map((w) => w.id),
         ),
         describeDatabase(pool, { data: config.schema, bi: config.bi.schema }),
+        runChecks(pool, ending),
+        runProfiles(pool, ending),
       ]);
     } catch (error) {
       log.warn(
@@ -94,11 +129,18 @@ export class LineageEmitter {
     }
     for (const w of wanted) {
       const run = runs.find((r) => r.id === w.id);
-      if (run === undefined || run.dryRun) continue;
-      const type: EventType | undefined = w.type === 'START' ? 'START' : endEventType(run.status);
-      if (type === undefined) continue;
-      const eventTime = w.type === 'START' ? run.startedAt : (run.finishedAt ?? new Date().toISOString());
-      await this.post(run.id, lineageEvent(type, run, this.context(run, description), eventTime), type);
+      const type: EventType | undefined =
+        run === undefined || run.dryRun ? undefined : w.type === 'START' ? 'START' : endEventType(run.status);
+      if (run !== undefined && type !== undefined) {
+        const eventTime = w.type === 'START' ? run.startedAt : (run.finishedAt ?? new Date().toISOString());
+        const id = String(run.id);
+        const quality: RunQuality | undefined =
+          w.type === 'end'
+            ? { checks: checks.filter((c) => c.runId === id), profile: profiles.filter((p) => p.runId === id) }
+            : undefined;
+        await this.post(run.id, lineageEvent(type, run, this.context(run, description), eventTime, quality), type);
+      }
+      done();
     }
   }
 
@@ -122,19 +164,20 @@ export class LineageEmitter {
     const key = config.openLineage!.apiKey;
     const { agentFor } = await import('../extract/http/http-agents.js');
     // Scrubbed like a webhook's body: the error a FAIL carries is already, the rest has no secret, but one pass costs
-    // nothing.
-    const body = secrets.scrub(JSON.stringify(event));
+    // nothing. jsonText: the data quality facets' sums, minima and maxima keep every digit.
+    const body = secrets.scrub(jsonText(event));
     const result = await deliver(url, body, {
       agent: agentFor(config.proxy, url),
       headers: key === undefined ? {} : { authorization: `Bearer ${key}` },
       ...(this.deps.retryDelaysMs ? { retryDelaysMs: this.deps.retryDelaysMs } : {}),
+      ...(this.deps.signal ? { signal: this.deps.signal } : {}),
     });
     if (result.delivered) {
       log.debug({ runId, event: type }, 'OpenLineage event sent');
       return;
     }
     this.deps.onUndelivered?.();
-    if (this.failedRuns.has(runId)) return;
+    if (result.problem === GIVEN_UP || this.failedRuns.has(runId)) return;
     this.failedRuns.add(runId);
     log.warn(
       { runId, event: type, endpoint: redactedUrl(url), attempts: result.attempts, problem: result.problem },

@@ -86,7 +86,7 @@ export function trimValueEnd(b: Uint8Array, s: number, e: number): number {
 }
 
 /**
- * Fast path: writes the extra_fields COPY text of a record's unknown members (at least one;
+ * Fast path: writes the extra_fields COPY text of a record's extra members (at least one;
  * `unknown`: per member, key start, key end, value start, member end; `plain`: the scanner's fast
  * lane took the record) into `out` at `o`. Returns the new end, or -1 when a value is not plain
  * (the zod path then takes the record).

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 
 /**
  * Names up to this many bytes are kept exactly. At least PostgreSQL's 63-byte identifier limit:
- * every name that may become a BI column (load/discovered-fields.ts) is stored as it is.
+ * every name that may become a BI column (load/extra-fields.ts) is stored as it is.
  */
 export const MAX_NAME_BYTES = 128;
 const DIGEST_HEX = 8;

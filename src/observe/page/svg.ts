@@ -145,9 +145,15 @@ export function barChart(chart: Chart): Html {
     const cutAt = html`x="${center(i).toFixed(2)}" y="${TOP - 6}"`;
     const cutValue = html`<text class="cut-value" ${cutAt}${MIDDLE}>${valueText(total)}</text>`;
     const mark = isCut ? html`${cutMark}${cutValue}` : null;
+    // A warned run (a check failed at warn level): a mark above its bar.
+    const warned = b.marks?.includes('warned') === true;
+    const markY = isCut ? TOP - 4 : y(total) - 9;
+    const warn = warned
+      ? html`<path class="warn-mark" d="M${(center(i) - 5).toFixed(2)} ${markY.toFixed(1)} h10 l-5 7 z"></path>`
+      : null;
     return html`<a href="/runs/${b.runId}" class="run-bar" data-run="${b.runId}"${
       isCut ? html` data-cut="${total}"` : null
-    }><title>${b.label}</title>${hit(i)}${rects}${mark}</a>`;
+    }${warned ? html` data-warned="true"` : null}><title>${b.label}</title>${hit(i)}${rects}${mark}${warn}</a>`;
   });
   const cutWords = cut.length === 0 ? '' : ` ${cutSentence(cut, chart.unit)}`;
   const desc =
@@ -171,7 +177,11 @@ ${ticks}
 ${xLabels}
 ${bars}
 </svg>
-<ul class="legend">${chart.series.map((s) => html`<li><span class="swatch s-${s.key}"></span>${s.name}</li>`)}</ul>
+<ul class="legend">${chart.series.map((s) => html`<li><span class="swatch s-${s.key}"></span>${s.name}</li>`)}${
+    chart.bars.some((b) => b.marks?.includes('warned'))
+      ? html`<li><span class="swatch s-warned"></span>warned (a check failed)</li>`
+      : null
+  }</ul>
 ${cut.length === 0 ? null : html`<p class="chart-note">${cutSentence(cut, chart.unit)}</p>`}
 </figure>`;
 }

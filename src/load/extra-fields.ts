@@ -1,16 +1,16 @@
 /**
- * Upstream fields outside the catalogue: recorded in sync_fields and given a BI view column when
+ * Extra fields (upstream fields outside the catalogue): recorded in sync_fields and given a BI view column when
  * their name can become one. Rule: a field keeps the column it was first given (the column rule is
  * in docs/internals.md, Module notes).
  */
-import type { BiKind } from '../db/bi-discovered.js';
+import type { BiKind } from '../db/bi-extra-fields.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
 import { EXTRA_COLUMN, KNOWN_FIELDS } from '../fields.js';
 
 const SQL = loadStatements('load/fields.sql', ['recorded', 'reserved_words', 'record']);
 
-/** Columns of the BI views a discovered field may hold: bounds how wide a runaway upstream can make them. */
+/** Columns of the BI views an extra field may hold: bounds how wide a runaway upstream can make them. */
 export const MAX_COLUMNS = 100;
 /** PostgreSQL's identifier limit (NAMEDATALEN - 1). */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -27,7 +27,7 @@ const TAKEN: ReadonlySet<string> = new Set([
   'overflow_columns',
 ]);
 
-/** One unknown field of a listing: records carrying it, and the kinds of its values (extra-fields.ts KIND_NAMES). */
+/** One extra field of a listing: records carrying it, and the kinds of its values (extra-fields.ts KIND_NAMES). */
 export interface SeenField {
   name: string;
   records: number;
@@ -109,10 +109,10 @@ interface Recorded {
 }
 
 /**
- * Records this run's unknown fields in sync_fields (in the run's transaction): new ones with their
+ * Records this run's extra fields in sync_fields (in the run's transaction): new ones with their
  * column, known ones with the kinds seen so far and this run's count. Returns where each is kept.
  */
-export async function recordDiscoveredFields(
+export async function recordExtraFields(
   client: PoolClient,
   runId: string,
   seen: readonly SeenField[],

@@ -13,7 +13,7 @@ import { copyRows, firstLoadMarks, settleSetAside, type FirstLoadMarks } from '.
 import { BiTally } from '../transform/bi-effect.js';
 import { copyLine, rowLine, type FingerprintHalves } from '../transform/copy-line.js';
 import { CopyWriter, type RecordFields } from '../transform/record-copy.js';
-import { InitialFingerprints, saveSettledFingerprints } from '../unchanged/initial-fingerprints.js';
+import { InitialFingerprints, saveSettledFingerprints } from '../fingerprints/initial-fingerprints.js';
 import { IdBitmap } from './id-bitmap.js';
 
 /** Set-aside and fingerprint bytes are written out once this much is queued. */
@@ -26,7 +26,7 @@ export interface LosingCopy {
   offset?: number;
 }
 
-export class DirectLoad {
+export class FirstLoad {
   /** The table's COPY lines, written straight from a record's bytes. */
   readonly rows: CopyWriter;
   private readonly setAside: CopyWriter;
@@ -56,7 +56,7 @@ export class DirectLoad {
    * A first load when the table has no row at all (read in the run's transaction, which holds the
    * run's advisory lock, before anything is COPYed); otherwise undefined. `ids` is the run's id
    * bitmap; `dir` the run's temp directory; `biScale` the BI views' scale S; `extras` whether
-   * records' unknown members are kept (SYNC_EXTRA_FIELDS=keep).
+   * records' extra members are kept (SYNC_EXTRA_FIELDS=keep).
    */
   static async open(
     client: PoolClient,
@@ -68,9 +68,9 @@ export class DirectLoad {
       extras,
     }: { runId: string; ids: IdBitmap; dir: string; biScale: number; extras: boolean },
     log?: Logger,
-  ): Promise<DirectLoad | undefined> {
+  ): Promise<FirstLoad | undefined> {
     const marks = await firstLoadMarks(client, runId, log);
-    return marks && new DirectLoad(marks, ids, dir, biScale, extras);
+    return marks && new FirstLoad(marks, ids, dir, biScale, extras);
   }
 
   /**
