@@ -11,6 +11,7 @@ import { BI_SCALE_RULE, isBiScale } from './fields.js';
 import { resolveTarget, SettingsProblem, type DatabaseSettings } from './outbound/database-url.js';
 import { readProxyEnv, type ProxyConfig } from './outbound/proxy-env.js';
 import { isCronExpression } from './schedule/cron-schedule.js';
+import { ChecksFileProblem, readChecksFile, type CheckRule, type ChecksSettings } from './checks/checks-file.js';
 import {
   biSchema,
   blankToUndefined,
@@ -92,7 +93,9 @@ export interface Config {
    * Webhook notifications when set; the URL is a secret. `retries`: also a failed attempt that the
    * daemon will retry (SYNC_NOTIFY_ON=retry), which is otherwise told only when the daemon gives up.
    */
-  notify: { url: string; on: 'failure' | 'all'; retries: boolean } | undefined;
+  notify: { url: string; on: 'failure' | 'all'; retries: boolean; checks: boolean } | undefined;
+  /** The checks every run makes before it commits (SYNC_CHECKS, SYNC_CHECKS_FILE; checks/). */
+  checks: ChecksSettings;
   /** The daemon's waits before retrying a failed run, one per retry (SYNC_RUN_RETRY_DELAYS; empty: none). */
   runRetryDelaysMs: readonly number[];
   /** The daemon runs once at start when the schedule's most recent slot's chain has not ended (SYNC_CATCH_UP). */
@@ -238,7 +241,18 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
     'wine-recon-sync',
   );
-  const notifyOn = value('SYNC_NOTIFY_ON', notifyEvents, 'failure');
+  const notifyOn = value('SYNC_NOTIFY_ON', notifyEvents, 'failure,check');
+  const checksOn = value('SYNC_CHECKS', z.enum(['on', 'off'], { message: 'must be on or off' }), 'on');
+  const checksFile = blankToUndefined(env.SYNC_CHECKS_FILE);
+  let checkRules: CheckRule[] = [];
+  if (checksFile !== undefined) {
+    try {
+      checkRules = readChecksFile(checksFile);
+    } catch (error) {
+      if (!(error instanceof ChecksFileProblem)) throw error;
+      problems.push(error.message);
+    }
+  }
   const runRetryDelaysMs = retryDelays(
     blankToUndefined(env.SYNC_RUN_RETRY_DELAYS) ?? DEFAULT_RUN_RETRY_DELAYS,
     problems,
@@ -314,6 +328,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost },
     pushgatewayUrl,
     notify: notifyUrl === undefined ? undefined : { url: notifyUrl, ...notifyOn },
+    checks: { enabled: checksOn === 'on', file: checksFile, rules: checkRules },
     runRetryDelaysMs,
     catchUp,
     ui: { token: uiToken, staleAfterMs, allowedHosts },

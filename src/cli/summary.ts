@@ -39,7 +39,18 @@ export function formatSummary(
   return stripControls(lines.join('\n'));
 }
 
-const COLUMNS: Array<[string, (r: RunRow) => string]> = [
+/** A run's checks in a few words: `2 warn`, `1 error, 1 warn` (failed ones), `ok`, or `-` when none were made. */
+export function checksCell(checks: ReadonlyArray<{ passed: boolean; severity: string }> | undefined): string {
+  if (checks === undefined || checks.length === 0) return '-';
+  const errors = checks.filter((c) => !c.passed && c.severity === 'error').length;
+  const warns = checks.filter((c) => !c.passed && c.severity === 'warn').length;
+  const parts = [...(errors > 0 ? [`${errors} error`] : []), ...(warns > 0 ? [`${warns} warn`] : [])];
+  return parts.length === 0 ? 'ok' : parts.join(', ');
+}
+
+type Checks = ReadonlyMap<string, ReadonlyArray<{ passed: boolean; severity: string }>>;
+
+const COLUMNS: Array<[string, (r: RunRow, checks: Checks) => string]> = [
   ['id', (r) => String(r.id)],
   ['trigger', (r) => r.trigger],
   // A retry names its chain's first attempt: `2 of 17`.
@@ -61,6 +72,7 @@ const COLUMNS: Array<[string, (r: RunRow) => string]> = [
   ['unchanged', (r) => n(r.unchanged)],
   ['deleted', (r) => n(r.deleted)],
   ['restored', (r) => n(r.restored)],
+  ['checks', (r, checks) => checksCell(checks.get(String(r.id)))],
   ['error', (r) => shortError(r.error)],
 ];
 
@@ -85,9 +97,9 @@ export function formatRun(run: RunRow): string {
   return stripControls(lines.join('\n'));
 }
 
-export function formatRunsTable(runs: RunRow[]): string {
+export function formatRunsTable(runs: RunRow[], checks: Checks = new Map()): string {
   if (runs.length === 0) return 'no runs yet';
-  const cells = runs.map((r) => COLUMNS.map(([, get]) => stripControls(get(r))));
+  const cells = runs.map((r) => COLUMNS.map(([, get]) => stripControls(get(r, checks))));
   const widths = COLUMNS.map(([title], i) => Math.max(title.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: string[]) =>
     row

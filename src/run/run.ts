@@ -2,7 +2,7 @@
  * One run's work, in named phases, all in ONE transaction on the run's connection:
  *
  *   extract -> begin -> prepare the shortcut -> stage -> guard -> settle duplicates ->
- *   classify and apply -> count BI rounding -> new fields -> archive -> commit
+ *   classify and apply -> count BI rounding -> new fields -> profile and checks -> archive -> commit
  *
  * A download (extract) goes on while the transaction begins and the stage parses the spool file
  * behind it; a download attempt that fails part way makes the stage start over (forgetAttempt).
@@ -45,6 +45,7 @@ import { settleDuplicates } from './duplicates.js';
 import { openListing, type ListingSource } from './listing-source.js';
 import { RunNewFields } from './new-fields.js';
 import { RunArchive } from './run-archive.js';
+import { RunChecks } from './run-checks.js';
 import { PhaseTimer } from './phase-timer.js';
 import {
   fileChunks,
@@ -75,6 +76,8 @@ export class Run {
   private readonly lockWait: LockWaitWatch;
   /** Each phase's wall time, stored with the run (sync_runs.phases). */
   readonly phases = new PhaseTimer();
+  /** The run's profile and its checks (run-checks.ts). */
+  readonly checks: RunChecks;
 
   constructor(
     private readonly config: Config,
@@ -86,6 +89,7 @@ export class Run {
     private readonly lock: Pick<RunLock, 'check'>,
   ) {
     this.extraFields = new RunNewFields(config);
+    this.checks = new RunChecks(config, runId, request.acceptChecks ?? []);
     this.lockWait = new LockWaitWatch(deps.pool, config.lockTimeoutMs);
   }
 
@@ -209,6 +213,19 @@ export class Run {
         this.extraFields.record(this.client, this.runId, this.tally.fields),
       );
       this.warnNewFields(log);
+      await this.checks.make(
+        this.client,
+        {
+          baseRunId: last?.id,
+          // The live rows provably as runs left them, and changed by this run only through its classified changes.
+          trusted: shortcut.tableAsRunsLeftIt && !counts.initialLoad && counts.backfilled === 0,
+          changes: counts,
+          received: this.tally.received,
+          commits: !this.request.dryRun,
+        },
+        t,
+        log,
+      );
       if (archive) await t.time('archive', archive.store(this.client, this.config.archiveKeep, log));
       await t.time('commit', this.commit());
       if (keptFields && !this.request.dryRun) await this.extraFields.refreshViews(this.deps.pool, log);

@@ -25,12 +25,13 @@ export const notifyEvents = z
   .string()
   .transform((v) => v.split(',').map((w) => w.trim().toLowerCase()))
   .refine(
-    (words) => words.every((w) => w === 'failure' || w === 'all' || w === 'retry'),
-    'must be failure, all or retry, or a comma-separated list of them (e.g. all,retry)',
+    (words) => words.every((w) => w === 'failure' || w === 'all' || w === 'retry' || w === 'check'),
+    'must be failure, check, all or retry, or a comma-separated list of them (e.g. failure,check,retry)',
   )
   .transform((words) => ({
     on: words.includes('all') ? ('all' as const) : ('failure' as const),
     retries: words.includes('retry'),
+    checks: words.includes('check') || words.includes('all'),
   }));
 export const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
