@@ -75,21 +75,26 @@ export async function profiledFields(client: Queryable): Promise<ProfiledField[]
   return [...catalogue, ...extras];
 }
 
-/** The {{aggregates}} of sql/load/profile.sql for `fields`, and the parameters they use (extra members' names). */
-export function renderAggregates(fields: readonly ProfiledField[]): { aggregates: string; params: string[] } {
+/**
+ * The {{values}} and {{aggregates}} of sql/load/profile.sql for `fields`, and the parameters they use
+ * (extra members' names). Each value is computed once per row (v<i>), then aggregated.
+ */
+export function renderAggregates(fields: readonly ProfiledField[]): {
+  values: string;
+  aggregates: string;
+  params: string[];
+} {
   const params: string[] = [];
+  const values = fields.map((f, i) => {
+    if (!f.extra) return `t.${f.name} AS v${i}`; // catalogue names are checked SQL identifiers (fields.ts)
+    params.push(f.name);
+    const member = `t.extra_fields -> $${params.length}::text`;
+    return f.kind === 'decimal'
+      ? `CASE WHEN jsonb_typeof(${member}) = 'number' THEN (${member})::numeric END AS v${i}`
+      : `CASE WHEN jsonb_typeof(${member}) = 'string' THEN sync_extra_date(${member} #>> '{}') END AS v${i}`;
+  });
   const parts = fields.map((f, i) => {
-    let e: string;
-    if (!f.extra)
-      e = `t.${f.name}`; // catalogue names are checked SQL identifiers (fields.ts)
-    else {
-      params.push(f.name);
-      const member = `t.extra_fields -> $${params.length}::text`;
-      e =
-        f.kind === 'decimal'
-          ? `(CASE WHEN jsonb_typeof(${member}) = 'number' THEN (${member})::numeric END)`
-          : `(CASE WHEN jsonb_typeof(${member}) = 'string' THEN sync_extra_date(${member} #>> '{}') END)`;
-    }
+    const e = `v.v${i}`;
     const out = [`count(*) FILTER (WHERE ${e} IS NULL) AS n${i}`];
     if (f.kind === 'decimal')
       out.push(`sum(${e})::text AS s${i}`, `min(${e})::text AS lo${i}`, `max(${e})::text AS hi${i}`);
@@ -97,7 +102,7 @@ export function renderAggregates(fields: readonly ProfiledField[]): { aggregates
       out.push(`to_char(min(${e}), 'YYYY-MM-DD') AS lo${i}`, `to_char(max(${e}), 'YYYY-MM-DD') AS hi${i}`);
     return out.map((p) => `,\n       ${p}`).join('');
   });
-  return { aggregates: parts.join(''), params };
+  return { values: values.join(', '), aggregates: parts.join(''), params };
 }
 
 type Aggregate = Record<string, string | null>;
@@ -112,8 +117,8 @@ async function aggregate(
   fields: readonly ProfiledField[],
   log?: Logger,
 ): Promise<Aggregate> {
-  const { aggregates, params } = renderAggregates(fields);
-  const sql = fillPlaceholders(SQL[statement], { aggregates }, `sql/load/profile.sql ${statement}`);
+  const { values, aggregates, params } = renderAggregates(fields);
+  const sql = fillPlaceholders(SQL[statement], { values, aggregates }, `sql/load/profile.sql ${statement}`);
   return (await timedQuery<Aggregate>(client, `profile ${statement}`, sql, params, log)).rows[0]!;
 }
 
