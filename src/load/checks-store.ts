@@ -1,5 +1,7 @@
 /** The run checks' reads of the runs before, and their rows (sync_run_checks, sync_runs.accepted_checks). */
 import { loadStatements } from '../db/statements.js';
+import type { QueryResult, QueryResultRow } from 'pg';
+import type { Logger } from '../log.js';
 import type { FieldProfile, Queryable } from './profile.js';
 
 const SQL = loadStatements('load/checks.sql', [
@@ -9,6 +11,20 @@ const SQL = loadStatements('load/checks.sql', [
   'runs_checks',
   'runs_profiles',
 ]);
+
+/** One statement, its duration logged at debug as db/statements.ts timedQuery logs it (the bench reads these lines). */
+export async function timed<R extends QueryResultRow>(
+  db: Queryable,
+  name: string,
+  sql: string,
+  params: unknown[],
+  log?: Logger,
+): Promise<QueryResult<R>> {
+  const started = Date.now();
+  const result = await db.query<R>(sql, params);
+  log?.debug({ statement: name, rows: result.rowCount, ms: Date.now() - started }, 'statement done');
+  return result;
+}
 
 /** One row of sync_run_checks. */
 export interface StoredCheck {
@@ -22,14 +38,19 @@ export interface StoredCheck {
 }
 
 /** Records received by the last `limit` successful runs that committed before `runId`, newest first. */
-export async function recentReceived(db: Queryable, runId: string, limit: number): Promise<number[]> {
-  const { rows } = await db.query<{ received: string }>(SQL.recent_received, [runId, limit]);
+export async function recentReceived(db: Queryable, runId: string, limit: number, log?: Logger): Promise<number[]> {
+  const { rows } = await timed<{ received: string }>(db, 'recent_received', SQL.recent_received, [runId, limit], log);
   return rows.map((r) => Number(r.received));
 }
 
-export async function storeChecks(db: Queryable, runId: string, checks: readonly StoredCheck[]): Promise<void> {
+export async function storeChecks(
+  db: Queryable,
+  runId: string,
+  checks: readonly StoredCheck[],
+  log?: Logger,
+): Promise<void> {
   if (checks.length === 0) return;
-  await db.query(SQL.store_checks, [runId, JSON.stringify(checks)]);
+  await timed(db, 'store_checks', SQL.store_checks, [runId, JSON.stringify(checks)], log);
 }
 
 /** The checks a person let through for this run (run --accept-check). */

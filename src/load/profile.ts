@@ -64,9 +64,11 @@ export interface ProfileResult {
 }
 
 /** The catalogue's fields, then the kept fields outside it that every value seen types numeric or date. */
-export async function profiledFields(client: Queryable): Promise<ProfiledField[]> {
+export async function profiledFields(client: Queryable, log?: Logger): Promise<ProfiledField[]> {
   const catalogue = FIELDS.map((f) => ({ name: f.name, kind: f.kind as ProfileKind, extra: false }));
+  const started = Date.now();
   const { rows } = await client.query<{ name: string; bi_kind: string }>(SQL.profiled_extras);
+  log?.debug({ statement: 'profiled_extras', rows: rows.length, ms: Date.now() - started }, 'statement done');
   const extras = rows.map((r) => ({
     name: r.name,
     kind: (r.bi_kind === 'number' ? 'decimal' : 'date') as ProfileKind,
@@ -151,8 +153,8 @@ export async function fullProfile(
   return fromAggregate(fields, await aggregate(client, 'live_values', fields, log));
 }
 
-export async function baseProfile(client: PoolClient, runId: string): Promise<FieldProfile[]> {
-  return (await client.query<FieldProfile>(SQL.base_profile, [runId])).rows;
+export async function baseProfile(client: PoolClient, runId: string, log?: Logger): Promise<FieldProfile[]> {
+  return (await timedQuery<FieldProfile>(client, 'base_profile', SQL.base_profile, [runId], log)).rows;
 }
 
 export interface ProfileRun {
@@ -172,7 +174,7 @@ export interface ProfileRun {
  * or updated from the changed rows; any field without a trusted base is aggregated in full.
  */
 export async function profileAfterRun(client: PoolClient, run: ProfileRun, log?: Logger): Promise<ProfileResult> {
-  const fields = await profiledFields(client);
+  const fields = await profiledFields(client, log);
   const all = async (): Promise<ProfileResult> => ({
     fields,
     profile: await fullProfile(client, fields, log),
@@ -180,7 +182,7 @@ export async function profileAfterRun(client: PoolClient, run: ProfileRun, log?:
     fullFields: fields.map((f) => f.name),
   });
   if (!run.trusted || run.baseRunId === undefined) return all();
-  const base = new Map((await baseProfile(client, run.baseRunId)).map((p) => [p.field, p]));
+  const base = new Map((await baseProfile(client, run.baseRunId, log)).map((p) => [p.field, p]));
   const live = String(run.changes.liveBefore);
   const based = fields.filter((f) => base.get(f.name)?.row_count === live);
   const fresh = fields.filter((f) => !based.includes(f));
@@ -313,8 +315,14 @@ function extreme(
 }
 
 /** Stores the profile of `runId` on `client` (the run's transaction, or after its rollback). */
-export async function storeProfile(client: Queryable, runId: string, profile: readonly FieldProfile[]): Promise<void> {
+export async function storeProfile(
+  client: Queryable,
+  runId: string,
+  profile: readonly FieldProfile[],
+  log?: Logger,
+): Promise<void> {
   if (profile.length === 0) return;
+  const started = Date.now();
   await client.query(SQL.store_profile, [
     runId,
     profile.map((p) => p.field),
@@ -324,4 +332,5 @@ export async function storeProfile(client: Queryable, runId: string, profile: re
     profile.map((p) => p.min_value),
     profile.map((p) => p.max_value),
   ]);
+  log?.debug({ statement: 'store_profile', rows: profile.length, ms: Date.now() - started }, 'statement done');
 }

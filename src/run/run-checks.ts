@@ -27,11 +27,20 @@ export class RunChecks {
   private checks: CheckResult[] = [];
   private stored = false;
 
+  private readonly accepted: string[];
+
   constructor(
     private readonly config: Config,
     private readonly runId: string,
-    private readonly accepted: readonly string[],
-  ) {}
+    accepted: readonly string[],
+  ) {
+    this.accepted = [...accepted];
+  }
+
+  /** Checks a failure of which does not refuse this run (a schema change accepted for their field). */
+  accept(names: readonly string[]): void {
+    for (const name of names) if (!this.accepted.includes(name)) this.accepted.push(name);
+  }
 
   /**
    * Profiles the run's result and checks it, on the run's connection inside its transaction.
@@ -55,10 +64,10 @@ export class RunChecks {
         const previous =
           run.baseRunId === undefined
             ? undefined
-            : { runId: run.baseRunId, profile: await baseProfile(client, run.baseRunId) };
+            : { runId: run.baseRunId, profile: await baseProfile(client, run.baseRunId, log) };
         this.checks = evaluateChecks(this.config.checks.rules, {
           received: run.received,
-          recentReceived: await recentReceived(client, this.runId, DEFAULTS.volumeRuns),
+          recentReceived: await recentReceived(client, this.runId, DEFAULTS.volumeRuns, log),
           fields: new Map(result.fields.map((f) => [f.name, f.kind])),
           profile: result.profile,
           previous: previous?.profile.length ? previous : undefined,
@@ -72,7 +81,7 @@ export class RunChecks {
       }
       const refusing = refusingChecks(this.checks, this.accepted);
       if (refusing.length > 0) throw new CheckFailedError(refusalMessage(refusing));
-      if (run.commits) await this.store(client);
+      if (run.commits) await this.store(client, log);
     });
   }
 
@@ -83,9 +92,9 @@ export class RunChecks {
     await this.store(pool);
   }
 
-  private async store(db: Queryable): Promise<void> {
-    await storeProfile(db, this.runId, this.profile!);
-    await storeChecks(db, this.runId, this.checks);
+  private async store(db: Queryable, log?: Logger): Promise<void> {
+    await storeProfile(db, this.runId, this.profile!, log);
+    await storeChecks(db, this.runId, this.checks, log);
     this.stored = true;
   }
 

@@ -445,6 +445,8 @@ export class Run {
     if (!this.request.acceptSchemaChange)
       throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes, found, { extraFields }));
     log.warn({ fields: found.map((d) => d.field) }, `schema change accepted (--accept-schema-change): ${changes}`);
+    // Accepting that a field is gone accepts that it is now null: its nulls check does not refuse the run.
+    this.checks.accept(found.map((d) => `nulls:${d.field}`));
   }
 
   /** On abort, stop whatever statement the run's connection is executing. */
