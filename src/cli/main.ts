@@ -359,7 +359,7 @@ export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void 
   io.stdout.write(
     json
       ? `${JSON.stringify(outcome.run)}\n`
-      : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi, outcome.newFields)}\n`,
+      : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi, outcome.newFields, outcome.checks)}\n`,
   );
 }
 

@@ -9,6 +9,7 @@ export function formatSummary(
   topReasons: Array<{ reason: string; count: number }>,
   bi?: BiRounding,
   newFields: readonly NewField[] = [],
+  checks: ReadonlyArray<{ check_name: string; severity: string; passed: boolean; message: string }> = [],
 ): string {
   const lines = [
     `run ${run.id} ${run.status}${run.dry_run ? ' (dry run: nothing committed)' : ''} in ${duration(run)} (${run.trigger})`,
@@ -32,6 +33,9 @@ export function formatSummary(
   for (const line of listNewFields(newFields)) lines.push(`  ${line}`);
   if (run.unknown_fields && run.unknown_fields.length > 0)
     lines.push(`  fields not in the catalogue: ${run.unknown_fields.join(', ')}`);
+  const failed = checks.filter((c) => !c.passed);
+  if (checks.length > 0) lines.push(`  checks: ${checks.length - failed.length} of ${checks.length} passed`);
+  for (const c of failed) lines.push(`    ${c.severity}: ${c.message}`);
   const biWarning = bi && describeBiRounding(bi);
   if (biWarning) lines.push(`  warning: ${biWarning}`);
   if (run.error) lines.push(`  error: ${run.error}`);

@@ -139,6 +139,10 @@ describe('the built-in checks', () => {
     expect(String(receiver.posts[0]!.body.text)).toContain(
       `check volume (warn): observed ${kept}, expected 1000 ± 20% (median of the last 5 successful runs)`,
     );
+    const summary = await runCli(['status', '--run', String(r.run!.id)], fx.env);
+    expect(summary.stdout).toMatch(
+      /^checks\s+\[\{"check_name":"volume","field":null,"severity":"warn","passed":false/m,
+    );
     const status = await runCli(['status'], fx.env);
     expect(status.stdout).toMatch(new RegExp(`^${String(r.run!.id)}\\s.*\\s1 warn\\s*$`, 'm'));
     const json = JSON.parse((await runCli(['status', '--json', '--limit', '1'], fx.env)).stdout) as Array<{
