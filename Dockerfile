@@ -31,6 +31,9 @@ RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && n
 COPY bin ./bin
 COPY sql ./sql
 COPY --from=build /app/dist/src ./dist/src
+# What the job writes (the listing's spool, the heartbeat) when TMPDIR and SYNC_HEALTH_FILE point
+# here: a volume mounted on it (deploy/compose/compose.yaml) starts owned by `node`, as this is.
+RUN mkdir -p /var/lib/wine-recon-sync && chown node:node /var/lib/wine-recon-sync && chmod 0700 /var/lib/wine-recon-sync
 USER node
 ENV SYNC_HEALTH_FILE=/tmp/wine-recon-sync.health
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s CMD ["/app/bin/wine-recon-sync", "healthcheck"]

@@ -104,7 +104,9 @@ export class BackendCpuSampler {
     this.loop = this.run();
   }
 
-  /** Samples the backends of the process `childPid` until stop(); undefined when the server's processes cannot be seen. */
+  /**
+   * Samples the backends of the process `childPid` until stop(); undefined when the server's processes cannot be seen.
+   */
   static async start(admin: pg.Client, childPid: number, intervalMs = 50): Promise<BackendCpuSampler | undefined> {
     return (await serverIsLocal(admin)) ? new BackendCpuSampler(admin, childPid, intervalMs) : undefined;
   }

@@ -5,8 +5,8 @@
  * Each of `--runs` runs (default 3) measures a first load, an unchanged re-sync (and its WAL), a
  * 1%-changed re-sync, two all-rejected listings and, right after the first load, a first load into
  * a schema of its own of the same listing with two new fields in every record (unknown
- * members are kept; target ≤ 1.25 × the run's first load), each with its steps and how they overlapped (step-overlap.ts)
- * and the CPU of Node and of its PostgreSQL backends (backend-cpu.ts); the summary gives the
+ * members are kept; target ≤ 1.25 × the run's first load), each with its steps and how they overlapped
+ * (step-overlap.ts) and the CPU of Node and of its PostgreSQL backends (backend-cpu.ts); the summary gives the
  * minimum and median and the process exits 1 when a target is missed in any run. `--scale N`
  * adds the large-listing check (scale-check.ts): N records against `--records` (`--runs 0 --scale
  * 10000000` runs only that check, against 1M). It writes the results as JSON (`--out`, default
@@ -332,10 +332,14 @@ function freePort(): Promise<number> {
 
 await main();
 
-/** Rows whose extra_fields lacks one of the two fields every record of the new-fields listing has (a null value still counts as kept). */
+/**
+ * Rows whose extra_fields lacks one of the two fields every record of the new-fields listing has (a null value still
+ * counts as kept).
+ */
 async function rowsLackingNewFields(admin: pg.Client, schema: string): Promise<number> {
   const { rows } = await admin.query(
-    `SELECT count(*)::int AS n FROM "${schema}".bulk_wine_reconciliation WHERE NOT coalesce(extra_fields ?& array['inventory_in_transit', 'cellar_note'], false)`,
+    `SELECT count(*)::int AS n FROM "${schema}".bulk_wine_reconciliation
+    WHERE NOT coalesce(extra_fields ?& array['inventory_in_transit', 'cellar_note'], false)`,
   );
   return rows[0].n;
 }

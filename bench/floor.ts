@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { get } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import pg from 'pg';
+import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ListingFiles } from './listing-files.js';
 import type { ListingServer } from './listing-server.js';
@@ -60,7 +60,10 @@ export async function measureFloor(
   };
 }
 
-/** Rows of the floor's table (the last floor measured) that differ from the sync's table: 0 when the sync loaded exactly the same rows. */
+/**
+ * Rows of the floor's table (the last floor measured) that differ from the sync's table: 0 when the sync loaded exactly
+ * the same rows.
+ */
 export async function rowsDifferingFromFloor(admin: pg.Client, schema: string): Promise<number> {
   // Whole rows as text: numerics compare digit for digit (1.50 and 1.5 would be equal as numbers).
   const { rows } = await admin.query(`SELECT count(*)::int AS n

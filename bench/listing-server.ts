@@ -49,6 +49,7 @@ export async function startListingServer(): Promise<ListingServer> {
       encodings.push(accept);
       const gzip = /\bgzip\b/.test(accept);
       const path = gzip ? current.gzip : current.json;
+      // Both outcomes answer the request; nothing else waits for it.
       void stat(path).then(
         ({ size }) => {
           res.writeHead(200, {

@@ -3,8 +3,8 @@
  * `listingCopyLines` with the record hook of a run (fast lane, member reader, fingerprints, the
  * unchanged-record shortcut over live rows of every id), no network and no database. A first pass
  * (not timed) fingerprints every record and finds its shape as a run would store them; each timed
- * pass then skips them all (most without reading them: shortcut.ts `known`). Prints the CPU of each pass: what the parse costs a run's JavaScript thread, steadier
- * than a whole sync on a busy two-core machine.
+ * pass then skips them all (most without reading them: shortcut.ts `known`). Prints the CPU of each pass: what the
+ * parse costs a run's JavaScript thread, steadier than a whole sync on a busy two-core machine.
  *
  *   npx tsc -p . && node dist/bench/parse-resync.js /var/tmp/wrs-bench-data/listing-v3-1000000-base.json [passes=4]
  */

@@ -1,8 +1,8 @@
 /**
  * Records shaped like real listings (not the simulator's tidy ones), each with the row the sync
  * must load from it, so that the floor can `\copy` exactly the same rows:
- * decimals mostly with 18–28 fractional digits, some of 30+ digits, some short ones and integers, exponents (`1.5e-7`, `2E+3`),
- * trailing zeros, about 30% of one decimal sent as a numeric string, nulls, ISO date-times in
+ * decimals mostly with 18–28 fractional digits, some of 30+ digits, some short ones and integers, exponents (`1.5e-7`,
+ * `2E+3`), trailing zeros, about 30% of one decimal sent as a numeric string, nulls, ISO date-times in
  * `first_sale` besides plain dates and `0000-00-00`, an unknown field on about 1% of records.
  * The 'new-fields' variant adds two unknown members to every record.
  */

@@ -13,7 +13,10 @@ export interface BenchRun {
   floorSeconds: number;
   syncs: SyncMeasure[];
   gzipRequested: boolean;
-  /** Rows of the run's first loads (plain and with new fields) that differ from their floor's rows (extra_fields included). */
+  /**
+   * Rows of the run's first loads (plain and with new fields) that differ from their floor's rows (extra_fields
+   * included).
+   */
   rowsDifferingFromFloor: number;
   /** Rows of the new-fields first load whose extra_fields lacks either new field (0: both kept in every row). */
   rowsWithoutNewFields: number;
@@ -298,14 +301,16 @@ export function profileShareLines(runs: BenchRun[]): string[] {
     const range = (xs: number[], digits: number) =>
       `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`;
     return [
-      `${name}: profile ${median(ms).toFixed(0)} ms (${median(shares).toFixed(1)}% of the run; ${range(ms, 0)} ms, ${range(shares, 1)}% over ${ms.length} run${ms.length === 1 ? '' : 's'})`,
+      `${name}: profile ${median(ms).toFixed(0)} ms (${median(shares).toFixed(1)}% of the run; ` +
+        `${range(ms, 0)} ms, ${range(shares, 1)}% over ${ms.length} run${ms.length === 1 ? '' : 's'})`,
     ];
   });
 }
 
 /**
  * Each measurement whose target is relative to the first load, as that ratio per run (the tables
- * give ratios to the floor): `first load, 2 new fields per record: 1.08x, 1.12x the run's first load (target <= 1.25x)`.
+ * give ratios to the floor): `first load, 2 new fields per record: 1.08x, 1.12x the run's first load (target <=
+ * 1.25x)`.
  */
 export function firstLoadRatioLines(runs: BenchRun[]): string[] {
   return Object.values(NAMES).flatMap((name) => {
@@ -315,7 +320,7 @@ export function firstLoadRatioLines(runs: BenchRun[]): string[] {
       return m && first ? [`${f(m.seconds / first.seconds)}x`] : [];
     });
     if (ratios.length === 0) return [];
-    const line = `${name}: ${ratios.join(', ')} the run's first load (target <= ${ratioText(WALL_TARGETS[name]!.ratio)}x)`;
+    const line = `${name}: ${ratios.join(', ')} the run's first load (target <= ${ratioText(WALL_TARGETS[name].ratio)}x)`;
     if (name !== NAMES.newFields) return [line];
     // The same ratio for a C client: what the larger listing and its jsonb values cost at the least.
     const floors = runs.flatMap((r) =>

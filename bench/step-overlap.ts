@@ -34,7 +34,10 @@ export interface StepOverlap {
   runMs: number | undefined;
 }
 
-/** Log times are whole milliseconds, and `time` is taken a little after `ms` is: a statement ending with its step is still inside it. */
+/**
+ * Log times are whole milliseconds, and `time` is taken a little after `ms` is: a statement ending with its step is
+ * still inside it.
+ */
 const SLACK_MS = 2;
 
 export function spansOf(stderr: string): Span[] {

@@ -37,7 +37,10 @@ export interface SyncMeasure {
   stepsMs: Record<string, number>;
   /** Each phase's wall time as the run stored it (sync_runs.phases); absent in older reports. */
   phasesMs?: Record<string, number>;
-  /** The steps (spans inside no other step, statements of a step excluded) summed, and how much of that ran beside another step. */
+  /**
+   * The steps (spans inside no other step, statements of a step excluded) summed, and how much of that ran beside
+   * another step.
+   */
   overlap: {
     stepsSeconds: number;
     coveredSeconds: number;

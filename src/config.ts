@@ -56,7 +56,9 @@ export interface Config {
   noColor: boolean;
   /** DATABASE_URL as read at start (from DATABASE_URL_FILE when that is set). */
   databaseUrl: string | undefined;
-  /** How each new connection is made: the URL's file, the password file, libpq's PG* variables (src/db/connection.ts). */
+  /**
+   * How each new connection is made: the URL's file, the password file, libpq's PG* variables (src/db/connection.ts).
+   */
   database: DatabaseSettings | undefined;
   schema: string;
   schedule: string;
@@ -120,7 +122,10 @@ export interface UiSettings {
   token: string | undefined;
   /** SYNC_STALE_AFTER in ms when set; else the daemon judges by its schedule and `serve` by DEFAULT_STALE_AFTER_MS. */
   staleAfterMs: number | undefined;
-  /** SYNC_UI_ALLOWED_HOSTS: `Host` names (`name` or `name:port`, lower case) the page answers to besides its own, behind a reverse proxy. */
+  /**
+   * SYNC_UI_ALLOWED_HOSTS: `Host` names (`name` or `name:port`, lower case) the page answers to besides its own, behind
+   * a reverse proxy.
+   */
   allowedHosts: string[];
 }
 
@@ -173,7 +178,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     ),
   };
   // Only a value that is set is checked (the defaults are valid): the first time zone check sets up
-  // ICU's time zones and the cron check loads croner, some 20 ms of every command's start-up.
+  // ICU's time zones and the cron check loads croner, both paid at every command's start-up.
   const timezone = setting(env, 'SYNC_TIMEZONE')
     ? value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), DEFAULT_TIMEZONE)
     : DEFAULT_TIMEZONE;
@@ -211,7 +216,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
       : join(healthPrivateDirs[0]!, 'health');
   const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
   const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
-  // 8x the largest listing measured (1M records, 256 MB): room to grow, but not a disk's worth of endless body.
+  // Several times the largest listing known: room to grow, but not a disk's worth of endless body.
   const maxBytes = value('WINE_API_MAX_BYTES', byteSize, '2GiB');
   const lockTimeoutMs = value('SYNC_LOCK_TIMEOUT_MS', count(0), '60000');
   const extraFields = value('SYNC_EXTRA_FIELDS', z.enum(['keep', 'drop'], { message: 'must be keep or drop' }), 'keep');

@@ -94,9 +94,7 @@ export function isKnownField(name: string): boolean {
   return KNOWN.has(name);
 }
 /** The record's values besides its id, in catalogue order. */
-export const DATA_COLUMNS: readonly DataColumn[] = FIELDS.filter((f) => f.kind !== 'id').map(
-  (f) => f.name as DataColumn,
-);
+export const DATA_COLUMNS: readonly DataColumn[] = FIELDS.filter((f) => f.kind !== 'id').map((f) => f.name);
 export const DATA_FIELDS: readonly Field[] = FIELDS.filter((f) => f.kind !== 'id');
 export const DECIMAL_FIELDS: readonly Field[] = FIELDS.filter((f) => f.kind === 'decimal');
 /** Fields a record may lack (they load as null): the ones the schema-drift guard watches. */

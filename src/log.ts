@@ -76,7 +76,8 @@ export function createLogger(options: LoggerOptions): Logger {
       hooks: {
         streamWrite: (line) => {
           terminalLine.clear(); // a progress line on the terminal goes first, or the log line is glued onto it
-          // A terminal shows pretty values unescaped: upstream text (field names, error bodies) loses its control characters.
+          // A terminal shows pretty values unescaped: upstream text (field names, error bodies) loses its control
+          // characters.
           const scrubbed = options.secrets.scrub(line);
           return usePretty ? stripJsonControls(scrubbed) : scrubbed;
         },
@@ -86,7 +87,10 @@ export function createLogger(options: LoggerOptions): Logger {
   );
 }
 
-/** Errors are logged by type, code, message and the chain of causes: never their other fields (a got error carries request options). */
+/**
+ * Errors are logged by type, code, message and the chain of causes: never their other fields (a got error carries
+ * request options).
+ */
 export function serializeError(error: unknown, withStack = false): Record<string, unknown> {
   if (!(error instanceof Error)) return { message: String(error) };
   const out: Record<string, unknown> = { type: error.name, message: error.message };

@@ -105,7 +105,7 @@ export function parseChecks(text: string, path: string): CheckRule[] {
   if (!isMap(root)) throw problem(at(root), 'the file must be a mapping with a `checks:` list');
   for (const pair of root.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : '';
-    if (key !== 'checks') throw problem(at(pair.key as Node), `unknown key "${key}": the file has only \`checks:\``);
+    if (key !== 'checks') throw problem(at(pair.key), `unknown key "${key}": the file has only \`checks:\``);
   }
   const list: unknown = root.get('checks', true);
   if (list == null || (isScalar(list) && (list.value === '' || list.value === null))) return [];
@@ -237,7 +237,10 @@ export function checkNames(rule: CheckRule): string[] {
   }
 }
 
-/** The rule's problem with the fields the job profiles (a catalogue field, or a kept field typed numeric or date); undefined when none. */
+/**
+ * The rule's problem with the fields the job profiles (a catalogue field, or a kept field typed numeric or
+ * date); undefined when none.
+ */
 export function ruleFieldProblem(
   rule: CheckRule,
   fields: ReadonlyMap<string, 'id' | 'text' | 'decimal' | 'date'>,

@@ -105,7 +105,9 @@ function volumeCheck(input: CheckInput, rule: VolumeRule | undefined): CheckResu
       ...base,
       passed: true,
       expected: null,
-      message: `volume: ${observed} records received; fewer than ${DEFAULTS.volumeMinRuns} successful runs before, nothing to compare with yet`,
+      message:
+        `volume: ${observed} records received; fewer than ${DEFAULTS.volumeMinRuns} successful runs before, ` +
+        'nothing to compare with yet',
     };
   const sorted = [...runs].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -127,7 +129,9 @@ function volumeCheck(input: CheckInput, rule: VolumeRule | undefined): CheckResu
     ...base,
     passed,
     expected,
-    message: `volume: ${observed} records received, ${how} of the last ${runs.length} successful runs (at most ±${formatDecimal(limit)}% allowed)`,
+    message:
+      `volume: ${observed} records received, ${how} of the last ${runs.length} successful runs ` +
+      `(at most ±${formatDecimal(limit)}% allowed)`,
   };
 }
 
@@ -154,12 +158,13 @@ function totalCheck(
   const base = { check_name: name, field, severity, observed };
   const was = before?.total == null ? undefined : parseDecimal(before.total);
   const is = observed === null ? dec('0') : parseDecimal(observed);
+  const earlier = runId === undefined ? 'no earlier profile' : `run ${runId} had ${before?.total ?? 'no'} total`;
   if (was === undefined || was.units === 0n || is === undefined)
     return {
       ...base,
       passed: true,
       expected: null,
-      message: `${name}: total ${observed ?? 'none'}; ${runId === undefined ? 'no earlier profile' : `run ${runId} had ${before?.total ?? 'no'} total`}, nothing to compare with`,
+      message: `${name}: total ${observed ?? 'none'}; ${earlier}, nothing to compare with`,
     };
   const change = subtractDecimal(is, was);
   const passed =
@@ -168,7 +173,9 @@ function totalCheck(
     ...base,
     passed,
     expected: `${before!.total} ± ${formatDecimal(limit)}% (run ${runId})`,
-    message: `${name}: total ${observed ?? 'none'} is ${signed(percent(divideRatio(change, absDecimal(was))))} from ${before!.total} in run ${runId} (at most ±${formatDecimal(limit)}% allowed)`,
+    message:
+      `${name}: total ${observed ?? 'none'} is ${signed(percent(divideRatio(change, absDecimal(was))))} ` +
+      `from ${before!.total} in run ${runId} (at most ±${formatDecimal(limit)}% allowed)`,
   };
 }
 
@@ -218,7 +225,8 @@ function nullsCheck(
   const severity: Severity = stopped ? 'error' : riseSeverity;
   const expected = `at most ${formatDecimal(limit)} points above ${wasShare} (run ${runId})`;
   const why = stopped
-    ? `; it was null in at most ${DEFAULTS.nullsRarelyPercent}% of them and is now null in most: the upstream stopped filling it`
+    ? `; it was null in at most ${DEFAULTS.nullsRarelyPercent}% of them and is now null in most: ` +
+      'the upstream stopped filling it'
     : '';
   return {
     check_name: name,
@@ -227,7 +235,9 @@ function nullsCheck(
     passed: !rose && !stopped,
     observed,
     expected,
-    message: `nulls:${field}: null in ${observed}, was ${wasShare} in run ${runId} (a rise of at most ${formatDecimal(limit)} points allowed)${why}`,
+    message:
+      `nulls:${field}: null in ${observed}, was ${wasShare} in run ${runId} ` +
+      `(a rise of at most ${formatDecimal(limit)} points allowed)${why}`,
   };
 }
 
@@ -260,7 +270,9 @@ function valueChecks(
       passed,
       observed,
       expected,
-      message: `${key}:${field}: the ${key === 'min' ? 'smallest' : 'largest'} live value is ${observed ?? 'none'}, expected ${expected}`,
+      message:
+        `${key}:${field}: the ${key === 'min' ? 'smallest' : 'largest'} live value is ${observed ?? 'none'}, ` +
+        `expected ${expected}`,
     });
   }
   if (rule.notNull) {

@@ -52,7 +52,10 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
   return { config, log, secrets, pool, close: () => pool.end() };
 }
 
-/** The API client; loaded (got and its dependencies) only by commands that call the API, not by `run --from-file` or `replay`. */
+/**
+ * The API client; loaded (got and its dependencies) only by commands that call the API, not by `run --from-file` or
+ * `replay`.
+ */
 export async function newApi(
   ctx: Context,
   options: Pick<WineApiOptions, 'onDownloadProgress'> = {},

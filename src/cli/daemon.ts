@@ -92,7 +92,7 @@ export class Daemon {
     const controller = (this.controller = new AbortController());
     this.health.state = 'running';
     this.health.runStartedAt = new Date().toISOString();
-    void this.beat();
+    void this.beat(); // never rejects (a failed write is logged); writes queue one behind the other
     const deps = {
       pool,
       log,
@@ -143,7 +143,7 @@ export class Daemon {
     if (this.nextSlot !== null && now >= this.nextSlot.getTime()) {
       this.nextSlot = this.schedule.next(new Date(now));
       this.showSchedule();
-      void this.start('schedule');
+      void this.start('schedule'); // never rejects: a run's end is caught and logged; stop() awaits it
     } else if (this.pending !== undefined && now >= this.pending.at.getTime()) {
       const retry = this.pending;
       // A retry that finds a run in progress (a new first attempt drops it first, so only a clock
@@ -151,7 +151,7 @@ export class Daemon {
       if (this.running) this.dropPending('a run is in progress');
       else {
         this.pending = undefined;
-        void this.start('retry', retry);
+        void this.start('retry', retry); // never rejects, as above
       }
     }
     this.arm();
@@ -189,7 +189,8 @@ export class Daemon {
         this.pending = {
           at: chain.retryAt,
           attempt: plan.attempt,
-          // A run whose row could not be finished (the database lost mid-run, a failover) still started: its id links the chain.
+          // A run whose row could not be finished (the database lost mid-run, a failover) still started: its id links
+          // the chain.
           retryOf: attempt.retryOf ?? run?.id ?? (this.reporter.current ? Number(this.reporter.current.id) : null),
           firstError: attempt.firstError ?? errorText,
           failedRunId: run?.id,
@@ -232,6 +233,7 @@ export class Daemon {
     this.ctx.log.info({ retryAt: pending.at.toISOString(), why }, 'the pending retry is dropped');
     this.reporter.metrics?.setRetry(null);
     if (this.health.lastRun?.retryAt) this.health.lastRun.retryAt = null;
+    // Best effort, not awaited: the retry is already dropped in memory, which is what this process acts on.
     if (pending.failedRunId !== undefined)
       void setRetryAt(this.ctx.pool, pending.failedRunId, null).catch(() => undefined);
   }

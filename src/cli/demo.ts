@@ -77,7 +77,9 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
       out(
         earlier === undefined
           ? '\n1. first sync, into empty tables:'
-          : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ${earlier.status}): only differences from the data already there are written; for a fresh start, ${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`,
+          : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ` +
+              `${earlier.status}): only differences from the data already there are written; for a fresh start, ` +
+              `${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`,
       );
       const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
       out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
@@ -168,7 +170,8 @@ async function explore(
 function queries(out: (line?: string) => void, schema: string): void {
   out(`  SELECT * FROM ${schema}.bulk_wine_reconciliation_current LIMIT 10;`);
   out(
-    `  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history WHERE valid_to IS NOT NULL LIMIT 10;`,
+    `  SELECT id, valid_from, valid_to, inventory_sales FROM ${schema}.bulk_wine_reconciliation_history
+    WHERE valid_to IS NOT NULL LIMIT 10;`,
   );
   out(
     `  SELECT id, status, received, inserted, updated, unchanged, deleted FROM ${schema}.sync_runs ORDER BY id DESC;`,

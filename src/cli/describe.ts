@@ -155,7 +155,9 @@ async function refuseForeignFile(path: string): Promise<void> {
   }
 }
 
-/** Written to a temporary file beside `path`, flushed, then renamed over it: a reader sees the old file or the new one. */
+/**
+ * Written to a temporary file beside `path`, flushed, then renamed over it: a reader sees the old file or the new one.
+ */
 async function writeAtomically(path: string, text: string): Promise<void> {
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {

@@ -69,7 +69,7 @@ export const HEALTHCHECK = defineCommand({
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(SCHEDULE, args);
   const ctx = openContext(io, { api: true, database: true });
-  const { config, log, pool, secrets } = ctx;
+  const { config, log, pool } = ctx;
   const api = await newApi(ctx);
   try {
     await migrate(pool, config.schema, config.bi);
@@ -127,7 +127,8 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     attempts: attemptsAllowed(config.runRetryDelaysMs),
   };
   const server = config.metrics && (await serveMetrics(ctx, reporter, health, view, schedule));
-  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly too.
+  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly
+  // too.
   const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -143,7 +144,9 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   );
 
   await beat();
+  // beat() never rejects (a failed write is logged); writes queue one behind the other.
   const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
+  // start() never rejects (a run's end is caught and logged), and stop() awaits the run in progress.
   if (flags['run-now']) void daemon.start('run-now');
   else if (config.catchUp) await catchUp(ctx, daemon, schedule);
   daemon.arm();
@@ -177,12 +180,14 @@ async function catchUp(ctx: Context, daemon: Daemon, schedule: CronSchedule): Pr
       { slot: slot.toISOString(), catchUp: decision.run, why: decision.why },
       decision.run ? 'catching up the last scheduled run' : 'no catch-up needed',
     );
+    // Not awaited: the daemon arms its timer meanwhile. start() never rejects (a run's end is caught and logged), and
+    // stop() awaits the run in progress.
     if (decision.run)
       void daemon.start('catch-up', { ...decision.retry, firstError: await firstErrorOf(ctx, decision.retry.retryOf) });
   } catch (error) {
     // The catch-up's own run would fail on the same database: that run is what reports it.
     log.warn({ err: error }, 'cannot read the run history for catch-up; catching up');
-    void daemon.start('catch-up');
+    void daemon.start('catch-up'); // never rejects, as above
   }
 }
 

@@ -54,7 +54,8 @@ export const SERVE = defineCommand({
 export function statusPage(ctx: Context, boundHost: string): PageHandler {
   const { config } = ctx;
   const staleMs = config.ui.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
-  const why = `Late when the last successful load is older than ${roughDuration(staleMs)} (SYNC_STALE_AFTER${config.ui.staleAfterMs === undefined ? ', default' : ''}).`;
+  const setting = `SYNC_STALE_AFTER${config.ui.staleAfterMs === undefined ? ', default' : ''}`;
+  const why = `Late when the last successful load is older than ${roughDuration(staleMs)} (${setting}).`;
   return pageHandler({
     pool: ctx.pool,
     schema: config.schema,

@@ -81,7 +81,9 @@ export function renderBiViews(
   );
 }
 
-/** The views' SQL as the database's sync_fields has it: the discovered columns and their comments read and quoted there. */
+/**
+ * The views' SQL as the database's sync_fields has it: the discovered columns and their comments read and quoted there.
+ */
 async function renderInstalled(client: PoolClient, dataSchema: string, bi: BiSettings): Promise<string> {
   const { rows } = await client.query<DiscoveredColumn>(SQL.discovered_columns, [KNOWN_FIELDS]);
   if (rows.length === 0) return renderBiViews(dataSchema, bi);

@@ -31,7 +31,9 @@ const REFUSED_LOGIN = '28000';
  * Connector.connect does; `without` tells both failures when that fails too.
  */
 export class PreferWithoutTls extends ConfigError {
-  /** `withTls`: what went wrong with TLS, when more than the server having none (worth telling if the retry fails too). */
+  /**
+   * `withTls`: what went wrong with TLS, when more than the server having none (worth telling if the retry fails too).
+   */
   constructor(readonly withTls: string | undefined) {
     super(withTls ?? 'the server does not accept TLS connections');
   }
@@ -47,7 +49,9 @@ export function explainConnectFailure(error: Error, attempt: Attempt): Error {
   const { target, endpoint } = attempt;
   if (error instanceof SyncError || target === undefined || endpoint === undefined) return error;
   const code = (error as { code?: unknown }).code;
-  const where = `cannot connect to the database at ${target.urlVariable} (host ${endpointText(endpoint)}, sslmode=${target.ssl.mode}, from ${origin(target)})`;
+  const where =
+    `cannot connect to the database at ${target.urlVariable} ` +
+    `(host ${endpointText(endpoint)}, sslmode=${target.ssl.mode}, from ${origin(target)})`;
   const mode = target.ssl.mode;
   const prefer = mode === 'prefer' && attempt.tls;
   const modeSetting = `sslmode= in ${target.urlVariable} or PGSSLMODE`;

@@ -1,9 +1,8 @@
 /**
  * `COPY ... TO STDOUT` read straight off the connection, its CopyData payloads handed to a sink as
  * byte ranges of the socket's chunks. pg-copy-streams' `to` pushes every CopyData message (one
- * per row) through a buffer list and a Readable: a subarray, a concat and several calls a row,
- * 150-190 ms of the main thread for the 1M live rows an unchanged re-sync reads beside its parse
- * (CPU profiles of the benchmark's re-sync), where this takes the rows where they lie.
+ * per row) through a buffer list and a Readable: a subarray, a concat and several calls a row, on
+ * the thread the re-sync parses on; this takes the rows where they lie.
  *
  * It takes over the connection's socket as pg-copy-streams does (it is a pg "submittable": pg
  * calls `submit` when the statement's turn comes): the parser's data listener is set aside while
@@ -65,7 +64,10 @@ export class CopyOut {
     this.done.catch(() => undefined); // the caller awaits it
   }
 
-  /** pg: the statement's turn. An error returned (not thrown) is handed to handleError by pg, which goes on with its queue. */
+  /**
+   * pg: the statement's turn. An error returned (not thrown) is handed to handleError by pg, which goes on with its
+   * queue.
+   */
   submit(connection: Connection): Error | undefined {
     const socket = (connection as unknown as { stream: Socket }).stream;
     const listeners = socket.listeners('data');
@@ -73,7 +75,7 @@ export class CopyOut {
       return new Error(`COPY TO: expected the connection's one data listener, found ${listeners.length}`);
     this.socket = socket;
     this.parserListener = listeners[0] as (chunk: Buffer) => void;
-    socket.removeListener('data', this.parserListener!);
+    socket.removeListener('data', this.parserListener);
     socket.pause();
     socket.on('readable', this.readable);
     connection.query(this.text);
@@ -126,7 +128,10 @@ export class CopyOut {
     }
   }
 
-  /** Takes the chunk's messages; returns what follows CopyDone or starts at an ErrorResponse (to give back), else undefined. */
+  /**
+   * Takes the chunk's messages; returns what follows CopyDone or starts at an ErrorResponse (to give back), else
+   * undefined.
+   */
   private parse(chunk: Buffer): Buffer | undefined {
     let b = chunk;
     let i = 0;

@@ -10,6 +10,7 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { userInfo } from 'node:os';
+import type { Client } from 'pg';
 import { ConfigError } from '../errors.js';
 import { withIdentifiers } from './pool.js';
 import { loadStatements } from './statements.js';
@@ -24,7 +25,7 @@ interface EmbeddedPostgresServer {
   initialise(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
-  getPgClient(database?: string, host?: string): import('pg').Client;
+  getPgClient(database?: string, host?: string): Client;
 }
 type EmbeddedPostgresClass = new (options: {
   databaseDir: string;

@@ -38,7 +38,10 @@ const STATEMENT_FRAGMENTS: Record<string, Fragment> = {
       list(DATA_FIELDS, (f) => a + f.name),
       `${a}${EXTRA_COLUMN}::text`,
     ),
-  /** Every field in catalogue order, then extra_fields (`id, wpi, ..., extra_fields`): the order both COPY writers write a record in. */
+  /**
+   * Every field in catalogue order, then extra_fields (`id, wpi, ..., extra_fields`): the order both COPY writers write
+   * a record in.
+   */
   record_columns: (a) =>
     withExtra(
       list(FIELDS, (f) => a + f.name),

@@ -15,7 +15,8 @@ import { ConfigError } from '../errors.js';
 import { failure, NoHostAccepted, PreferWithoutTls, type PassedOver } from './connection-errors.js';
 
 /** What a host is: a standby in recovery, and whether its sessions are read-only by default. */
-export const ROLE_QUERY = `SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') = 'on' AS read_only`;
+export const ROLE_QUERY = `SELECT pg_is_in_recovery() AS recovery,
+  current_setting('transaction_read_only') = 'on' AS read_only`;
 
 interface Role {
   recovery: boolean;

@@ -107,7 +107,10 @@ function refuseNewerSchema(applied: AppliedMigration[], known: Migration[]): voi
       ? `run release ${releases.at(-1)} or later`
       : 'run the release that migrated it, or a later one';
   throw new SchemaTooNewError(
-    `the database schema is at migration ${migrationLabel(newest.version)} (${newest.name}${newest.app_version ? `, applied by release ${newest.app_version}` : ''}), newer than this release (${APP_VERSION}, migrations up to ${ours ? migrationLabel(ours.version) : 'none'}): ${need}; nothing was changed`,
+    `the database schema is at migration ${migrationLabel(newest.version)} ` +
+      `(${newest.name}${newest.app_version ? `, applied by release ${newest.app_version}` : ''}), ` +
+      `newer than this release (${APP_VERSION}, migrations up to ${ours ? migrationLabel(ours.version) : 'none'}): ` +
+      `${need}; nothing was changed`,
   );
 }
 

@@ -19,7 +19,7 @@ const exactTypes = {
     if (oid === DATE_OID) return (value: string) => value;
     return pg.types.getTypeParser(oid, format);
   },
-} as pg.CustomTypesConfig;
+};
 
 export type PoolClient = pg.PoolClient;
 
@@ -35,7 +35,9 @@ export interface PoolOptions {
 }
 
 export interface BeginOptions {
-  /** Transaction modes after BEGIN, e.g. `ISOLATION LEVEL REPEATABLE READ READ ONLY` (a constant, never outside text). */
+  /**
+   * Transaction modes after BEGIN, e.g. `ISOLATION LEVEL REPEATABLE READ READ ONLY` (a constant, never outside text).
+   */
   mode?: string;
   /** This transaction's lock_timeout, instead of the pool's. */
   lockTimeoutMs?: number;
@@ -160,7 +162,9 @@ export function createPool(options: PoolOptions): Pool {
   return new Pool(options);
 }
 
-/** The server process of `client`'s current transaction (0 before begin()): for pg_cancel_backend and pg_stat_activity. */
+/**
+ * The server process of `client`'s current transaction (0 before begin()): for pg_cancel_backend and pg_stat_activity.
+ */
 export function backendPid(client: PoolClient): number {
   return backends.get(client) ?? 0;
 }

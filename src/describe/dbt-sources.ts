@@ -86,7 +86,8 @@ function source(description: DatabaseDescription, which: 'bi' | 'data', name: st
       : ANALYST_DATA_RELATIONS.flatMap((name) => description.data.filter((r) => r.name === name));
   const freshness = { warn_after: period(options.warnAfterMs), error_after: period(options.errorAfterMs) };
   const load = LOAD_TIME[which];
-  const loadedAtQuery = `select max(${quoteIdent(load.column)}) from ${quoteIdent(schema.name)}.${quoteIdent(load.relation)}`;
+  const relation = `${quoteIdent(schema.name)}.${quoteIdent(load.relation)}`;
+  const loadedAtQuery = `select max(${quoteIdent(load.column)}) from ${relation}`;
   const tables = relations.map((relation) => {
     const legacyFreshness =
       options.form === 'legacy' && relation.name === load.relation ? { freshness, loaded_at_field: load.column } : {};

@@ -105,7 +105,7 @@ export function endEventType(status: LineageRun['status']): EventType | undefine
     case 'aborted':
     case 'abandoned':
       return 'ABORT';
-    default:
+    case 'running':
       return undefined;
   }
 }

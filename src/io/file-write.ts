@@ -16,8 +16,8 @@ export async function writeAll(
 ): Promise<void> {
   let rest = chunks;
   for (let at = 0; at < size;) {
-    // Written as the chunks are (writev): copying them into one buffer first was a copy of the
-    // whole listing, about 40 ms of the JavaScript thread for 256 MB.
+    // Written as the chunks are (writev): copying them into one buffer first would be a copy of the
+    // whole listing on the JavaScript thread.
     const { bytesWritten } = await file.writev(rest, position + at).catch((error: unknown) => {
       throw onError?.(error, position + at) ?? error;
     });

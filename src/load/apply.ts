@@ -1,4 +1,7 @@
-/** The staged listing against the data tables: classify the changes, then insert, update, restore, soft delete, with history. */
+/**
+ * The staged listing against the data tables: classify the changes, then insert, update, restore, soft delete, with
+ * history.
+ */
 import type { QueryResult, QueryResultRow } from 'pg';
 import type { PoolClient } from '../db/pool.js';
 import { LATE_COLUMNS } from '../fields.js';
@@ -81,9 +84,8 @@ export async function classifyChanges(
   const cutoffs = (await timed<{ cutoffs: string[] }>('late_cutoffs', [LATE_COLUMNS.map((c) => c.since)])).rows[0]!
     .cutoffs;
   // A few changed records (a nightly re-sync: most were skipped as unchanged) are looked up by id.
-  // The planner prices each lookup as a read from disk and reads the whole table instead (0.2 s
-  // per 1M rows against 0.06 s for 10,000 lookups), but the run has just read every live row in
-  // id order (the shortcut's copy_live_out): their pages are in memory.
+  // The planner prices each lookup as a read from disk and reads the whole table instead, but the
+  // run has just read every live row in id order (the shortcut's copy_live_out): their pages are in memory.
   // A few missing ids too: without hash joins, each is checked against every staged record.
   const few = compared <= liveBefore * LOOKUP_SHARE && missing.length <= FEW_MISSING;
   await withPlannerOff(client, few ? ['enable_hashjoin', 'enable_mergejoin'] : [], () =>

@@ -1,9 +1,8 @@
 /**
  * A first load writes each row once. Into a table with no row at all, the listing's rows are
  * COPYed straight into bulk_wine_reconciliation while it is parsed, instead of into staging and
- * then across with INSERT ... SELECT (which cost ~3-5 s per million rows, plus the duplicate pass
- * over every staged row, ~2-3 s). The run decides it before the COPY starts, in its transaction
- * and under its advisory lock; a re-sync keeps the staging path (staging.ts, apply.ts).
+ * then across with INSERT ... SELECT and a duplicate pass over every staged row. The run decides it before the COPY
+ * starts, in its transaction and under its advisory lock; a re-sync keeps the staging path (staging.ts, apply.ts).
  *
  * A row's line carries what every row of the run shares (timestamp, run id) as text, read once:
  * the columns have no default to fill them, and a default set for the run would lock the table

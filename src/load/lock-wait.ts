@@ -77,7 +77,10 @@ export class LockWaitWatch {
     clearTimeout(this.timer);
   }
 
-  /** The run's error as a LockTimeoutError naming table and blockers, when it is a lock timeout (on any watched connection). */
+  /**
+   * The run's error as a LockTimeoutError naming table and blockers, when it is a lock timeout (on any watched
+   * connection).
+   */
   explain(error: unknown): unknown {
     if ((error as { code?: unknown })?.code !== LOCK_NOT_AVAILABLE) return error;
     // Only a sample from this wait counts: one taken within the timeout before the error.

@@ -124,7 +124,9 @@ export async function writePayload(
   );
 }
 
-/** Keeps the newest `keep` payloads of successful runs, and none of a run that failed after its payload was committed. */
+/**
+ * Keeps the newest `keep` payloads of successful runs, and none of a run that failed after its payload was committed.
+ */
 export async function prunePayloads(client: PoolClient, keep: number): Promise<void> {
   await client.query(SQL.prune_payloads, [keep]);
 }

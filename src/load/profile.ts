@@ -65,13 +65,13 @@ export interface ProfileResult {
 
 /** The catalogue's fields, then the kept fields outside it that every value seen types numeric or date. */
 export async function profiledFields(client: Queryable, log?: Logger): Promise<ProfiledField[]> {
-  const catalogue = FIELDS.map((f) => ({ name: f.name, kind: f.kind as ProfileKind, extra: false }));
+  const catalogue: ProfiledField[] = FIELDS.map((f) => ({ name: f.name, kind: f.kind, extra: false }));
   const started = Date.now();
   const { rows } = await client.query<{ name: string; bi_kind: string }>(SQL.profiled_extras);
   log?.debug({ statement: 'profiled_extras', rows: rows.length, ms: Date.now() - started }, 'statement done');
-  const extras = rows.map((r) => ({
+  const extras = rows.map((r): ProfiledField => ({
     name: r.name,
-    kind: (r.bi_kind === 'number' ? 'decimal' : 'date') as ProfileKind,
+    kind: r.bi_kind === 'number' ? 'decimal' : 'date',
     extra: true,
   }));
   return [...catalogue, ...extras];

@@ -61,7 +61,10 @@ export async function removeDuplicates(client: PoolClient, log?: Logger): Promis
   return (await timedQuery<DuplicateRow>(client, 'remove_duplicates', SQL.remove_duplicates, undefined, log)).rows;
 }
 
-/** Removes staged records by position (earlier copies of an id that the unchanged-record shortcut settled); returned for sync_rejects. */
+/**
+ * Removes staged records by position (earlier copies of an id that the unchanged-record shortcut settled); returned for
+ * sync_rejects.
+ */
 export async function removeStagedPositions(client: PoolClient, positions: number[]): Promise<DuplicateRow[]> {
   if (positions.length === 0) return [];
   return (await client.query<DuplicateRow>(SQL.remove_positions, [positions])).rows;

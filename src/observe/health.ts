@@ -31,7 +31,9 @@ export interface Health {
     /** Why a failure is not retried (notify.ts chainLine's words). */
     notRetried?: string;
   } | null;
-  /** The last successful load (sync_last_load: dry runs excluded), read from the database at start and after each run. */
+  /**
+   * The last successful load (sync_last_load: dry runs excluded), read from the database at start and after each run.
+   */
   lastSuccess?: { id: number; finishedAt: string } | null;
   /** When the current run started; null while idle. */
   runStartedAt: string | null;
@@ -132,7 +134,10 @@ export async function heartbeatFile(dirs: readonly string[], make: boolean): Pro
   );
 }
 
-/** Where the heartbeat is to be read (`healthcheck`) or removed (the daemon, as it stops): SYNC_HEALTH_FILE, or the default's file. */
+/**
+ * Where the heartbeat is to be read (`healthcheck`) or removed (the daemon, as it stops): SYNC_HEALTH_FILE, or the
+ * default's file.
+ */
 export async function heartbeatToRead(file: string, privateDirs: readonly string[]): Promise<string> {
   return privateDirs.length === 0 ? file : heartbeatFile(privateDirs, false);
 }

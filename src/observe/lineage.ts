@@ -46,7 +46,10 @@ export interface LineageDeps {
 }
 
 export class LineageEmitter {
-  /** Every event goes out after the one before it, in the order handed over: START before its end, an abandoned run's ABORT before the next START. */
+  /**
+   * Every event goes out after the one before it, in the order handed over: START before its end, an abandoned run's
+   * ABORT before the next START.
+   */
   private chain: Promise<void> = Promise.resolve();
   /** The runs one of whose events could not be delivered: logged once per run. */
   private readonly failedRuns = new Set<number>();
@@ -128,7 +131,8 @@ export class LineageEmitter {
     const url = config.openLineage!.url;
     const key = config.openLineage!.apiKey;
     const { agentFor } = await import('../extract/http/http-agents.js');
-    // Scrubbed like a webhook's body: the error a FAIL carries is already, the rest has no secret, but one pass costs nothing.
+    // Scrubbed like a webhook's body: the error a FAIL carries is already, the rest has no secret, but one pass costs
+    // nothing.
     const body = secrets.scrub(JSON.stringify(event));
     const result = await deliver(url, body, {
       agent: agentFor(config.proxy, url),

@@ -27,7 +27,10 @@ export interface MetricsServer {
 export const SERVER_LIMITS = {
   /** Waiting connections (no request head yet, or idle) one client address may hold; its oldest is closed beyond. */
   perAddressWaiting: 2_048,
-  /** Waiting connections of all clients together; the oldest is closed beyond (well under a container's file-descriptor limit). */
+  /**
+   * Waiting connections of all clients together; the oldest is closed beyond (well under a container's file-descriptor
+   * limit).
+   */
   totalWaiting: 8_192,
   /** The whole request head must arrive within this (a slow-header client is answered 408 and cut off). */
   headersTimeoutMs: 5_000,

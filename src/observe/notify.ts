@@ -59,7 +59,8 @@ export function notifyEvent(
   if (run.status === 'failed' && chain?.retryAt != null) return notify.retries ? 'retrying' : undefined;
   if (run.status === 'failed' || run.status === 'aborted') return run.status;
   if (run.status !== 'succeeded') return undefined;
-  // Recovered: after a failure that was told (a failed attempt followed by a retry was not, unless SYNC_NOTIFY_ON=retry).
+  // Recovered: after a failure that was told (a failed attempt followed by a retry was not, unless
+  // SYNC_NOTIFY_ON=retry).
   if (previous !== undefined && FAILED.has(previous.status) && (previous.retry_at === null || notify.retries))
     return 'recovered';
   if (on === 'all') return 'succeeded';
@@ -103,7 +104,8 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
     checks: 'succeeded with failed checks',
   }[event];
   const lines = [
-    `wine-recon-sync${run ? ` run ${run.id}` : ''} ${headline}${run?.dry_run ? ' (dry run)' : ''}${run ? ` [${run.trigger}]` : ''} on ${where.database}, schema ${where.schema} (host ${where.host})`,
+    `wine-recon-sync${run ? ` run ${run.id}` : ''} ${headline}${run?.dry_run ? ' (dry run)' : ''}` +
+      `${run ? ` [${run.trigger}]` : ''} on ${where.database}, schema ${where.schema} (host ${where.host})`,
   ];
   if (counts) lines.push(RECORD_KINDS.map((k) => `${k} ${counts[k] ?? '-'}`).join(', '));
   if (error) lines.push(`error: ${error}`);
@@ -116,7 +118,8 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
   if (notice.newFields && notice.newFields.length > 0) lines.push(...listNewFields(notice.newFields));
   for (const c of notice.checks ?? [])
     lines.push(
-      `check ${c.check_name} (${c.severity}): observed ${c.observed ?? '-'}, expected ${c.expected ?? '-'}: ${c.message}`,
+      `check ${c.check_name} (${c.severity}): observed ${c.observed ?? '-'}, ` +
+        `expected ${c.expected ?? '-'}: ${c.message}`,
     );
   if (run) lines.push(`started ${run.started_at}, finished ${run.finished_at ?? '-'}`);
   return {

@@ -88,7 +88,10 @@ export class DirectLoad {
     return marks && new DirectLoad(marks, ids, dir, biScale, extras);
   }
 
-  /** The byte-level path: writes the record `b[start, end)` (an `id` below 2^53; `hash`: its fingerprint halves and shape) where it goes; false when the writer declines it. */
+  /**
+   * The byte-level path: writes the record `b[start, end)` (an `id` below 2^53; `hash`: its fingerprint halves and
+   * shape) where it goes; false when the writer declines it.
+   */
   write(
     b: Buffer,
     start: number,
@@ -110,7 +113,10 @@ export class DirectLoad {
     return true;
   }
 
-  /** The zod path: the row's line for the table's COPY (`extra`: its extra_fields COPY text), or '' when it is set aside. */
+  /**
+   * The zod path: the row's line for the table's COPY (`extra`: its extra_fields COPY text), or '' when it is set
+   * aside.
+   */
   line(
     row: Row,
     extra: string | null,

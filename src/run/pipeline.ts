@@ -31,20 +31,17 @@ import { RejectedIds } from './rejected-ids.js';
 
 const READ_CHUNK = 1024 * 1024;
 /**
- * The parser is fed at most this much at a time: it returns a push's records all at once, and 1 MiB
- * of tiny records (`{}` is 3 bytes) would be 350,000 objects alive together. Even 64 KiB (21,000
- * such records with their rejects' errors) outlives young-generation collections and is promoted,
- * so an all-rejected listing grew the old space by ~60 MB between full collections. At 16 KiB a
- * push's records mostly died young, but not always: the 2M empty objects run against 1M live rows
- * peaked at 228-279 MB in 4 of 13 runs (130-157 MB otherwise); at 8 KiB, 149-157 MB in 10 of 10.
- * Usual records (~250 bytes) still come 30 a push; 4 KiB cost 6% more parse time, 8 KiB 2%.
+ * The parser is fed at most this much at a time: it returns a push's records all at once, and a
+ * push of tiny records (`{}` is 3 bytes) must die young rather than be promoted, or an all-rejected
+ * listing grows the old space between full collections. Keep it small; why 8 KiB:
+ * docs/performance.md, "Listings in which every record is invalid".
  */
 const PUSH_BYTES = 8 * 1024;
 const YIELD_AT = 512 * 1024;
 const REJECT_BATCH = 1000;
 /**
- * Rejects are also written once their raw text reaches this many characters: 1000 rejects of up
- * to 64 kB each would be 64 MB held, and more again while the insert is serialized.
+ * Rejects are also written once their raw text reaches this many characters: a full batch of
+ * rejects at the raw-text cap each would be held, and again while the insert is serialized.
  */
 const REJECT_BATCH_CHARS = 4 * 1024 * 1024;
 /** Rejects stored per run; beyond this they are counted, not stored (a wholly broken listing). */
@@ -210,9 +207,9 @@ export function recordFastPaths(
 
 /**
  * A whole listing file, a MiB at a time, read into two buffers in turn. A read stream gives a new
- * buffer per chunk, freed only when V8 collects its wrapper: over a 10M-record replay (2.6 GB)
- * 33-53 MB of them waited at once. The parse copies what it keeps of a chunk (a record's partial
- * bytes, COPY lines, raw text) before it asks for the next one.
+ * buffer per chunk, freed only when V8 collects its wrapper, so a long replay holds many at once.
+ * The parse copies what it keeps of a chunk (a record's partial bytes, COPY lines, raw text) before
+ * it asks for the next one.
  */
 export async function* fileChunks(path: string, signal?: AbortSignal): AsyncGenerator<Buffer> {
   const file = await open(path, 'r');

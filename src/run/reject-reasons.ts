@@ -46,7 +46,9 @@ export class RejectReasons {
     this.distinct++;
   }
 
-  /** The most frequent reasons ("path: message"), most frequent first; "other reasons" among them when there are any. */
+  /**
+   * The most frequent reasons ("path: message"), most frequent first; "other reasons" among them when there are any.
+   */
   top(limit: number): Array<{ reason: string; count: number }> {
     const all = this.entries();
     if (this.others > 0) all.push({ reason: OTHER_REASONS, count: this.others });

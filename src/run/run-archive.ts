@@ -5,11 +5,10 @@
  * not stored again: re-runs write no payload WAL.
  *
  * It is written beside the run, not after it: on a connection and in a transaction of its own,
- * while the run parses and applies (storing 76 MB of gzip took 0.3-0.45 s, the longest step after
- * the apply). That transaction commits just before the run's, which then prunes the older
- * payloads; a run that fails before rolls it back, and one that fails in between deletes it. Should
- * the process die in between, the payload's run is marked abandoned, and the next prune removes it
- * (sql/load/audit.sql prune_payloads keeps payloads of successful runs only).
+ * while the run parses and applies (storing it is the longest step after the apply). That transaction commits just
+ * before the run's, which then prunes the older payloads; a run that fails before rolls it back, and one that fails in
+ * between deletes it. Should the process die in between, the payload's run is marked abandoned, and the next prune
+ * removes it (sql/load/audit.sql prune_payloads keeps payloads of successful runs only).
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -47,9 +46,8 @@ export class RunArchive {
    *
    * A listing to compress starts at once, beside the rest of the parse. The upstream's own gzip
    * (nothing to compress) waits for `gate`: the run opens it as soon as it knows it is a re-sync,
-   * whose parse leaves the server idle (after the parse, beside the apply, the 1% re-sync of 1M
-   * records took 0.1-0.2 s longer), and a first load when its parse is over: beside its parse and
-   * COPY, which keep both cores busy, writing the gzip slowed them (3.88-4.07 s against 3.60-3.74 s).
+   * whose parse leaves the server idle (stored after the parse, beside the apply, it made re-syncs
+   * longer), and a first load when its parse is over: its parse and COPY keep both cores busy.
    */
   static async start(
     pool: Pool,

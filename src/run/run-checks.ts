@@ -57,7 +57,10 @@ export class RunChecks {
     this.profile = result.profile;
     log.info(
       { profileMethod: result.method, fullFields: result.fullFields, baseRun: run.baseRunId ?? null },
-      `profile: ${result.method}${result.fullFields.length > 0 && result.method !== 'full' ? ` (${result.fullFields.join(', ')} aggregated in full)` : ''}`,
+      `profile: ${result.method}` +
+        (result.fullFields.length > 0 && result.method !== 'full'
+          ? ` (${result.fullFields.join(', ')} aggregated in full)`
+          : ''),
     );
     await phases.time('checks', async () => {
       if (this.config.checks.enabled) {
@@ -128,7 +131,8 @@ export async function checkRuleFields(pool: Pool, config: Config): Promise<void>
     const problem = ruleFieldProblem(rule, fields);
     if (problem !== undefined)
       throw new ConfigError(
-        `SYNC_CHECKS_FILE: ${config.checks.file} line ${rule.line}, rule {${rule.label}} (${checkNames(rule).join(', ') || rule.kind}): ${problem}`,
+        `SYNC_CHECKS_FILE: ${config.checks.file} line ${rule.line}, rule {${rule.label}} ` +
+          `(${checkNames(rule).join(', ') || rule.kind}): ${problem}`,
       );
   }
 }

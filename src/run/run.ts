@@ -126,7 +126,8 @@ export class Run {
       await source?.ready.catch(() => undefined); // the spool file closed before the temp dir is removed
       // Its connection back in the pool before the run ends, its file closed before the temp dir goes.
       await (await shortcut.catch(() => undefined))?.close();
-      await this.direct?.discard().catch(() => undefined); // a first load's files, if the run stopped while writing them
+      // a first load's files, if the run stopped while writing them
+      await this.direct?.discard().catch(() => undefined);
       await rm(this.tmp, { recursive: true, force: true });
     }
   }
@@ -161,6 +162,7 @@ export class Run {
     try {
       const t = this.phases;
       const kind = this.request.source.kind;
+      // These two only time their phase: the promises themselves are awaited below, where a failure surfaces.
       void t
         .time(kind === 'api' ? 'download' : kind === 'file' ? 'read file' : 'restore archive', source.ready)
         .catch(() => undefined);
@@ -276,7 +278,8 @@ export class Run {
           attempt = await watch.nextAttempt(attempt, deps.signal);
           chunks = watch.follow(attempt, deps.signal);
         } else chunks = fileChunks(source.path ?? (await source.ready).path, deps.signal);
-        // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live one.
+        // Into a table with no row at all, rows go straight into it; the shortcut already knows when there is no live
+        // one.
         const extras = this.config.extraFields === 'keep';
         if (await shortcut.isEmpty()) {
           this.direct = await DirectLoad.open(

@@ -6,10 +6,8 @@
  */
 import type { Config } from '../config.js';
 import { RunLock } from '../db/lock.js';
-import type { Pool, PoolClient } from '../db/pool.js';
+import type { PoolClient } from '../db/pool.js';
 import { AbortedError, LockHeldError, describeError } from '../errors.js';
-import type { WineApi } from '../extract/http/api.js';
-import type { Logger, SecretRegistry } from '../log.js';
 import {
   finishRun,
   markAbandoned,
@@ -18,7 +16,6 @@ import {
   startRun,
   type RunRow,
   type RunStatus,
-  type Trigger,
 } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { checkListingFile, checkReplaySource } from '../load/sources.js';
@@ -184,6 +181,7 @@ function progressRecorder(deps: SyncDeps, runId: string): (progress: { received:
     if (writing || now - lastAt < PROGRESS_EVERY_MS) return;
     lastAt = now;
     writing = true;
+    // Progress is advisory: one write at a time, a failed one skipped; the run's end writes the final counts.
     void recordProgress(deps.pool, runId, progress)
       .catch(() => undefined)
       .finally(() => (writing = false));

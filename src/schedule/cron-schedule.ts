@@ -19,11 +19,12 @@
  * never read a schedule.
  */
 import { createRequire } from 'node:module';
+import type * as croner from 'croner';
 import type { Cron as CronType } from 'croner';
 
 let cronClass: typeof CronType | undefined;
 function Cron(): typeof CronType {
-  cronClass ??= (createRequire(import.meta.url)('croner') as typeof import('croner')).Cron;
+  cronClass ??= (createRequire(import.meta.url)('croner') as typeof croner).Cron;
   return cronClass;
 }
 

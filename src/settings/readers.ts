@@ -82,7 +82,9 @@ export function outboundUrl(raw: string | undefined, name: string, problems: str
   return raw;
 }
 
-/** A comma-separated list of host names, each `name` or `name:port` (IPv6 in brackets), as a `Host` header names them. */
+/**
+ * A comma-separated list of host names, each `name` or `name:port` (IPv6 in brackets), as a `Host` header names them.
+ */
 export function hostList(env: Env, name: string, problems: string[]): string[] {
   const entries = (blankToUndefined(env[name]) ?? '')
     .split(',')

@@ -239,7 +239,9 @@ function spoil(text: string, kind: Invalid): string {
       return edit('first_sale', '"2021-02-30"');
     case Invalid.Wpi:
       return edit('wpi', '""');
-    default:
+    case Invalid.NegativeId:
       return text.replace(/("id"\s*:\s*)"?(\d+)"?/, '$1-$2');
+    case Invalid.None:
+      return text;
   }
 }

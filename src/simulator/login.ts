@@ -103,7 +103,7 @@ export class LoginEndpoint {
           status: 'ok',
           result: { auth: { value: token, ttl: expiresIn }, user: { id: 1 } },
         });
-      default:
+      case 'data.access_token':
         return sendJson(res, 200, {
           message: 'Login successful',
           data: {

@@ -20,7 +20,10 @@ function fieldsText(row: Row, extra: string | null): string {
   return `${line}\t${extra ?? '\\N'}`;
 }
 
-/** A staging line: position, the fields, extra_fields, raw offset and length, fingerprint, and no shape (shapes.ts: the zod path's records are read each time). */
+/**
+ * A staging line: position, the fields, extra_fields, raw offset and length, fingerprint, and no shape (shapes.ts: the
+ * zod path's records are read each time).
+ */
 export function copyLine(
   position: number,
   row: Row,
@@ -33,7 +36,10 @@ export function copyLine(
   return `${position}\t${fieldsText(row, extra)}\t${rawOffset}\t${rawLength}\t${hash}\t\\N\n`;
 }
 
-/** A first load's line for the table itself: the fields, extra_fields, then `rowSuffix` (the run's tab-led columns and the newline). */
+/**
+ * A first load's line for the table itself: the fields, extra_fields, then `rowSuffix` (the run's tab-led columns and
+ * the newline).
+ */
 export function rowLine(row: Row, extra: string | null, rowSuffix: string): string {
   return fieldsText(row, extra) + rowSuffix;
 }

@@ -19,7 +19,10 @@ export interface RecordFields {
   /** Per unknown member: key start, key end, value start, member end. */
   unknown: Int32Array;
   unknownCount: number;
-  /** The scanner's fast lane took it: compact, its strings plain ASCII and its numbers of bounded size (extract/json/listing-types.ts). */
+  /**
+   * The scanner's fast lane took it: compact, its strings plain ASCII and its numbers of bounded size
+   * (extract/json/listing-types.ts).
+   */
   plain: boolean;
 }
 
@@ -154,7 +157,9 @@ function id(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
   return copyBytes(b, s, e, out, o);
 }
 
-/** A text field (`wpi`): a string of printable ASCII without escapes, trimmed and not empty, or a JSON number's text. */
+/**
+ * A text field (`wpi`): a string of printable ASCII without escapes, trimmed and not empty, or a JSON number's text.
+ */
 function text(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
   e = trimValueEnd(b, s, e);
   const c = b[s]!;
@@ -256,7 +261,10 @@ function digitAt(b: Buffer, intStart: number, intLen: number, fracStart: number,
   return k < intLen ? b[intStart + k]! : b[fracStart + k - intLen]!;
 }
 
-/** A date field (`first_sale`): a real calendar date `YYYY-MM-DD`, or an ISO date-time keeping its date as written; null, "", 0000-00-00 to \N. */
+/**
+ * A date field (`first_sale`): a real calendar date `YYYY-MM-DD`, or an ISO date-time keeping its date as written;
+ * null, "", 0000-00-00 to \N.
+ */
 function date(b: Buffer, s: number, e: number, out: Buffer, o: number): number {
   e = trimValueEnd(b, s, e);
   if (b[s] === 0x6e) return writeNull(out, o);
@@ -346,7 +354,7 @@ function writeInt(out: Buffer, o: number, v: number): number {
     v = -v;
   }
   // Integer division while the value fits an int32 (every value but offsets past 2 GiB): a
-  // float division and floor per digit cost 0.4 s over the 1M-record bench listing.
+  // float division and floor per digit is much slower on the hot path.
   const small = v <= 0x7fffffff;
   let digitsCount = 1;
   for (let t = v; t >= 10; t = small ? (t / 10) | 0 : Math.floor(t / 10)) digitsCount++;

@@ -93,7 +93,7 @@ export function transformRecord(value: unknown): RecordResult {
     return { ok: false, recordId: null, id: null, errors: NOT_AN_OBJECT };
   const record = value as Record<string, unknown>;
   // A record without a required field (id, wpi) is rejected for sure: its reasons are found
-  // without zod, whose failure path (issue objects, a ZodError) costs ~10 µs a record, which a
+  // without zod, whose failure path (issue objects, a ZodError) is costly, which a
   // listing where every record lost a required field (a renamed id) would pay a million times.
   if (lacksRequired(record)) return rejected(record, fieldErrors(record));
   const parsed = recordSchema.safeParse(record);

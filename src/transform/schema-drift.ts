@@ -78,7 +78,7 @@ export function findDisappeared(
       kind,
       before: share,
       presentNow: is.present / now.records,
-      renames: similarNewFields(baseline!, now, share),
+      renames: similarNewFields(baseline, now, share),
     });
   }
   // A listing that named too many unknown fields to count them all proves no absence.
@@ -94,7 +94,7 @@ export function findDisappeared(
       kind: 'missing',
       before: share,
       presentNow: 0,
-      renames: similarNewFields(baseline!, now, share),
+      renames: similarNewFields(baseline, now, share),
     });
   }
   return found;
@@ -151,7 +151,12 @@ export function listNewFields(fields: readonly NewField[]): string[] {
   const only = rest.filter((f) => f.kept !== undefined && f.kept.shownAs === null);
   const why = [...new Set(only.map((f) => f.kept!.note).filter((n) => n !== null))];
   lines.push(
-    `and ${rest.length} more new fields${only.length === 0 ? '' : `, ${only.length} of them kept in extra_fields only (${why.join('; ')})`}`,
+    `and ${rest.length} more new fields${
+      only.length === 0
+        ? ''
+        : `,
+      ${only.length} of them kept in extra_fields only (${why.join('; ')})`
+    }`,
   );
   return lines;
 }
@@ -214,7 +219,8 @@ export function explainRejects(
   const parts = reasons.map((r) => `${r.reason} (${r.count})`);
   if (added.length > 0)
     parts.push(
-      `new fields in this listing: ${listCounts(added.slice(0, 5))}${added.length > 5 ? ` and ${added.length - 5} more` : ''}`,
+      `new fields in this listing: ${listCounts(added.slice(0, 5))}` +
+        `${added.length > 5 ? ` and ${added.length - 5} more` : ''}`,
     );
   return parts.join('; ');
 }

@@ -4,14 +4,10 @@
  *
  * The rows themselves stream through the connection's one COPY while the listing is parsed, so
  * the fingerprints cannot go beside them. They are set aside in a file of the run's temp directory
- * instead, 20 bytes a row (id, fingerprint halves, record shape, listing position: int32 each; a first load's
- * main rows all have ids below the id bitmap's 2^27), and COPYed in binary after the rows. Memory
- * stays flat (what was queued since the last flush), where an in-memory array would hold 16 MB
- * per million rows (160 MB at 10M). Measured per million rows (PostgreSQL 15, shared 2-core
- * machine): writing the file 0.06-0.1 s of parse time, the COPY 0.8-1.0 s (0.2 s of it Node
- * encoding; the rest is PostgreSQL filling the keyed table: 0.7 s even from a server-side file),
- * against 1.0-1.1 s for an INSERT ... SELECT from a staging table in the same runs, which would
- * also need every row to pass through that staging table.
+ * instead, 20 bytes a row (id, fingerprint halves, record shape, listing position: int32 each; a
+ * first load's main rows all have ids below the id bitmap's 2^27), and COPYed in binary after the
+ * rows, so that memory stays flat whatever the table's size (docs/performance.md, "A first load
+ * writes each row once").
  *
  * The listing position is there for duplicate ids: a later copy of an id found in the file goes
  * elsewhere (the run's side table), and settling it needs the position of the copy in the file.
@@ -60,7 +56,10 @@ export class InitialFingerprints {
     return this.file.pending + this.n * RECORD_BYTES;
   }
 
-  /** A row's fingerprint (0/0: none, stored as null), its record's shape (0: none) and listing position; `id` below 2^31. */
+  /**
+   * A row's fingerprint (0/0: none, stored as null), its record's shape (0: none) and listing position; `id` below
+   * 2^31.
+   */
   add(id: number, hi: number, lo: number, shape: number, position: number): void {
     if (this.n === BATCH) this.rotate();
     const at = this.n++ * INTS;
@@ -116,7 +115,10 @@ export class InitialFingerprints {
   }
 }
 
-/** After the winners among duplicate copies were settled into staging_records: their fingerprints, replacing the losers'. */
+/**
+ * After the winners among duplicate copies were settled into staging_records: their fingerprints, replacing the
+ * losers'.
+ */
 export async function saveSettledFingerprints(client: PoolClient, log?: Logger): Promise<void> {
   await timedQuery(client, 'save_settled', SQL.save_settled, undefined, log);
 }

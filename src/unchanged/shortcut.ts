@@ -71,7 +71,10 @@ export class UnchangedShortcut {
   /** The shape of the record `known` last recognized. */
   knownShape = 0;
 
-  /** Live ids too long for `rows` (whose marks are: 0 not seen; p+1 skipped at position p; -(p+1) staged at position p): id text -> mark. */
+  /**
+   * Live ids too long for `rows` (whose marks are: 0 not seen; p+1 skipped at position p; -(p+1) staged at position p):
+   * id text -> mark.
+   */
   private readonly bigSeen = new Map<string, number>();
   private skippedLosers: Array<{ position: number; id: string }> = [];
   private stagedLosers: number[] = [];
@@ -119,7 +122,10 @@ export class UnchangedShortcut {
     return new UnchangedShortcut(rows, done, key, new ShapeBook(shapes), () => stopper.abort());
   }
 
-  /** A shortcut over the given live rows, read or being read elsewhere (a test's), and the shapes their fingerprints were stored with. */
+  /**
+   * A shortcut over the given live rows, read or being read elsewhere (a test's), and the shapes their fingerprints
+   * were stored with.
+   */
   static over(
     live: LiveRows | LiveRead,
     key: TrustKey = programTrustKey(),
@@ -354,7 +360,10 @@ export class UnchangedShortcut {
     );
   }
 
-  /** Stops the read if it is still going, and closes the live-row file once it is over (before the run's temp directory goes). */
+  /**
+   * Stops the read if it is still going, and closes the live-row file once it is over (before the run's temp directory
+   * goes).
+   */
   async close(): Promise<void> {
     if (this.counts === undefined) this.stop();
     await this.read.catch(() => undefined);

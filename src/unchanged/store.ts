@@ -53,7 +53,10 @@ export interface LiveCounts {
 /** The record shapes the fingerprints were stored with (shapes.ts), read before the rows. */
 export type LiveShapes = readonly StoredShape[];
 
-/** Every live row at the start of the run, by id ascending: each with the fingerprint that vouches for it, or 0/0 (never a fingerprint) when none does. */
+/**
+ * Every live row at the start of the run, by id ascending: each with the fingerprint that vouches for it, or 0/0 (never
+ * a fingerprint) when none does.
+ */
 export interface LiveRows extends LiveCounts {
   rows: LiveRowFile;
 }

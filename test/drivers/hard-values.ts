@@ -169,7 +169,10 @@ export const BI_CLOSED_V1 = { id: '2', vintage_make: '9.9999999999' } as const;
 export const ROUNDED_LIVE = 10;
 export const OVERFLOW_LIVE = 4;
 
-/** Syncs both listings through the CLI into the test schema (BI views in `<schema>_bi`); returns the second run's output. */
+/**
+ * Syncs both listings through the CLI into the test schema (BI views in `<schema>_bi`); returns the second run's
+ * output.
+ */
 export async function syncHardValues(db: TestDb, extraEnv: Record<string, string> = {}): Promise<CliResult> {
   const dir = await tempDir();
   try {

@@ -26,7 +26,8 @@ import { useSyncFixture } from '../support/fixture.js';
 const FULL = loadStatements('load/bi.sql', ['count_bi_rounding']).count_bi_rounding;
 /** The same expressions as count_bi_rounding, per row: 0, 1 or 2 (ROUNDED, OVERFLOW), as the Node predicate answers. */
 const PER_ROW = renderFieldLists(
-  `SELECT id::int AS id, (({{decimals_rounded_count}}) * ${ROUNDED} + ({{decimals_overflow_count}}) * ${OVERFLOW})::int AS effect
+  `SELECT id::int AS id,
+    (({{decimals_rounded_count}}) * ${ROUNDED} + ({{decimals_overflow_count}}) * ${OVERFLOW})::int AS effect
    FROM bulk_wine_reconciliation WHERE deleted_at IS NULL GROUP BY id ORDER BY id`,
 );
 const SCALES = Array.from({ length: MAX_BI_SCALE + 1 }, (_, s) => s);

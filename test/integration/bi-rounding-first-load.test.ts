@@ -89,7 +89,10 @@ const LISTING = [
 describe('the BI rounding count of a first load', () => {
   const fx = useSyncFixture('bi_first_load', { db: false });
 
-  /** A first load of `records` into a schema of its own, at `scale`: the log line, the count statements, the stored count and a full recount. */
+  /**
+   * A first load of `records` into a schema of its own, at `scale`: the log line, the count statements, the stored
+   * count and a full recount.
+   */
   async function firstLoad(records: string[], scale: number) {
     const db: TestDb = await fx.createDb(`bi_first_${scale}`);
     const path = join(fx.dir, `${db.schema}.json`);

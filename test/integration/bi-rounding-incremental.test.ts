@@ -156,7 +156,8 @@ describe('the incremental BI rounding count', () => {
 
     // A write outside a run: the last count no longer describes the table.
     await fx.db.rows(
-      `UPDATE bulk_wine_reconciliation SET inventory_sales = ${VALUES.r16}, vintage_make = ${VALUES.over} WHERE id IN (14, 16, 17)`,
+      `UPDATE bulk_wine_reconciliation SET inventory_sales = ${VALUES.r16}, vintage_make = ${VALUES.over}
+      WHERE id IN (14, 16, 17)`,
     );
     rows.set(18, ['r16', 'plain', 'plain', 'plain', 'plain']);
     keep(await expectExact(rows, 'full', 12));

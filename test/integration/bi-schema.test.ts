@@ -34,7 +34,8 @@ describe('a schema analysts can use', () => {
     );
     expect(uncommented).toEqual([]);
     const relations = await fx.db.rows<{ relname: string }>(
-      `SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND relkind IN ('r','v') ORDER BY 1`,
+      `SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1
+      AND relkind IN ('r','v') ORDER BY 1`,
       [fx.db.schema],
     );
     // The list the one description reads (db/relations.ts): every relation the migrations make.

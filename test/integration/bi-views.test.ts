@@ -60,7 +60,8 @@ describe('BI views over the hard values', () => {
     expect(record2[0]!.valid_to).not.toBeNull();
     expect(record2[1]!.valid_to).toBeNull();
     const current = await fx.db.rows(
-      `SELECT id::text, ${biDecimalsText}, overflow_columns FROM "${bi}".reconciliation_history WHERE valid_to IS NULL ORDER BY id`,
+      `SELECT id::text, ${biDecimalsText}, overflow_columns FROM "${bi}".reconciliation_history WHERE valid_to IS NULL
+      ORDER BY id`,
     );
     expect(current).toEqual(
       await fx.db.rows(`SELECT id::text, ${biDecimalsText}, overflow_columns FROM "${bi}".reconciliation ORDER BY id`),
@@ -95,7 +96,8 @@ describe('BI views over the hard values', () => {
     const names = async (schema: string, table: string) =>
       (
         await fx.db.rows<{ column_name: string }>(
-          `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
+          `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2
+          ORDER BY ordinal_position`,
           [schema, table],
         )
       ).map((r) => r.column_name);
@@ -121,7 +123,8 @@ describe('BI views over the hard values', () => {
 
   it('has a comment on every view and column saying how it differs from the exact table', async () => {
     const objects = await fx.db.rows<{ relname: string; attname: string | null; comment: string | null }>(
-      `SELECT c.relname, a.attname, coalesce(col_description(c.oid, a.attnum), obj_description(c.oid, 'pg_class')) AS comment
+      `SELECT c.relname, a.attname,
+        coalesce(col_description(c.oid, a.attnum), obj_description(c.oid, 'pg_class')) AS comment
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN LATERAL (SELECT NULL::name AS attname, NULL::int2 AS attnum
                           UNION ALL SELECT attname, attnum FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped) a ON true
@@ -144,7 +147,8 @@ describe('BI views over the hard values', () => {
     );
     expect(
       await fx.db.rows(
-        `SELECT data_type FROM "${bi}".data_dictionary WHERE view_name = 'reconciliation' AND column_name = 'vintage_make'`,
+        `SELECT data_type FROM "${bi}".data_dictionary WHERE view_name = 'reconciliation'
+        AND column_name = 'vintage_make'`,
       ),
     ).toEqual([{ data_type: `numeric(28,${SCALE})` }]);
   });
@@ -181,7 +185,8 @@ describe('BI views over the hard values', () => {
         .find((l) => l.rounded !== undefined);
     const stored = () =>
       fx.db.rows(
-        `SELECT id::int, bi_scale, bi_rounded::int, bi_overflow::int FROM sync_runs WHERE status = 'succeeded' ORDER BY id`,
+        `SELECT id::int, bi_scale, bi_rounded::int, bi_overflow::int FROM sync_runs WHERE status = 'succeeded'
+        ORDER BY id`,
       );
 
     const unchanged = await runCli(['run', '--from-file', file], fx.env);
@@ -200,7 +205,8 @@ describe('BI views over the hard values', () => {
 
   it("sync_freshness: the last success and its age, the last run's status and error", async () => {
     const [ok] = await fx.db.rows<Record<string, unknown>>(
-      `SELECT last_success_run_id::text, last_success_age_seconds, last_run_id::text, last_run_status, last_run_error FROM "${bi}".sync_freshness`,
+      `SELECT last_success_run_id::text, last_success_age_seconds, last_run_id::text, last_run_status, last_run_error
+      FROM "${bi}".sync_freshness`,
     );
     expect(ok).toMatchObject({
       last_success_run_id: '4',
@@ -214,7 +220,8 @@ describe('BI views over the hard values', () => {
     const failed = await runCli(['run', '--from-file', truncated], fx.env);
     expect(failed.code).toBe(1);
     const rows = await fx.db.rows(
-      `SELECT last_success_run_id::text, last_run_id::text, last_run_status, last_run_error IS NOT NULL AS has_error FROM "${bi}".sync_freshness`,
+      `SELECT last_success_run_id::text, last_run_id::text, last_run_status, last_run_error IS NOT NULL AS has_error
+      FROM "${bi}".sync_freshness`,
     );
     expect(rows).toEqual([{ last_success_run_id: '4', last_run_id: '5', last_run_status: 'failed', has_error: true }]);
   });
@@ -225,7 +232,8 @@ describe('BI views follow the settings', () => {
   beforeAll(async () => {
     await fx.db.pool.query(
       `INSERT INTO bulk_wine_reconciliation (id, wpi, inventory_bulk_wine, inventory_sales, first_seen_at, changed_at, run_id)
-       VALUES (1, 'A', 0.12345, -2.5, now(), now(), 1), (2, 'B', 99999999999999999999999.99995, 99999999999999999999999.99994, now(), now(), 1)`,
+       VALUES (1, 'A', 0.12345, -2.5, now(), now(), 1),
+         (2, 'B', 99999999999999999999999.99995, 99999999999999999999999.99994, now(), now(), 1)`,
     );
   });
   afterAll(async () => {
@@ -235,7 +243,8 @@ describe('BI views follow the settings', () => {
   const typeOf = async (schema: string) =>
     (
       await fx.db.rows<{ t: string }>(
-        `SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'inventory_sales'`,
+        `SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute WHERE attrelid = $1::regclass
+        AND attname = 'inventory_sales'`,
         [`"${schema}".reconciliation`],
       )
     )[0]?.t;
@@ -249,7 +258,8 @@ describe('BI views follow the settings', () => {
     // 24 integer digits fit numeric(28,4): the row with 23 digits fits unless rounding carries it to 24.
     expect(
       await fx.db.rows(
-        `SELECT id::text, inventory_bulk_wine::text, inventory_sales::text, overflow_columns FROM "${bi}".reconciliation ORDER BY id`,
+        `SELECT id::text, inventory_bulk_wine::text, inventory_sales::text, overflow_columns FROM "${bi}".reconciliation
+        ORDER BY id`,
       ),
     ).toEqual([
       { id: '1', inventory_bulk_wine: '0.1235', inventory_sales: '-2.5000', overflow_columns: null },
@@ -266,7 +276,8 @@ describe('BI views follow the settings', () => {
     ]);
     expect(
       await fx.db.rows(
-        `SELECT id::text, inventory_bulk_wine::text, inventory_sales::text, overflow_columns FROM "${bi}".reconciliation ORDER BY id`,
+        `SELECT id::text, inventory_bulk_wine::text, inventory_sales::text, overflow_columns FROM "${bi}".reconciliation
+        ORDER BY id`,
       ),
     ).toEqual([
       { id: '1', inventory_bulk_wine: '0', inventory_sales: '-3', overflow_columns: null },

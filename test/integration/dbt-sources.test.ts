@@ -53,7 +53,10 @@ const run = async (...args: string[]) => {
   };
 };
 
-/** dbt-postgres's collect_freshness_custom_sql (dbt-adapters, default__collect_freshness_custom_sql), current_timestamp() being now(). */
+/**
+ * dbt-postgres's collect_freshness_custom_sql (dbt-adapters, default__collect_freshness_custom_sql),
+ * current_timestamp() being now().
+ */
 const customSqlFreshness = (loadedAtQuery: string) => `with source_query as (
     ${loadedAtQuery}
   )

@@ -34,7 +34,8 @@ const extras = async () =>
   ).map((r) => [r.id, r.extra]);
 const viewColumns = async (view: string) =>
   fx.db.rows<{ column_name: string; data_type: string; description: string }>(
-    `SELECT column_name, data_type, description FROM ${bi()}.data_dictionary WHERE view_name = $1 AND column_name IS NOT NULL ORDER BY position`,
+    `SELECT column_name, data_type, description FROM ${bi()}.data_dictionary WHERE view_name = $1
+    AND column_name IS NOT NULL ORDER BY position`,
     [view],
   );
 
@@ -58,7 +59,8 @@ describe('a new numeric and a new text field', () => {
     );
 
     const exact = await fx.db.rows<{ id: string; v: string | null; note: string | null; whole: string | null }>(
-      `SELECT id::text, extra_fields->>'inventory_in_transit' AS v, extra_fields->>'cellar_note' AS note, extra_fields::text AS whole FROM bulk_wine_reconciliation ORDER BY id`,
+      `SELECT id::text, extra_fields->>'inventory_in_transit' AS v, extra_fields->>'cellar_note' AS note,
+        extra_fields::text AS whole FROM bulk_wine_reconciliation ORDER BY id`,
     );
     for (const row of exact) {
       const id = Number(row.id);
@@ -80,7 +82,8 @@ describe('a new numeric and a new text field', () => {
     expect(columns.find((c) => c.column_name === 'cellar_note')!.data_type).toBe('text');
     expect((await viewColumns('reconciliation_history')).map((c) => c.column_name)).toContain('inventory_in_transit');
     const shown = await fx.db.rows<{ id: string; t: string | null; n: string | null }>(
-      `SELECT id::text, inventory_in_transit::text AS t, cellar_note AS n FROM ${bi()}.reconciliation WHERE id IN (1, 2, 3) ORDER BY id`,
+      `SELECT id::text, inventory_in_transit::text AS t, cellar_note AS n FROM ${bi()}.reconciliation
+      WHERE id IN (1, 2, 3) ORDER BY id`,
     );
     expect(shown).toEqual([
       { id: '1', t: '0.1234567890', n: 'north 1' },
@@ -228,7 +231,8 @@ describe('values of every kind', () => {
     expect((await sync()).run).toMatchObject({ status: 'succeeded', inserted: N, rejected: 0 });
     const row1 = (
       await fx.db.rows<{ e: Record<string, unknown>; big: string; nested: string }>(
-        `SELECT extra_fields AS e, extra_fields->>'big' AS big, (extra_fields->'nested')::text AS nested FROM bulk_wine_reconciliation WHERE id = 1`,
+        `SELECT extra_fields AS e, extra_fields->>'big' AS big, (extra_fields->'nested')::text AS nested
+        FROM bulk_wine_reconciliation WHERE id = 1`,
       )
     )[0]!;
     expect(row1.big).toBe('12345678901234567890123456789.5');
@@ -244,7 +248,8 @@ describe('values of every kind', () => {
       extra_fields: 'text',
     });
     const shown = await fx.db.rows(
-      `SELECT id::int, mixed, big::text, nested, bottled, opened::text, sealed, overflow_columns FROM ${bi()}.reconciliation WHERE id <= 3 ORDER BY id`,
+      `SELECT id::int, mixed, big::text, nested, bottled, opened::text, sealed, overflow_columns
+      FROM ${bi()}.reconciliation WHERE id <= 3 ORDER BY id`,
     );
     expect(shown).toEqual([
       {
@@ -353,7 +358,8 @@ describe('hostile field names', () => {
     ];
     const outside = () =>
       fx.db.rows<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ($1, $2) AND n.nspname NOT LIKE 'pg_%' AND n.nspname <> 'information_schema'`,
+        `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname NOT IN ($1, $2) AND n.nspname NOT LIKE 'pg_%' AND n.nspname <> 'information_schema'`,
         [fx.db.schema, `${fx.db.schema}_bi`],
       );
     const before = await outside();
@@ -412,7 +418,8 @@ describe('hostile field names', () => {
     const columns = (await viewColumns('reconciliation')).map((c) => c.column_name);
     expect(columns.filter((c) => fields.some((f) => f.column_name === c))).toHaveLength(100);
     const shown = await fx.db.rows(
-      `SELECT "x_drop_table_bulk_wine_reconciliation"::text AS v, a_b::text AS q FROM ${bi()}.reconciliation WHERE id = 1`,
+      `SELECT "x_drop_table_bulk_wine_reconciliation"::text AS v, a_b::text AS q FROM ${bi()}.reconciliation
+      WHERE id = 1`,
     );
     expect(shown).toEqual([{ v: '101.0000000000', q: '100.0000000000' }]);
     expect((await sync()).run).toMatchObject({ status: 'succeeded', unchanged: N });
@@ -435,7 +442,8 @@ describe('SYNC_EXTRA_FIELDS=drop', () => {
     expect(
       (
         await fx.db.rows(
-          `SELECT count(*)::int AS n FROM bulk_wine_reconciliation WHERE extra_fields->>'inventory_in_transit' = '${FRACTION_40}'`,
+          `SELECT count(*)::int AS n FROM bulk_wine_reconciliation
+          WHERE extra_fields->>'inventory_in_transit' = '${FRACTION_40}'`,
         )
       )[0],
     ).toEqual({ n: N });

@@ -5,7 +5,7 @@
  * (or is marked abandoned by the next one) while the next one loads on the new primary with every
  * row as the listing has it.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { jobEnv, runCli, startCli, waitFor } from '../support/harness.js';
@@ -140,7 +140,8 @@ describeWith(
               async (c) =>
                 (
                   await c.query(
-                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'wine-recon-sync' AND xact_start IS NOT NULL`,
+                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'wine-recon-sync'
+                    AND xact_start IS NOT NULL`,
                   )
                 ).rows[0].n >= 2,
             ),
@@ -191,7 +192,8 @@ describeWith(
             async (c) =>
               (
                 await c.query(
-                  `SELECT id::int, trigger, attempt, retry_of::int, status, inserted::int, updated::int, deleted::int FROM "${SCHEMA}".sync_runs ORDER BY id`,
+                  `SELECT id::int, trigger, attempt, retry_of::int, status, inserted::int, updated::int, deleted::int
+                  FROM "${SCHEMA}".sync_runs ORDER BY id`,
                 )
               ).rows,
           );

@@ -29,7 +29,8 @@ describe('the field catalogue and the migrated tables', () => {
   it('every field has a column whose COMMENT is its meaning', async () => {
     const comments = await fx.db.rows<{ column_name: string; comment: string }>(
       `SELECT a.attname AS column_name, col_description(a.attrelid, a.attnum) AS comment
-       FROM pg_attribute a WHERE a.attrelid = 'bulk_wine_reconciliation'::regclass AND a.attnum > 0 AND NOT a.attisdropped`,
+       FROM pg_attribute a WHERE a.attrelid = 'bulk_wine_reconciliation'::regclass AND a.attnum > 0
+       AND NOT a.attisdropped`,
     );
     const byName = new Map(comments.map((c) => [c.column_name, c.comment]));
     expect(FIELDS.map((f) => [f.name, byName.get(f.name)])).toEqual(FIELDS.map((f) => [f.name, f.meaning]));

@@ -27,7 +27,9 @@ async function run(path: string): Promise<{ rewritten: boolean; skipped: number 
 /** Rows of the fingerprint table that lie before a row of a smaller id. */
 async function outOfOrder(): Promise<number> {
   const [row] = await fx.db.rows<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT id, lag(id) OVER (ORDER BY ctid) AS before FROM bulk_wine_reconciliation_source_hash) x WHERE before > id`,
+    `SELECT count(*)::int AS n
+    FROM (SELECT id, lag(id) OVER (ORDER BY ctid) AS before FROM bulk_wine_reconciliation_source_hash) x
+    WHERE before > id`,
   );
   return row!.n;
 }

@@ -96,7 +96,8 @@ describe('a first load writes each row once', () => {
     const ordinal = `(SELECT count(*) FROM sync_runs r WHERE r.id <= x.run_id AND r.source IS DISTINCT FROM 'seed')`;
     return {
       runs: await db.rows(
-        `SELECT dry_run, status, received::int, rejected::int, duplicates::int, inserted::int, updated::int, unchanged::int,
+        `SELECT dry_run, status, received::int, rejected::int, duplicates::int, inserted::int, updated::int,
+          unchanged::int,
                 deleted::int, restored::int, unknown_fields, field_counts
          FROM sync_runs WHERE source IS DISTINCT FROM 'seed' ORDER BY id`,
       ),
@@ -104,7 +105,8 @@ describe('a first load writes each row once', () => {
         `SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`,
       ),
       rows: await db.rows(
-        `SELECT id, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text, vintage_forecast::text,
+        `SELECT id, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text,
+          vintage_forecast::text,
                 vintage_make::text, first_sale::text, deleted_at IS NULL AS live, ${ordinal} AS run,
                 changed_at = first_seen_at AS never_changed,
                 changed_at = min(changed_at) OVER (PARTITION BY run_id) AS run_timestamp
@@ -122,7 +124,8 @@ describe('a first load writes each row once', () => {
          FROM bulk_wine_reconciliation_source_hash s LEFT JOIN bulk_wine_reconciliation t ON t.id = s.id ORDER BY s.id`,
       ),
       bi: await db.rows(
-        `SELECT bi_scale, bi_rounded::int, bi_overflow::int FROM sync_runs WHERE source IS DISTINCT FROM 'seed' ORDER BY id`,
+        `SELECT bi_scale, bi_rounded::int, bi_overflow::int FROM sync_runs WHERE source IS DISTINCT FROM 'seed'
+        ORDER BY id`,
       ),
     };
   }

@@ -48,7 +48,10 @@ async function readViews(): Promise<number> {
   return live.length;
 }
 
-/** A deterministic random name of at least `bytes` bytes of UTF-8: letters, digits, punctuation, quotes, accents, CJK, emoji. */
+/**
+ * A deterministic random name of at least `bytes` bytes of UTF-8: letters, digits, punctuation, quotes, accents, CJK,
+ * emoji.
+ */
 function randomName(bytes: number, seed: number): string {
   const alphabet = [
     ...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.:;,!?()[]{}<>|&%$#@~^*+=/\'"\\',
@@ -221,7 +224,8 @@ describe('numbers that explode when printed', () => {
     expect(rejects[BOMBS]!.errors).toEqual([{ path: 'edge', message: NUMBER_TOO_LONG }]);
 
     const [sizes] = await fx.db.rows<{ longest: number; total: number; edge: number }>(
-      `SELECT max(octet_length(extra_fields::text))::int AS longest, sum(octet_length(extra_fields::text))::int AS total,
+      `SELECT max(octet_length(extra_fields::text))::int AS longest,
+        sum(octet_length(extra_fields::text))::int AS total,
               (SELECT length(extra_fields->>'edge') FROM bulk_wine_reconciliation WHERE id = ${BOMBS + 1})::int AS edge
        FROM bulk_wine_reconciliation`,
     );

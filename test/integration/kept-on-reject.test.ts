@@ -31,7 +31,8 @@ const sync = async (env: Record<string, string> = {}, ...args: string[]) => {
 const row = async (id: number) =>
   (
     await fx.db.rows<Record<string, string | null>>(
-      `SELECT id::text, wpi, inventory_sales::text, first_sale::text, deleted_at::text, run_id::text, changed_at::text, xmin::text, rejected_in_run::text FROM bulk_wine_reconciliation WHERE id = $1`,
+      `SELECT id::text, wpi, inventory_sales::text, first_sale::text, deleted_at::text, run_id::text, changed_at::text,
+        xmin::text, rejected_in_run::text FROM bulk_wine_reconciliation WHERE id = $1`,
       [id],
     )
   )[0];
@@ -82,7 +83,8 @@ describe('a record that goes bad', () => {
     // BI users see the rows, with the mark, in the current view and the BI view.
     expect(
       await fx.db.rows(
-        `SELECT id::text, rejected_in_run::text FROM bulk_wine_reconciliation_current WHERE id IN (10, 11, 12) ORDER BY id`,
+        `SELECT id::text, rejected_in_run::text FROM bulk_wine_reconciliation_current WHERE id IN (10, 11, 12)
+        ORDER BY id`,
       ),
     ).toEqual([
       { id: '10', rejected_in_run: runId },
@@ -91,7 +93,8 @@ describe('a record that goes bad', () => {
     ]);
     expect(
       await fx.db.rows(
-        `SELECT id::text, rejected_in_run::text FROM "${fx.db.schema}_bi".reconciliation WHERE id IN (10, 11) ORDER BY id`,
+        `SELECT id::text, rejected_in_run::text FROM "${fx.db.schema}_bi".reconciliation WHERE id IN (10, 11)
+        ORDER BY id`,
       ),
     ).toEqual([
       { id: '10', rejected_in_run: runId },
@@ -135,7 +138,8 @@ describe('a record that goes bad', () => {
     // The versions: record 11 has its old value closed, record 10 none.
     expect(
       await fx.db.rows(
-        `SELECT id::text, inventory_sales::text FROM bulk_wine_reconciliation_closed_versions WHERE id IN (10, 11) ORDER BY id`,
+        `SELECT id::text, inventory_sales::text FROM bulk_wine_reconciliation_closed_versions WHERE id IN (10, 11)
+        ORDER BY id`,
       ),
     ).toEqual([{ id: '11', inventory_sales: '11.25' }]);
     // And the run after that has nothing to do.

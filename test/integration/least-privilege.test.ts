@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { useSyncFixture } from '../support/fixture.js';
@@ -77,12 +77,14 @@ describeWith('psql (apt-get install postgresql-client)', runs('psql'), 'a least-
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ status: 'succeeded', inserted: 0, unchanged: 20 });
     const owners = await pool.query(
-      `SELECT DISTINCT pg_get_userbyid(c.relowner) AS owner FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ($1, $2) AND c.relkind IN ('r', 'v')`,
+      `SELECT DISTINCT pg_get_userbyid(c.relowner) AS owner FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ($1, $2) AND c.relkind IN ('r', 'v')`,
       [schema, `${schema}_bi`],
     );
     expect(owners.rows).toEqual([{ owner: role }]);
     const rights = await pool.query(
-      `SELECT rolsuper, rolcreatedb, rolcreaterole, has_database_privilege($1, current_database(), 'CREATE') AS create_schemas FROM pg_roles WHERE rolname = $1`,
+      `SELECT rolsuper, rolcreatedb, rolcreaterole,
+        has_database_privilege($1, current_database(), 'CREATE') AS create_schemas FROM pg_roles WHERE rolname = $1`,
       [role],
     );
     return rights.rows[0];
@@ -125,7 +127,8 @@ describeWith('psql (apt-get install postgresql-client)', runs('psql'), 'a least-
     expect(result.stderr).toBe(`Error: ${sentence}\n`);
     expect(result.stderr).not.toContain(password);
     const tables = await pool.query(
-      `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname IN ($1, $2)`,
+      `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname IN ($1, $2)`,
       [schema, `${schema}_bi`],
     );
     expect(tables.rows).toEqual([{ n: 0 }]);

@@ -79,7 +79,8 @@ describeWith('promtool (Debian package prometheus)', runs(PROMTOOL), 'Prometheus
         sample(text, 'wine_recon_sync_last_success_timestamp_seconds'),
       );
       expect(sample(text, 'wine_recon_sync_run_duration_seconds_count')).toBe(1);
-      expect(sample(text, 'wine_recon_sync_run_duration_seconds_bucket{le="1"}')).toBe(0); // the listing stalled for 5 s
+      // the listing stalled for 5 s
+      expect(sample(text, 'wine_recon_sync_run_duration_seconds_bucket{le="1"}')).toBe(0);
       expect(text).toMatch(/^process_cpu_seconds_total /m);
       expect(text).not.toMatch(/http|password|127\.0\.0\.1/i);
 

@@ -244,7 +244,10 @@ describe('a dry run', () => {
   });
 });
 
-/** One run in process with a daemon-like reporter (its metrics exist), as the CLI and the daemon hand it the run's start and end. */
+/**
+ * One run in process with a daemon-like reporter (its metrics exist), as the CLI and the daemon hand it the run's start
+ * and end.
+ */
 async function reportedRun(retry?: { attempt: number; retryOf: number }) {
   const e = env();
   const config = loadConfig(e, { api: true, database: true });

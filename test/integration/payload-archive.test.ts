@@ -67,7 +67,8 @@ describe('payload archive in chunks', () => {
       expect(lengths.slice(0, -1).every((n) => n === chunkBytes)).toBe(true);
       expect(lengths.reduce((a, b) => a + b, 0)).toBe(compressed.length);
       const stored = await fx.db.rows<{ body: Buffer; stored_bytes: string }>(
-        `SELECT (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks WHERE run_id = $1) AS body, stored_bytes FROM sync_payloads WHERE run_id = $1`,
+        `SELECT (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks WHERE run_id = $1) AS body,
+          stored_bytes FROM sync_payloads WHERE run_id = $1`,
         [runId],
       );
       expect(stored[0]!.body.equals(compressed)).toBe(true);
@@ -162,7 +163,8 @@ describe('payloads archived before chunks (one gzip bytea)', () => {
       total: string;
       stored_bytes: string;
     }>(
-      `SELECT p.run_id, p.algorithm, count(c.seq)::int AS chunks, sum(length(c.data))::text AS total, p.stored_bytes::text
+      `SELECT p.run_id, p.algorithm, count(c.seq)::int AS chunks, sum(length(c.data))::text AS total,
+        p.stored_bytes::text
        FROM sync_payloads p JOIN sync_payload_chunks c USING (run_id) GROUP BY p.run_id ORDER BY p.run_id`,
     );
     expect(rows.map((r) => [r.run_id, r.algorithm, r.chunks])).toEqual([
@@ -201,7 +203,8 @@ describe('the archive of a downloaded listing', () => {
       stored_bytes: string;
       sha256: string;
     }>(
-      `SELECT (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks WHERE run_id = $1) AS body, algorithm, bytes::text, stored_bytes::text, sha256
+      `SELECT (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks WHERE run_id = $1) AS body, algorithm,
+        bytes::text, stored_bytes::text, sha256
        FROM sync_payloads WHERE run_id = $1`,
       [runId],
     );

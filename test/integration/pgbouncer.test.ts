@@ -198,7 +198,8 @@ describeWith(
               async (c) =>
                 (
                   await c.query(
-                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`,
+                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'
+                    AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`,
                   )
                 ).rows[0].n >= 2,
             ),
@@ -213,7 +214,8 @@ describeWith(
             async (c) =>
               (
                 await c.query(
-                  `SELECT id::int, trigger, attempt, retry_of::int, status FROM "${schema}".sync_runs WHERE id >= $1 ORDER BY id`,
+                  `SELECT id::int, trigger, attempt, retry_of::int, status FROM "${schema}".sync_runs WHERE id >= $1
+                  ORDER BY id`,
                   [started.runId],
                 )
               ).rows,

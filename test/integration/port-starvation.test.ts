@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';
 import { runCli, startCli } from '../support/harness.js';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runCli, tempDir, type CliResult } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 import { hasPg15, issueClientCertificate, startStockPostgres, type StockPostgres } from '../support/stock-postgres.js';
@@ -65,7 +65,10 @@ describeWith(
       await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
     });
 
-    /** `wine-recon-sync migrate` with this environment, into a schema of its own; no driver warning on stderr, whatever the outcome. */
+    /**
+     * `wine-recon-sync migrate` with this environment, into a schema of its own; no driver warning on stderr, whatever
+     * the outcome.
+     */
     async function migrate(env: Record<string, string>): Promise<CliResult> {
       const result = await runCli(['migrate'], {
         SYNC_DB_SCHEMA: `tls_${randomBytes(3).toString('hex')}`,
@@ -151,7 +154,8 @@ describeWith(
         DATABASE_URL: tlsServer.url('postgres', { params: { sslmode: 'verify-ca', sslrootcert: otherCaFile } }),
       });
       expect(result.code).toBe(2);
-      // OpenSSL's code depends on the chain the server sends (SELF_SIGNED_CERT_IN_CHAIN, UNABLE_TO_VERIFY_LEAF_SIGNATURE).
+      // OpenSSL's code depends on the chain the server sends (SELF_SIGNED_CERT_IN_CHAIN,
+      // UNABLE_TO_VERIFY_LEAF_SIGNATURE).
       expect(result.stderr.replace(/\((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/, '(CODE)')).toBe(
         `Error: cannot connect to the database at DATABASE_URL (host 127.0.0.1:${tlsServer.port}, sslmode=verify-ca, from DATABASE_URL): the server's certificate is not signed by the CA in ${otherCaFile} (sslrootcert= in DATABASE_URL) (CODE); give the certificate of the CA that signed it with sslrootcert= in DATABASE_URL or PGSSLROOTCERT\n`,
       );

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { freePort } from '../support/global-setup.js';

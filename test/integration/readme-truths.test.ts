@@ -89,7 +89,8 @@ describe('COMMENTs', () => {
     const missing = await fx.db.rows<{ what: string }>(
       `SELECT format('%s.%s', n.nspname, c.relname) AS what
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-       WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'v', 'm', 'p', 'f') AND obj_description(c.oid, 'pg_class') IS NULL
+       WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+       AND obj_description(c.oid, 'pg_class') IS NULL
        UNION ALL
        SELECT format('%s.%s.%s', n.nspname, c.relname, a.attname)
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -100,7 +101,8 @@ describe('COMMENTs', () => {
     );
     expect(missing).toEqual([]);
     const [{ n }] = await fx.db.rows<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'v')`,
+      `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ANY($1)
+      AND c.relkind IN ('r', 'v')`,
       [[fx.db.schema, `${fx.db.schema}_bi`]],
     );
     expect(n).toBeGreaterThanOrEqual(15);

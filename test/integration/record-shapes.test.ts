@@ -57,7 +57,8 @@ it('counts skipped records by their shape, ignores a tampered shape, and prunes 
   // Thousands of shapes nothing refers to (the edited ones too) are dropped by the next run; the
   // rows it compared stored their shapes again.
   await fx.db.rows(
-    `INSERT INTO bulk_wine_reconciliation_source_shape SELECT g, '[0,0,[]]' FROM generate_series(100, 2200) g ON CONFLICT DO NOTHING`,
+    `INSERT INTO bulk_wine_reconciliation_source_shape SELECT g, '[0,0,[]]' FROM generate_series(100, 2200) g
+    ON CONFLICT DO NOTHING`,
   );
   await fx.db.rows('UPDATE bulk_wine_reconciliation_source_hash SET hash = NULL');
   const compared = await run(path);

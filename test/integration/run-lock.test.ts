@@ -18,7 +18,8 @@ it('a run whose lock connection was ended commits nothing and says why', async (
   for (let i = 0; i < 100 && ended === 0; i++) {
     const rows = await fx.db.rows<{ ended: boolean }>(
       `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
-       WHERE application_name = 'wine-recon-sync' AND query LIKE '%pg_try_advisory_xact_lock%' AND state = 'idle in transaction'
+       WHERE application_name = 'wine-recon-sync' AND query LIKE '%pg_try_advisory_xact_lock%'
+       AND state = 'idle in transaction'
          AND pid <> pg_backend_pid()`,
     );
     ended = rows.filter((r) => r.ended).length;

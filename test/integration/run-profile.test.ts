@@ -11,7 +11,6 @@ import { describe, expect, it } from 'vitest';
 import { Invalid, recordText } from '../../src/simulator/dataset.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { inProcess, type TestDb } from '../support/harness.js';
-import { listing } from '../support/listing.js';
 import { runs } from '../support/programs.js';
 import { xorshift } from '../support/random.js';
 

@@ -62,7 +62,8 @@ describe('soft deletes, restores and history', () => {
       { inventory_sales: '9.125', open: true, run_id: 2 },
     ]);
     const [closed] = await fx.db.rows<{ same: boolean }>(
-      `SELECT h.valid_to = r.changed_at AS same FROM bulk_wine_reconciliation_history h JOIN bulk_wine_reconciliation r USING (id) WHERE id = 2 AND h.valid_to IS NOT NULL`,
+      `SELECT h.valid_to = r.changed_at AS same FROM bulk_wine_reconciliation_history h
+      JOIN bulk_wine_reconciliation r USING (id) WHERE id = 2 AND h.valid_to IS NOT NULL`,
     );
     expect(closed?.same).toBe(true);
   });
@@ -198,7 +199,8 @@ describe('dry run, archive, replay and backfill from a file', () => {
       algorithm: string;
       body: Buffer;
     }>(
-      `SELECT run_id, sha256, bytes, algorithm, (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks c WHERE c.run_id = p.run_id) AS body
+      `SELECT run_id, sha256, bytes, algorithm,
+        (SELECT string_agg(data, '' ORDER BY seq) FROM sync_payload_chunks c WHERE c.run_id = p.run_id) AS body
        FROM sync_payloads p ORDER BY run_id`,
     );
     expect(payloads.map((p) => p.run_id)).toEqual(['2', '3']);

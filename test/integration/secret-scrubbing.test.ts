@@ -17,7 +17,8 @@ import { startCli, syncEnv } from '../support/harness.js';
 import { pickWith, xorshift } from '../support/random.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
-// A schema of its own for each case: a run lock that the previous case's daemon has just let go may not be released yet.
+// A schema of its own for each case: a run lock that the previous case's daemon has just let go may not be released
+// yet.
 const fx = useSyncFixture('secret_scrubbing', { each: true });
 const SEEDS = Array.from({ length: 16 }, (_, i) => i + 1);
 /** The error excerpt's length (src/extract/http/responses.ts). */
@@ -65,7 +66,10 @@ interface Case {
   secret: string;
   encoding: string;
   body: string;
-  /** The excerpt keeps the echoed secret and the mark after it whole (else it is cut in one or the other, at least 8 of the secret's characters in). */
+  /**
+   * The excerpt keeps the echoed secret and the mark after it whole (else it is cut in one or the other, at least 8 of
+   * the secret's characters in).
+   */
   whole: boolean;
 }
 
@@ -75,7 +79,8 @@ function makeCase(seed: number): Case {
   const chars = Array.from(PLAIN);
   let secret = '';
   const length = 8 + Math.floor(rand() * 25);
-  // Long enough to be scrubbed in every form: 8 characters or more once whitespace is folded (shorter ones: test/unit/secret-registry.test.ts).
+  // Long enough to be scrubbed in every form: 8 characters or more once whitespace is folded (shorter ones:
+  // test/unit/secret-registry.test.ts).
   while (Array.from(secret).length < length || secret.replace(/\s+/g, ' ').trim().length < 8)
     secret += rand() < 0.35 ? pick(SPECIAL) : pick(chars);
   const encoding = pick(Object.keys(ENCODINGS));
@@ -174,7 +179,7 @@ describe('a random password echoed by the upstream, in every sink', () => {
           ).toBe(false);
       }
       // The text around it: the error names what failed, and keeps the marks on either side of the password.
-      const error = sinks['sync_runs.error']!;
+      const error = sinks['sync_runs.error'];
       expect(error).toMatch(/login failed with HTTP 500/);
       expect(error).toContain(`${BEFORE}[Redacted]`);
       if (c.whole) expect(error, `seed ${c.seed}`).toContain(`[Redacted]${AFTER}`);

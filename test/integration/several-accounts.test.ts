@@ -61,7 +61,8 @@ describeWith('psql', runs('psql', ['--version']), 'several accounts read across 
       async (c) =>
         (
           await c.query(
-            `SELECT account, count(*)::int AS n, sum(inventory_bulk_wine)::text AS total FROM ${all}.reconciliation GROUP BY account ORDER BY account`,
+            `SELECT account, count(*)::int AS n, sum(inventory_bulk_wine)::text AS total FROM ${all}.reconciliation
+            GROUP BY account ORDER BY account`,
           )
         ).rows,
     );
@@ -105,7 +106,8 @@ describeWith('psql', runs('psql', ['--version']), 'several accounts read across 
       { account: 'south', n: 30, total: await exact(south) },
     ]);
     const types = await north.rows<{ column_name: string; numeric_precision: number; numeric_scale: number }>(
-      `SELECT column_name, numeric_precision, numeric_scale FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'reconciliation' AND data_type = 'numeric' ORDER BY ordinal_position`,
+      `SELECT column_name, numeric_precision, numeric_scale FROM information_schema.columns WHERE table_schema = $1
+      AND table_name = 'reconciliation' AND data_type = 'numeric' ORDER BY ordinal_position`,
       [all],
     );
     expect(types.map((t) => [t.column_name, t.numeric_precision, t.numeric_scale])).toEqual(

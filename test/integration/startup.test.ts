@@ -14,7 +14,10 @@ import { listing } from '../support/listing.js';
 
 const fx = useSyncFixture('startup');
 
-/** The npm packages whose CommonJS files a process loaded (Node's require cache, which ESM imports of CommonJS fill too). */
+/**
+ * The npm packages whose CommonJS files a process loaded (Node's require cache, which ESM imports of CommonJS fill
+ * too).
+ */
 const PRELOAD = `
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

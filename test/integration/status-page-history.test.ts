@@ -26,7 +26,8 @@ beforeAll(async () => {
   // Run i: failed when i % 7 = 0, else succeeded; trigger replay when i % 5 = 0, else schedule.
   await fx.db.rows(
     `INSERT INTO sync_runs (trigger, status, started_at, finished_at, received, app_version)
-     SELECT CASE WHEN i % 5 = 0 THEN 'replay' ELSE 'schedule' END, CASE WHEN i % 7 = 0 THEN 'failed' ELSE 'succeeded' END,
+     SELECT CASE WHEN i % 5 = 0 THEN 'replay' ELSE 'schedule' END,
+       CASE WHEN i % 7 = 0 THEN 'failed' ELSE 'succeeded' END,
             now() - (200 - i) * interval '1 minute', now() - (200 - i) * interval '1 minute' + interval '5 seconds', i, 'test'
      FROM generate_series(1, 130) AS i`,
   );
@@ -72,7 +73,8 @@ it('filters by status and by trigger, and keeps the filter while paging', async 
 
 it('shows a run in progress, and says when its process most likely died', async () => {
   await fx.db.rows(
-    `INSERT INTO sync_runs (trigger, status, started_at, app_version) VALUES ('schedule', 'running', now() - interval '10 minutes', 'test')`,
+    `INSERT INTO sync_runs (trigger, status, started_at, app_version)
+    VALUES ('schedule', 'running', now() - interval '10 minutes', 'test')`,
   );
   let page = await get('/');
   expect(page).toContain('id="running"');

@@ -150,7 +150,8 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
         })),
       );
     const rows = await fx.db.rows<Record<string, string>>(
-      `SELECT id, status, received, rejected, inserted, updated, deleted, restored, extract(epoch FROM finished_at - started_at) * 1000 AS ms FROM sync_runs ORDER BY id`,
+      `SELECT id, status, received, rejected, inserted, updated, deleted, restored,
+        extract(epoch FROM finished_at - started_at) * 1000 AS ms FROM sync_runs ORDER BY id`,
     );
     const n = (v: string) => Number(v);
     expect(await bars('plot-received')).toEqual(
@@ -285,7 +286,8 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     expect(await page.locator(`#runs-table tr[data-run="${runIds[3]}"] .badge`).textContent()).toBe('dry run');
     expect(await page.locator('#freshness').getAttribute('data-state')).toBe('fresh');
 
-    // A month of nights for the picture: the generated listing changing a little every night, one night the upstream down.
+    // A month of nights for the picture: the generated listing changing a little every night, one night the upstream
+    // down.
     const nights = inProcess({ ...fx.env, SYNC_MAX_DELETE_RATIO: '1', WINE_API_RETRIES: '2' });
     fx.sim.setRecordsJson(null);
     for (let night = 0; night < 24; night++) {
@@ -297,7 +299,8 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
     expect(await page.locator('#plot-duration a.run-bar').count()).toBe(29);
     expect(await page.locator('#plots').textContent()).toBe('The last 29 runs');
     expect(problems).toEqual([]);
-    // The README's pictures, wide and on a phone: written into docs/ only when asked, so that `npm test` leaves the tree clean.
+    // The README's pictures, wide and on a phone: written into docs/ only when asked, so that `npm test` leaves the
+    // tree clean.
     const shots = process.env.UPDATE_SCREENSHOT === '1' ? join(ROOT, 'docs') : fx.dir;
     for (const [width, height, file] of [
       [1280, 1100, 'status-page.png'],

@@ -97,7 +97,8 @@ describe('unchanged-record shortcut', () => {
     const ordinal = `(SELECT count(*) FROM sync_runs r WHERE r.id <= x.run_id)`;
     return {
       runs: await db.rows(
-        `SELECT dry_run, status, received::int, rejected::int, duplicates::int, inserted::int, updated::int, unchanged::int,
+        `SELECT dry_run, status, received::int, rejected::int, duplicates::int, inserted::int, updated::int,
+          unchanged::int,
                 deleted::int, restored::int, kept_on_reject::int, unknown_fields, field_counts
          FROM sync_runs ORDER BY id`,
       ),
@@ -105,7 +106,8 @@ describe('unchanged-record shortcut', () => {
         `SELECT ${ordinal} AS run, position, record_id, errors, raw FROM sync_rejects x ORDER BY run_id, position`,
       ),
       rows: await db.rows(
-        `SELECT id, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text, vintage_forecast::text,
+        `SELECT id, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text,
+          vintage_forecast::text,
                 vintage_make::text, first_sale::text, deleted_at IS NULL AS live, ${ordinal} AS run,
                 changed_at = first_seen_at AS never_changed
          FROM bulk_wine_reconciliation x ORDER BY id`,
@@ -194,7 +196,10 @@ describe('unchanged-record shortcut', () => {
     return { first, second };
   }
 
-  /** Two new schemas, one with every record compared, loaded with each listing in turn and alike after each; the runs and what the shortcut skipped, per listing. */
+  /**
+   * Two new schemas, one with every record compared, loaded with each listing in turn and alike after each; the runs
+   * and what the shortcut skipped, per listing.
+   */
   async function alike(name: string, listings: Array<[string, string[]]>) {
     const fastDb = await fx.createDb(`skip_fast_${name}`);
     const fullDb = await fx.createDb(`skip_full_${name}`);

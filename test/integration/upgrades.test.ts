@@ -73,7 +73,8 @@ describe('an upgrade from an earlier release', async () => {
   const rowsOf = (pool: Pool) =>
     pool
       .query(
-        `SELECT id::text, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text, vintage_forecast::text,
+        `SELECT id::text, wpi, inventory_bulk_wine::text, inventory_finished_goods::text, inventory_sales::text,
+          vintage_forecast::text,
               vintage_make::text, first_sale::text, extra_fields::text, deleted_at IS NULL AS live
        FROM bulk_wine_reconciliation ORDER BY id`,
       )
@@ -81,13 +82,15 @@ describe('an upgrade from an earlier release', async () => {
   const bookkeeping = (pool: Pool) =>
     pool
       .query(
-        `SELECT id::text, changed_at::text, run_id::text, first_seen_at::text FROM bulk_wine_reconciliation ORDER BY id`,
+        `SELECT id::text, changed_at::text, run_id::text, first_seen_at::text FROM bulk_wine_reconciliation
+        ORDER BY id`,
       )
       .then((r) => r.rows);
   const versions = (pool: Pool) =>
     pool
       .query(
-        `SELECT id::text, valid_from::text, valid_to::text FROM bulk_wine_reconciliation_closed_versions ORDER BY id, valid_from`,
+        `SELECT id::text, valid_from::text, valid_to::text FROM bulk_wine_reconciliation_closed_versions
+        ORDER BY id, valid_from`,
       )
       .then((r) => r.rows);
 
@@ -239,7 +242,8 @@ describe('a kept field that a release adds to its catalogue', () => {
     // The closed version moved too, and no version was added.
     expect(
       await db.rows(
-        `SELECT id::text, ${FIELD}::text AS v, extra_fields::text AS extra FROM bulk_wine_reconciliation_closed_versions`,
+        `SELECT id::text, ${FIELD}::text AS v, extra_fields::text AS extra
+        FROM bulk_wine_reconciliation_closed_versions`,
       ),
     ).toEqual([{ id: '1', v: '12.5', extra: '{"cellar_note": "north"}' }]);
     expect(

@@ -48,7 +48,10 @@ export function syncEnv(db: TestDb, sim?: Simulator, extra: Record<string, strin
   return { ...jobEnv(db.url, db.schema, sim), ...extra };
 }
 
-/** The job's settings for a database URL and schema of the test's own (a pooler, a pair of servers), with `sim` as the upstream. */
+/**
+ * The job's settings for a database URL and schema of the test's own (a pooler, a pair of servers), with `sim` as the
+ * upstream.
+ */
 export function jobEnv(databaseUrl: string, schema: string, sim?: Simulator): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,

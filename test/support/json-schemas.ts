@@ -1,8 +1,9 @@
 /**
  * The published JSON Schemas the tests hold outputs to (test/fixtures/*, each with its SOURCE.md),
- * compiled with ajv: dbt's properties-file schemas (draft-07) and OpenLineage's event and facet
- * schemas (draft 2020-12). Formats are checked (ajv-formats); keywords the schemas carry for
- * editors (`example`, `markdownDescription`) are allowed, not errors.
+ * compiled with ajv: dbt's properties-file schemas (draft-07), OpenLineage's event and facet
+ * schemas (draft 2020-12) and the Compose Specification (draft-07). Formats are checked
+ * (ajv-formats); keywords the schemas carry for editors (`example`, `markdownDescription`) are
+ * allowed, not errors.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,4 +67,12 @@ export function draft2020(): (schema: unknown) => string[] {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   return (schema) =>
     ajv.validateSchema(schema as object) ? [] : (ajv.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
+}
+
+/** The Compose Specification's schema (compose-spec/compose-spec, schema/compose-spec.json). */
+export function composeSpec(): Checker {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  const schema = read('compose-spec/compose-spec.json');
+  delete schema.$schema; // "https://json-schema.org/draft-07/schema" without "#": draft-07 itself
+  return checker(ajv.compile(schema));
 }

@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import type { QueryConfig } from 'pg';
 import { freePort } from './global-setup.js';
 
 const PACKAGED_INI = '/etc/pgbouncer/pgbouncer.ini';
@@ -67,7 +68,7 @@ export async function startPgBouncer(databaseUrl: string, mode: 'session' | 'tra
       })
     : spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   await waitForPort(port, child, () => stderr);
   const auth = `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
   return {
@@ -121,7 +122,7 @@ async function show(adminUrl: string, what: string): Promise<Array<Record<string
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const result = await client.query({ text: `SHOW ${what}`, queryMode: 'simple' } as never);
+    const result = await client.query({ text: `SHOW ${what}`, queryMode: 'simple' } as QueryConfig);
     return (result as unknown as { rows: Array<Record<string, string>> }).rows;
   } finally {
     await client.end();

@@ -1,4 +1,7 @@
-/** A real HTTP receiver on 127.0.0.1 that records what is POSTed to it (a chat webhook's or a lineage catalogue's stand-in). */
+/**
+ * A real HTTP receiver on 127.0.0.1 that records what is POSTed to it (a chat webhook's or a lineage catalogue's
+ * stand-in).
+ */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

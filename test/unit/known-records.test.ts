@@ -70,7 +70,8 @@ async function parse(
     const read = fast.hook.record.bind(fast.hook);
     fast.hook.record = (bytes, start, end, ends, count, position, byteOffset, plain) => {
       const verdict = read(bytes, start, end, ends, count, position, byteOffset, plain);
-      // Written by the fast path (its fingerprint and shape), or handed to the zod path with its fingerprint (no shape).
+      // Written by the fast path (its fingerprint and shape), or handed to the zod path with its fingerprint (no
+      // shape).
       if (bytes !== undefined && verdict !== false) {
         const id = Number(/"id":(\d+)/.exec(bytes.toString('latin1', start, end))![1]);
         seen(id, verdict === true ? shortcut.fingerprint : Int32Array.of(verdict[0], verdict[1], 0));

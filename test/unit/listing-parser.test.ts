@@ -1054,7 +1054,7 @@ describe('ListingParser: flat-object fast path', () => {
           const k = rand();
           const [text, v]: [string, unknown] =
             k < 0.4
-              ? (((n) => [n, n])(pick(NUMS)) as [string, string])
+              ? ((n) => [n, n])(pick(NUMS))
               : k < 0.8
                 ? ((x) => [str(x), x])(pick(STRS))
                 : ((l) => [String(l), l])(pick([true, false, null]));

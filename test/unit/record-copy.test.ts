@@ -166,7 +166,10 @@ const DATES = [
   '{"d":1}',
 ];
 const EXTRA_NAMES = ['bond_number', 'note', '__proto__', 'Id', 'wpi ', 'inventory_in_transit', 'cellar_note'];
-/** Values of unknown members: the sizes around the fast lane's number limits (1000 characters, a 4-digit exponent) among them. */
+/**
+ * Values of unknown members: the sizes around the fast lane's number limits (1000 characters, a 4-digit exponent) among
+ * them.
+ */
 const EXTRA_VALUES = [
   '1',
   '"x"',
@@ -529,7 +532,9 @@ describe('what extra_fields cannot hold', () => {
   });
 });
 
-/** The COPY line the byte-level fast path writes for one record (its fingerprint -5/6), taking it over from the parser. */
+/**
+ * The COPY line the byte-level fast path writes for one record (its fingerprint -5/6), taking it over from the parser.
+ */
 function fastPathLine(text: string, writer: CopyWriter): string {
   const members = new MemberReader(KNOWN_FIELDS);
   let line = '';

@@ -59,7 +59,8 @@ describe('MemberReader guided by the fast lane', () => {
     (_name, catalogue, nearMisses) => {
       const rand = xorshift(0x9e3779b9);
       const pick = pickWith(rand);
-      // Known keys, keys one byte off them (longer, shorter, another last byte), unknown ones, and keys the lane cannot take.
+      // Known keys, keys one byte off them (longer, shorter, another last byte), unknown ones, and keys the lane cannot
+      // take.
       const KEYS = [...catalogue, ...nearMisses];
       const ODD_KEYS = ['é', 'k\\"q'];
       const VALUES = [

@@ -535,10 +535,10 @@ describe('simulator: faults', () => {
     const first = await reader.read();
     const firstAt = Date.now() - started;
     expect(first.done).toBe(false);
-    expect(Buffer.from(first.value!).toString()).toMatch(
+    expect(Buffer.from(first.value).toString()).toMatch(
       /^\{"message":"Bulk wine reconciliation data retrieved successfully","count":200,/,
     );
-    let text = Buffer.from(first.value!).toString();
+    let text = Buffer.from(first.value).toString();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;

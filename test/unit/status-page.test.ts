@@ -198,7 +198,8 @@ describe('the plots', () => {
     // A month of small nights after a first load 1,000 times as large.
     const month = barsOf(chart([5000, ...Array.from({ length: 29 }, (_, i) => 2 + (i % 4))]));
     expect(month.filter((b) => b.cut).map((b) => b.run)).toEqual(['1001']);
-    expect(Math.min(...month.slice(1).map((b) => b.height))).toBeGreaterThanOrEqual(40); // 2 rows: a quarter of the axis
+    // 2 rows: a quarter of the axis
+    expect(Math.min(...month.slice(1).map((b) => b.height))).toBeGreaterThanOrEqual(40);
     // Nothing far above the median: nothing cut, the highest bar reaches near the top.
     const even = chart([100, 90, 80, 0]);
     expect(even).not.toContain('Cut at the top');

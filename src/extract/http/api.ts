@@ -40,7 +40,10 @@ export interface WineApiOptions {
   now?: () => number;
   /** HTTPS_PROXY/HTTP_PROXY/NO_PROXY; undefined: direct. */
   proxy?: ProxyConfig;
-  /** Told of every chunk of the listing as it arrives: bytes so far and Content-Length (both as sent: coded when the body is). */
+  /**
+   * Told of every chunk of the listing as it arrives: bytes so far and Content-Length (both as sent: coded when the
+   * body is).
+   */
   onDownloadProgress?: (progress: { received: number; declared: number | undefined }) => void;
 }
 

@@ -41,9 +41,8 @@ const DECODE_BATCH = 256 * 1024;
 
 /**
  * The decoder's output comes in chunks of this much. Each chunk is a round trip through libuv's
- * pool and a callback on the JavaScript thread: gunzipping the 1M-record benchmark listing
- * (76 MB -> 256 MB) took 99-115 ms of that thread and 550-610 ms of CPU at 256 KiB, 60 ms and
- * 500 ms at 1 MiB (zlib's default, 16 KiB: 315 ms and 1055 ms).
+ * pool and a callback on the JavaScript thread, so fewer, larger chunks leave that thread to the
+ * parse (zlib's default of 16 KiB is far too small for a listing).
  */
 const DECODED_CHUNK = 1024 * 1024;
 

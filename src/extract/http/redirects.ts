@@ -48,7 +48,9 @@ export function isOwnOrigin(configured: URL, target: URL): boolean {
   return configured.protocol === 'http:' && target.protocol === 'https:' && configured.hostname === target.hostname;
 }
 
-/** The login's next hop after `status` from `current`; throws a non-retryable UpstreamError when it may not be followed. */
+/**
+ * The login's next hop after `status` from `current`; throws a non-retryable UpstreamError when it may not be followed.
+ */
 export function loginRedirect(
   configured: string,
   current: string,
@@ -76,7 +78,10 @@ export function loginRedirect(
   return target.href;
 }
 
-/** The listing's next hop after `status` from `current`; throws a non-retryable UpstreamError when it may not be followed. */
+/**
+ * The listing's next hop after `status` from `current`; throws a non-retryable UpstreamError when it may not be
+ * followed.
+ */
 export function listingRedirect(
   configured: string,
   current: Hop,

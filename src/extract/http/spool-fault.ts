@@ -8,11 +8,15 @@ import { LocalDiskError } from '../../errors.js';
 
 const LOCAL_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR']);
 
-/** A LocalDiskError when `error` is a local disk refusal, else undefined. `file` is the spool file or directory being made. */
+/**
+ * A LocalDiskError when `error` is a local disk refusal, else undefined. `file` is the spool file or directory being
+ * made.
+ */
 export function spoolFault(error: unknown, file: string, bytesSoFar: number): LocalDiskError | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code !== 'string' || !LOCAL_CODES.has(code)) return undefined;
-  // The run spools into wine-recon-sync-<run>-XXXXXX under TMPDIR; that directory is gone by the time anyone reads the error.
+  // The run spools into wine-recon-sync-<run>-XXXXXX under TMPDIR; that directory is gone by the time anyone reads the
+  // error.
   const dir = dirname(dirname(file));
   const needed = bytesSoFar > 0 ? ` (${megabytes(bytesSoFar)} needed so far)` : '';
   const sentence = {

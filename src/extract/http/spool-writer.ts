@@ -1,9 +1,9 @@
 /**
  * The spool file written a batch at a time, one write in flight while the next batch gathers.
  * The body arrives in chunks of 16 to 64 KiB: a write per chunk is a round trip through libuv's
- * thread pool each, about 15,000 for a 240 MB listing, and awaiting each one holds the download
- * (and the decoder behind it) still meanwhile; that kept a download at twice the time of `curl`.
- * Batches of 1 MiB make that 240 round trips, and the download goes on while one is written.
+ * thread pool each, and awaiting each one holds the download (and the decoder behind it) still
+ * meanwhile. Batches of 1 MiB make far fewer round trips, and the download goes on while one is
+ * written.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { writeAll } from '../../io/file-write.js';

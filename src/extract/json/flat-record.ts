@@ -4,10 +4,8 @@
  * escape, no nested value, no NaN/Infinity), validated and its member ends noted in one tight loop,
  * without writing any output. The state machine (listing-scanner.ts) spends most of a record's
  * time on per-token dispatch and on copying every byte into its output, which is thrown away for
- * every record the record hook or the flat builder takes (a re-sync of the 1M-record benchmark
- * listing with every record unchanged: 2.44 s of CPU before, 2.18 s with this lane). Strings and
- * digit runs are read four bytes at a time while no byte is special (that lane alone: 753 -> 452 ms
- * over the listing's 1M records).
+ * every record the record hook or the flat builder takes. Strings and digit runs are read four
+ * bytes at a time while no byte is special.
  *
  * It accepts only what the state machine accepts, with the same member ends; anything else
  * (including a record that runs past the window) answers -1 having changed nothing but `ends`,
@@ -81,8 +79,8 @@ function keyColonEnd(keys: KeyGuide, k: number, b: Uint8Array, view: DataView, i
  * The position of the closing quote of the string whose text starts at `i`, when all of it is
  * plain (printable ASCII but '"' and '\\') and it ends before `end`; else -1. Four bytes at a
  * time (one DataView load and a few integer operations, where a byte at a time costs a load and
- * compares each); the word with a special byte says which it is by its lowest mark, where a byte
- * loop over its bytes again cost the parse of the benchmark listing 4% more CPU. Byte by byte
+ * compares each); the word with a special byte says which it is by its lowest mark, rather than
+ * looping over its bytes again. Byte by byte
  * only within 4 bytes of `end`.
  */
 function stringEnd(b: Uint8Array, view: DataView, i: number, end: number): number {
@@ -115,7 +113,10 @@ function plain(c: number): boolean {
   return c >= 0x23 ? c !== 0x5c && c < 0x80 : c >= 0x20 && c !== 0x22;
 }
 
-/** The position after the run of digits at `i` (a digit), when it ends before `end`; else -1. Four at a time, as stringEnd. */
+/**
+ * The position after the run of digits at `i` (a digit), when it ends before `end`; else -1. Four at a time, as
+ * stringEnd.
+ */
 function digitsEnd(b: Uint8Array, view: DataView, i: number, end: number): number {
   while (i + 4 <= end) {
     const w = view.getInt32(i, true);

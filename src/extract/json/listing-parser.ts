@@ -23,8 +23,8 @@
  * - Fast path: a record that is a flat object (scalar member values only, the usual record) is
  *   built from its `raw` text (record-values.ts), using the member ends the scanner recorded,
  *   and its rewritten bytes are dropped (a compact one the scanner's fast lane took has none: they
- *   are written only if it goes to JSON.parse after all, see flat-record.ts). Its string values are slices of `raw` (V8 may keep a
- *   long one as a view of `raw`, so holding such a value holds that record's raw text).
+ *   are written only if it goes to JSON.parse after all, see flat-record.ts). Its string values are slices of `raw` (V8
+ * may keep a   long one as a view of `raw`, so holding such a value holds that record's raw text).
  * - Anything else stays in the batch buffer `out` as rewritten text (numbers quoted) and is
  *   parsed per batch (one JSON.parse of `[a,b,c]`): at the end of every push, and whenever the
  *   batch exceeds BATCH_BYTES within a push. A record still incomplete at the end of a push

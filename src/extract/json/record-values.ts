@@ -212,7 +212,10 @@ function internalize(key: string): string {
   return Object.keys({ [key]: 0 })[0]!;
 }
 
-/** Sets a member as JSON.parse does: a repeated key keeps its place and takes the last value; `__proto__` is an own property. */
+/**
+ * Sets a member as JSON.parse does: a repeated key keeps its place and takes the last value; `__proto__` is an own
+ * property.
+ */
 function put(obj: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__')
     Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });

@@ -91,7 +91,10 @@ export const MAX_MEMBER_ENDS = 256;
 export abstract class ScannerState {
   protected state = T_START;
   protected mode = M_NONE;
-  /** Output: in the records array, `[` + each completed record followed by `,` + the current record's bytes; else the current key/scalar. */
+  /**
+   * Output: in the records array, `[` + each completed record followed by `,` + the current record's bytes; else the
+   * current key/scalar.
+   */
   protected out: Buffer = Buffer.allocUnsafe(WINDOW * 2 + 64);
   protected o = 0;
   /** Nesting depth relative to the current value; bit (d-1) of `stack` is 1 when level d is an object. */
@@ -121,7 +124,10 @@ export abstract class ScannerState {
   protected recOutStart = 0; // where the current record starts in `out`
   protected tooDeep = false;
   protected tooBig = false; // record over maxRecordBytes, or key/scalar over MAX_SCALAR_BYTES
-  /** Where in the current record each member (each element at depth 1) ends: its ',' or closing bracket, relative to the record's start. */
+  /**
+   * Where in the current record each member (each element at depth 1) ends: its ',' or closing bracket, relative to the
+   * record's start.
+   */
   protected readonly memberEnds = new Float64Array(MAX_MEMBER_ENDS);
   protected memberCount = 0;
   /** The current record was taken whole by the fast lane (flat-record.ts): nothing of it is in `out` yet. */

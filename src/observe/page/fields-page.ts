@@ -19,7 +19,11 @@ export function fieldsBody(d: FieldsData): Html {
   const counts = d.lastLoad?.field_counts;
   return html`<h1>Fields</h1>
 <h2>The catalogue</h2>
-<p class="muted">The fields this version loads into columns of their own${d.lastLoad ? html`; records counted by the last successful load, <a href="/runs/${d.lastLoad.id}">run ${d.lastLoad.id}</a>` : null}.</p>
+<p class="muted">The fields this version loads into columns of their own${
+    d.lastLoad
+      ? html`; records counted by the last successful load, <a href="/runs/${d.lastLoad.id}">run ${d.lastLoad.id}</a>`
+      : null
+  }.</p>
 ${stackedTable(
   'catalogue',
   [

@@ -30,7 +30,7 @@ function render(value: Value): string {
 /** A template whose values are escaped (arrays joined, null/undefined/false left out). */
 export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   let out = strings[0]!;
-  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]!;
   return new Html(out);
 }
 
@@ -61,9 +61,12 @@ export function stackedTable(
   const head = columns.map((c) => `<th${n(c)}>${escapeHtml(c.title)}</th>`).join('');
   const body = rows.map(
     (r) =>
-      `<tr${r.attrs ? ` ${r.attrs.text}` : ''}>${r.cells.map((cell, i) => `<td${n(columns[i]!)} data-label="${escapeHtml(columns[i]!.title)}">${render(cell)}</td>`).join('')}</tr>`,
+      `<tr${
+        r.attrs ? ` ${r.attrs.text}` : ''
+      }>${r.cells.map((cell, i) => `<td${n(columns[i]!)} data-label="${escapeHtml(columns[i]!.title)}">${render(cell)}</td>`).join('')}</tr>`,
   );
   return new Html(
-    `<table id="${escapeHtml(id)}" class="stack"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody></table>`,
+    `<table id="${escapeHtml(id)}" class="stack"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody>
+    </table>`,
   );
 }

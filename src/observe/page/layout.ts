@@ -28,7 +28,8 @@ export const FAVICON =
 export const STYLESHEET = `
 :root { --ok: #1a7f37; --late: #9a6700; --bad: #c62828; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #fff; }
 * { box-sizing: border-box; }
-body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: var(--bg); }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink);
+  background: var(--bg); }
 header { background: #7b2d43; padding: 8px 16px; }
 header a { color: #fff; margin-right: 16px; text-decoration: none; }
 header .brand { font-weight: 700; }
@@ -44,7 +45,8 @@ table { border-collapse: collapse; width: 100%; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 6px; text-align: left; vertical-align: top; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .kv th { width: 220px; font-weight: 600; }
-ul.counts { list-style: none; padding: 0; margin: 4px 0 8px; display: flex; flex-wrap: wrap; gap: 2px 18px; font-size: 15px; }
+ul.counts { list-style: none; padding: 0; margin: 4px 0 8px; display: flex; flex-wrap: wrap; gap: 2px 18px;
+  font-size: 15px; }
 ul.counts strong { font-variant-numeric: tabular-nums; }
 .freshness { border-left: 6px solid; padding: 10px 14px; margin-bottom: 12px; }
 .freshness.fresh { border-color: var(--ok); background: #dafbe1; }
@@ -56,7 +58,8 @@ ul.counts strong { font-variant-numeric: tabular-nums; }
 .status-succeeded { color: var(--ok); }
 .status-failed, .status-abandoned, .status-aborted { color: var(--bad); }
 .status-running { color: #0969da; }
-.badge { border: 1px solid var(--muted); border-radius: 8px; padding: 0 6px; font-size: 12px; color: var(--muted); margin-left: 4px; }
+.badge { border: 1px solid var(--muted); border-radius: 8px; padding: 0 6px; font-size: 12px; color: var(--muted);
+  margin-left: 4px; }
 pre { white-space: pre-wrap; background: #f6f8fa; padding: 6px 8px; margin: 0; max-width: 100%; }
 .error-start { color: var(--bad); max-width: 360px; overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
@@ -75,7 +78,8 @@ svg .axis { stroke: var(--muted); }
 svg .hit { fill: transparent; }
 svg a.run-bar:hover .hit, svg a.run-bar:focus .hit { fill: #eaeef2; }
 svg .bar.dry { fill-opacity: 0.45; }
-.legend { list-style: none; padding: 0; margin: 4px 0 0; display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 12px; }
+.legend { list-style: none; padding: 0; margin: 4px 0 0; display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 12px;
+  }
 .narrow-only { display: none; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: baseline; }
 .s-succeeded { fill: #2da44e; background: #2da44e; }
@@ -108,7 +112,8 @@ ul.reasons { margin: 0; padding-left: 18px; }
   .narrow-only { display: revert; }
   #runs-table thead { display: none; }
   #runs-table, #runs-table tbody { display: block; }
-  #runs-table tr { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 12px; border-bottom: 1px solid var(--line); padding: 6px 0; }
+  #runs-table tr { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 12px;
+    border-bottom: 1px solid var(--line); padding: 6px 0; }
   #runs-table td { display: block; border: 0; padding: 0; }
   #runs-table td.wide-only { display: none; }
   #runs-table td.changed::after { content: " rows changed"; color: var(--muted); }

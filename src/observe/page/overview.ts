@@ -38,7 +38,11 @@ export function overviewBody(d: OverviewData): Html {
 ${freshnessBox(d)}
 ${d.notice === undefined ? null : html`<p class="notice" id="notice">${d.notice}</p>`}
 ${runningBox(d)}
-${d.runNow === undefined ? null : html`<form method="post" action="/run-now" class="run-now"><input type="hidden" name="csrf" value="${d.runNow.csrf}"><button type="submit">Run now</button> <span class="muted">starts a sync at once, as the schedule would; refused while one is running</span></form>`}
+${
+  d.runNow === undefined
+    ? null
+    : html`<form method="post" action="/run-now" class="run-now"><input type="hidden" name="csrf" value="${d.runNow.csrf}"><button type="submit">Run now</button> <span class="muted">starts a sync at once, as the schedule would; refused while one is running</span></form>`
+}
 ${plots(d)}
 ${history(d)}`;
 }
@@ -47,8 +51,20 @@ function freshnessBox(d: OverviewData): Html {
   const { lastLoad, timezone, now } = d;
   return html`<section class="freshness ${d.freshness.state}" id="freshness" data-state="${d.freshness.state}">
 <strong>${d.freshness.headline}</strong>
-<div>Last successful load: ${lastLoad ? html`<a href="/runs/${lastLoad.id}">run ${lastLoad.id}</a>, finished ${formatTime(lastLoad.finished_at, timezone)} ${timezone} (${relative(now - lastLoad.finished_at.getTime())})` : 'none yet'}.</div>
-${d.nextRunAt === undefined ? null : html`<div>Next scheduled run: ${d.nextRunAt === null ? 'none' : html`${formatTime(d.nextRunAt, timezone)} ${timezone} (${relative(now - Date.parse(d.nextRunAt))})`}.</div>`}
+<div>Last successful load: ${
+    lastLoad
+      ? html`<a href="/runs/${lastLoad.id}">run ${lastLoad.id}</a>, finished ${formatTime(lastLoad.finished_at, timezone)} ${timezone} (${relative(now - lastLoad.finished_at.getTime())})`
+      : 'none yet'
+  }.</div>
+${
+  d.nextRunAt === undefined
+    ? null
+    : html`<div>Next scheduled run: ${
+        d.nextRunAt === null
+          ? 'none'
+          : html`${formatTime(d.nextRunAt, timezone)} ${timezone} (${relative(now - Date.parse(d.nextRunAt))})`
+      }.</div>`
+}
 <div class="muted">${d.staleWhy}</div>
 </section>`;
 }
@@ -62,8 +78,14 @@ function runningBox(d: OverviewData): Html | null {
   const age = d.now - r.started_at.getTime();
   const stuck = d.runTimeoutMs !== undefined && age > d.runTimeoutMs + 60_000;
   return html`<section class="progress" id="running">
-<strong>Run <a href="/runs/${r.id}">${r.id}</a> in progress</strong> (${r.trigger}${r.dry_run ? ', dry run' : ''}), started ${formatTime(r.started_at, d.timezone)} (${duration(d.now - r.started_at.getTime())} so far).
-${p ? html`${count(p.received)} records parsed, ${bytes(p.bytes)} received so far.` : html`<span class="muted">No records parsed yet.</span>`}
+<strong>Run <a href="/runs/${r.id}">${r.id}</a> in progress</strong> (${r.trigger}${
+    r.dry_run ? ', dry run' : ''
+  }), started ${formatTime(r.started_at, d.timezone)} (${duration(d.now - r.started_at.getTime())} so far).
+${
+  p
+    ? html`${count(p.received)} records parsed, ${bytes(p.bytes)} received so far.`
+    : html`<span class="muted">No records parsed yet.</span>`
+}
 ${Number(r.rejects_so_far) > 0 ? html` ${count(r.rejects_so_far)} rejected so far.` : null}
 ${stuck ? html`<strong id="stuck">It has outlived SYNC_RUN_TIMEOUT_MS: the process running it most likely died, and the next run will mark it abandoned.</strong> ` : null}<span class="muted">This page refreshes itself every 5 s while a run is in progress.</span>
 </section>`;
@@ -105,7 +127,14 @@ function plots(d: OverviewData): Html {
   const heading =
     runs.length === 0 ? 'No finished run yet' : runs.length === 1 ? 'The last run' : `The last ${runs.length} runs`;
   return html`<h2 id="plots">${heading}</h2>
-<p class="choice">Show the last ${PLOT_CHOICES.map((n) => html`<a href="/${query({ plot: n === 30 ? undefined : n, status: d.filter.status, trigger: d.filter.trigger })}" class="${n === d.plotN ? 'on' : ''}">${n}</a>`)} runs. Each bar links to its run; pale bars are dry runs. A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small changes stay visible beside a first load.</p>
+<p class="choice">Show the last ${PLOT_CHOICES.map(
+    (n) =>
+      html`<a href="/${query({
+        plot: n === 30 ? undefined : n,
+        status: d.filter.status,
+        trigger: d.filter.trigger,
+      })}" class="${n === d.plotN ? 'on' : ''}">${n}</a>`,
+  )} runs. Each bar links to its run; pale bars are dry runs. A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small changes stay visible beside a first load.</p>
 <div class="charts">
 ${barChart({ id: 'plot-duration', title: 'Duration per run, by status', unit: 'seconds', scale: 1000, series: [...statusSeries, { key: 'dry', name: 'dry run (pale)' }], bars: durationBars })}
 ${barChart({ id: 'plot-changed', title: 'Rows changed per run', unit: 'rows', series: ['inserted', 'updated', 'deleted', 'restored'].map((k) => ({ key: k, name: k })), bars: changedBars })}
@@ -113,8 +142,16 @@ ${barChart({ id: 'plot-received', title: 'Records received per run', unit: 'reco
 ${barChart({ id: 'plot-rejected', title: 'Records rejected per run', unit: 'records', series: [{ key: 'rejected', name: 'rejected' }], bars: rejectedBars })}
 </div>
 <details id="plot-data"><summary>The plots' numbers as a table</summary>
-<table><thead><tr><th>run</th><th>status</th><th class="n">duration</th><th class="n">inserted</th><th class="n">updated</th><th class="n">deleted</th><th class="n">restored</th><th class="n">received</th><th class="n">rejected</th></tr></thead>
-<tbody>${runs.map((r) => html`<tr><td><a href="/runs/${r.id}">${r.id}</a></td><td>${r.status}${r.dry_run ? ' (dry run)' : ''}</td><td class="n">${duration(num(r.ms))}</td><td class="n">${count(r.inserted)}</td><td class="n">${count(r.updated)}</td><td class="n">${count(r.deleted)}</td><td class="n">${count(r.restored)}</td><td class="n">${count(r.received)}</td><td class="n">${count(r.rejected)}</td></tr>`)}</tbody></table>
+<table><thead><tr><th>run</th><th>status</th><th class="n">duration</th><th class="n">inserted</th>
+<th class="n">updated</th><th class="n">deleted</th><th class="n">restored</th><th class="n">received</th>
+<th class="n">rejected</th></tr></thead>
+<tbody>${runs.map(
+    (r) => html`<tr><td><a href="/runs/${r.id}">${r.id}</a></td>
+<td>${r.status}${r.dry_run ? ' (dry run)' : ''}</td><td class="n">${duration(num(r.ms))}</td>
+<td class="n">${count(r.inserted)}</td><td class="n">${count(r.updated)}</td><td class="n">${count(r.deleted)}</td>
+<td class="n">${count(r.restored)}</td><td class="n">${count(r.received)}</td><td class="n">${count(r.rejected)}</td>
+</tr>`,
+  )}</tbody></table>
 </details>`;
 }
 
@@ -126,13 +163,23 @@ function history(d: OverviewData): Html {
 <label>Status <select name="status"><option value="">any</option>${STATUSES.map((s) => option(s, d.filter.status))}</select></label>
 <label>Trigger <select name="trigger"><option value="">any</option>${TRIGGERS.map((t) => option(t, d.filter.trigger))}</select></label>
 ${d.plotN === 30 ? null : html`<input type="hidden" name="plot" value="${d.plotN}">`}
-<button type="submit">Filter</button> <span class="muted">${count(d.total)} runs${d.filter.status || d.filter.trigger ? ' match' : ''}</span>
+<button type="submit">Filter</button> <span class="muted">${count(d.total)} runs${
+    d.filter.status || d.filter.trigger ? ' match' : ''
+  }</span>
 </form>
 <p class="narrow-only muted">Times in ${d.timezone}. A run's number leads to all its counts.</p>
-<table id="runs-table"><thead><tr><th>run</th><th class="wide-only">trigger</th><th>status</th><th>started (${d.timezone})</th><th class="n">duration</th>${WIDE_COUNTS.map((k) => html`<th class="n wide-only">${k.replace('_', ' ')}</th>`)}<th>error</th></tr></thead>
+<table id="runs-table"><thead><tr><th>run</th><th class="wide-only">trigger</th><th>status</th>
+<th>started (${d.timezone})</th><th class="n">duration</th>
+${WIDE_COUNTS.map((k) => html`<th class="n wide-only">${k.replace('_', ' ')}</th>`)}<th>error</th></tr></thead>
 <tbody>${d.runs.map((r) => runRow(r, d))}</tbody></table>
-${d.runs.length === 0 ? html`<p class="muted">No run${d.filter.status || d.filter.trigger ? ' matches these filters' : ' yet'}.</p>` : null}
-<nav class="pager">${d.newer ? html`<a href="${d.newer}" rel="prev" id="newer">← newer</a>` : null}${d.older ? html`<a href="${d.older}" rel="next" id="older">older →</a>` : null}</nav>
+${
+  d.runs.length === 0
+    ? html`<p class="muted">No run${d.filter.status || d.filter.trigger ? ' matches these filters' : ' yet'}.</p>`
+    : null
+}
+<nav class="pager">${d.newer ? html`<a href="${d.newer}" rel="prev" id="newer">← newer</a>` : null}${
+    d.older ? html`<a href="${d.older}" rel="next" id="older">older →</a>` : null
+  }</nav>
 <p><a href="/index.json">This page as JSON</a> (/index.json)</p>`;
 }
 
@@ -159,8 +206,13 @@ function runRow(r: RunLine, d: OverviewData): Html {
       : html` <span class="muted">attempt ${r.attempt} of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
   const retry =
     r.retry_at === null ? null : html` <span class="muted">retry ${formatTime(r.retry_at, d.timezone)}</span>`;
-  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td><td><span class="status status-${r.status}">${r.status}</span>${r.dry_run ? html`<span class="badge">dry run</span>` : null}${chain}${retry}</td>
-<td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td><td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td><td class="n changed narrow-only">${count(changed)}</td>
+  return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td>
+  <td><span class="status status-${r.status}">${r.status}</span>${
+    r.dry_run ? html`<span class="badge">dry run</span>` : null
+  }${chain}${retry}</td>
+<td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td>
+<td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td>
+<td class="n changed narrow-only">${count(changed)}</td>
 ${WIDE_COUNTS.map((k) => html`<td class="n wide-only">${count(r[k])}</td>`)}
 <td class="error-start">${r.error_start}</td></tr>`;
 }

@@ -69,7 +69,10 @@ export interface RunLine {
   rejected: string | null;
   skipped_unchanged: string | null;
   error_start: string | null;
-  /** The daemon's chain: 1 for a first attempt; a retry's first recorded attempt; when a failed run is to be tried again. */
+  /**
+   * The daemon's chain: 1 for a first attempt; a retry's first recorded attempt; when a failed run is to be tried
+   * again.
+   */
   attempt: number;
   retry_of: string | null;
   retry_at: Date | null;

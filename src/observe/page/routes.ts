@@ -46,7 +46,9 @@ export interface PageOptions {
   /** SYNC_UI_ALLOWED_HOSTS: more names (`name` or `name:port`) the page answers to, behind a reverse proxy. */
   allowedHosts: readonly string[];
   staleRule: () => StaleRule;
-  /** SYNC_RUN_TIMEOUT_MS: a `running` row older than this (and a minute) was most likely left by a process that died. */
+  /**
+   * SYNC_RUN_TIMEOUT_MS: a `running` row older than this (and a minute) was most likely left by a process that died.
+   */
   runTimeoutMs?: number | undefined;
   daemon?: DaemonView | undefined;
   log: Logger;

@@ -51,19 +51,27 @@ export function runBody(d: RunPageData): Html {
   const r = d.run;
   const id = String(r.id);
   const phases = (r.phases as Array<{ phase: string; ms: number }> | null) ?? null;
-  const unknown = ((r.field_counts as { unknown?: Record<string, number> } | null)?.unknown ?? {}) as Record<
-    string,
-    number
-  >;
+  const unknown = (r.field_counts as { unknown?: Record<string, number> } | null)?.unknown ?? {};
   return html`<h1>Run ${id} <span class="status status-${String(r.status)}">${String(r.status)}</span>${r.dry_run === true ? html`<span class="badge">dry run</span>` : null}</h1>
-<p id="summary">${String(r.trigger)} run, started ${cell('started_at', r.started_at, d.timezone)}${r.ms === null ? ', still running' : html`, took <strong>${duration(Number(r.ms))}</strong>`}.</p>
-<ul class="counts" id="counts">${COUNTS.map(([key, name]) => html`<li data-count="${key}"><strong>${r[key] === null || r[key] === undefined ? '–' : count(r[key] as string)}</strong> ${name}</li>`)}</ul>
+<p id="summary">${String(r.trigger)} run, started ${cell('started_at', r.started_at, d.timezone)}${
+    r.ms === null ? ', still running' : html`, took <strong>${duration(Number(r.ms))}</strong>`
+  }.</p>
+<ul class="counts" id="counts">${COUNTS.map(
+    ([key, name]) =>
+      html`<li data-count="${key}"><strong>${
+        r[key] === null || r[key] === undefined ? '–' : count(r[key] as string)
+      }</strong> ${name}</li>`,
+  )}</ul>
 ${r.error === null ? null : html`<h2>Error</h2><pre id="error">${String(r.error)}</pre>`}
 <h2>Where its time went</h2>
 ${
   phases !== null && phases.length > 0
     ? phaseChart('phases', phases)
-    : html`<p class="muted">${r.status === 'running' ? 'Its phase times are stored when it ends.' : 'No phase times for this run: it ran before they were stored (migration 0011), or stopped before its first phase.'}</p>`
+    : html`<p class="muted">${
+        r.status === 'running'
+          ? 'Its phase times are stored when it ends.'
+          : 'No phase times for this run: it ran before they were stored (migration 0011), or stopped before its first phase.'
+      }</p>`
 }
 <h2>Top reject reasons</h2>
 ${
@@ -89,7 +97,9 @@ ${
             cells: [
               html`<span class="field-name">${name}</span>`,
               count(n),
-              html`${f?.column_name ?? ''}${f ? html` <span class="muted">${f.bi_kind}, first found by this run</span>` : null}`,
+              html`${f?.column_name ?? ''}${
+                f ? html` <span class="muted">${f.bi_kind}, first found by this run</span>` : null
+              }`,
               f?.note ?? '',
             ],
           };
@@ -105,7 +115,11 @@ ${
 <h2>BI rounding</h2>
 ${
   r.bi_scale === null
-    ? html`<p class="muted">${r.status === 'succeeded' ? 'Not counted: the run is older than the counts (migration 0006).' : 'Not counted: the run did not finish its load.'}</p>`
+    ? html`<p class="muted">${
+        r.status === 'succeeded'
+          ? 'Not counted: the run is older than the counts (migration 0006).'
+          : 'Not counted: the run did not finish its load.'
+      }</p>`
     : html`<p id="bi">With SYNC_BI_SCALE=${String(r.bi_scale)}: ${count(r.bi_rounded as string)} live values shown rounded in the BI views, ${count(r.bi_overflow as string)} too large for them (NULL there).</p>`
 }
 <h2>Every column</h2>
@@ -114,7 +128,13 @@ ${
     .map(([k, v]) => html`<tr><th>${k}</th><td>${cell(k, v, d.timezone)}</td></tr>`)}
 <tr><th>unknown_fields</th><td>${cell('unknown_fields', r.unknown_fields, d.timezone)}</td></tr>
 <tr><th>phases</th><td>${cell('phases', r.phases, d.timezone)}</td></tr>
-<tr><th>field_counts</th><td>${r.field_counts === null ? cell('field_counts', null, d.timezone) : html`<details><summary>as stored (JSON)</summary>${cell('field_counts', r.field_counts, d.timezone)}</details>`}</td></tr>
+<tr><th>field_counts</th>
+<td>${
+    r.field_counts === null
+      ? cell('field_counts', null, d.timezone)
+      : html`<details><summary>as stored (JSON)</summary>${cell('field_counts', r.field_counts, d.timezone)}</details>
+  `
+  }</td></tr>
 </tbody></table>
 <p><a href="/runs/${id}.json">This run as JSON</a></p>`;
 }
@@ -137,10 +157,26 @@ ${stackedTable(
     cells: [
       x.position,
       x.record_id,
-      html`<ul class="reasons">${x.errors.map((e) => html`<li>${e.path ? html`<code>${e.path}</code>: ` : null}${e.message}</li>`)}</ul>`,
-      html`<pre class="raw">${x.raw_start}${x.raw_length > RAW_SHOWN ? '…' : ''}</pre>${x.raw_length > RAW_SHOWN ? html`<a href="/runs/${id}/rejects/${x.position}/raw">whole text (${count(x.raw_length)} characters)</a>` : null}`,
+      html`<ul class="reasons">${x.errors.map(
+        (e) => html`<li>${e.path ? html`<code>${e.path}</code>: ` : null}${e.message}</li>`,
+      )}</ul>`,
+      html`<pre class="raw">${x.raw_start}${x.raw_length > RAW_SHOWN ? '…' : ''}</pre>${
+        x.raw_length > RAW_SHOWN
+          ? html`<a href="/runs/${id}/rejects/${x.position}/raw">whole text (${count(x.raw_length)} characters)</a>`
+          : null
+      }`,
     ],
   })),
 )}
-<nav class="pager">${d.previous === undefined ? null : html`<a href="/runs/${id}${query({ after: d.previous === '-1' ? undefined : d.previous })}#rejects" id="rejects-previous">← previous rejects</a>`}${hasMore ? html`<a href="/runs/${id}${query({ after: last.position })}#rejects" id="rejects-next">next rejects →</a>` : null}</nav>`;
+<nav class="pager">${
+    d.previous === undefined
+      ? null
+      : html`<a href="/runs/${id}${query({
+          after: d.previous === '-1' ? undefined : d.previous,
+        })}#rejects" id="rejects-previous">← previous rejects</a>`
+  }${
+    hasMore
+      ? html`<a href="/runs/${id}${query({ after: last.position })}#rejects" id="rejects-next">next rejects →</a>`
+      : null
+  }</nav>`;
 }

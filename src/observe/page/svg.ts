@@ -122,19 +122,27 @@ export function barChart(chart: Chart): Html {
       const y0 = y(base);
       const y1 = y(base + v);
       base += v;
-      return html`<rect class="bar s-${series}${b.marks?.length ? ` ${b.marks.join(' ')}` : ''}" x="${x.toFixed(2)}" y="${y1.toFixed(2)}" width="${barW.toFixed(2)}" height="${Math.max(y0 - y1, 0).toFixed(2)}" data-series="${series}" data-value="${value}"></rect>`;
+      return html`<rect class="bar s-${series}${
+        b.marks?.length ? ` ${b.marks.join(' ')}` : ''
+      }" x="${x.toFixed(2)}" y="${y1.toFixed(2)}" width="${barW.toFixed(2)}" height="${Math.max(y0 - y1, 0).toFixed(2)}" data-series="${series}" data-value="${value}"></rect>`;
     });
     // A cut bar: a gap across it near the top, and its total written above it.
     const mark = isCut
       ? html`<path class="cut" d="M${(x - 1).toFixed(2)} ${TOP + 9} l${(barW + 2).toFixed(2)} -4 m0 4 l${-(barW + 2).toFixed(2)} 4"></path><text class="cut-value" x="${center(i).toFixed(2)}" y="${TOP - 6}" text-anchor="middle">${valueText(total)}</text>`
       : null;
-    return html`<a href="/runs/${b.runId}" class="run-bar" data-run="${b.runId}"${isCut ? html` data-cut="${total}"` : null}><title>${b.label}</title><rect class="hit" x="${(LEFT + slot * i).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect>${rects}${mark}</a>`;
+    return html`<a href="/runs/${b.runId}" class="run-bar" data-run="${b.runId}"${
+      isCut ? html` data-cut="${total}"` : null
+    }><title>${b.label}</title><rect class="hit" x="${(LEFT + slot * i).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect>${rects}${mark}</a>`;
   });
   const cutWords = cut.length === 0 ? '' : ` ${cutSentence(cut, chart.unit)}`;
   const desc =
     chart.bars.length === 0
       ? 'No finished run yet.'
-      : `${chart.bars.length === 1 ? `1 run, run ${chart.bars[0]!.runId}` : `${chart.bars.length} runs, from run ${chart.bars[0]!.runId} to run ${chart.bars.at(-1)!.runId}`}; the highest bar is ${valueText(Math.max(...totals))} ${chart.unit}.${cutWords} The same numbers are in the table below the plots.`;
+      : `${
+          chart.bars.length === 1
+            ? `1 run, run ${chart.bars[0]!.runId}`
+            : `${chart.bars.length} runs, from run ${chart.bars[0]!.runId} to run ${chart.bars.at(-1)!.runId}`
+        }; the highest bar is ${valueText(Math.max(...totals))} ${chart.unit}.${cutWords} The same numbers are in the table below the plots.`;
   return html`<figure class="chart" id="${chart.id}">
 <figcaption>${chart.title}</figcaption>
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${chart.id}-t ${chart.id}-d">
@@ -155,7 +163,9 @@ ${cut.length === 0 ? null : html`<p class="chart-note">${cutSentence(cut, chart.
 /** What a chart says of its cut bars, in words: which runs, and their totals. */
 function cutSentence(cut: ReadonlyArray<{ runId: string; total: number }>, unit: string): string {
   const which = cut.map((c) => `run ${c.runId} (${valueText(c.total)} ${unit})`).join(', ');
-  return `Cut at the top and marked with ${cut.length === 1 ? 'its value' : 'their values'}, so that the other runs stay readable: ${which}.`;
+  return `Cut at the top and marked with ${
+    cut.length === 1 ? 'its value' : 'their values'
+  }, so that the other runs stay readable: ${which}.`;
 }
 
 /** Where a run's time went: one horizontal bar per phase, in the order they started, in seconds. */
