@@ -12,9 +12,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths } from '../src/run/pipeline.js';
-import { LiveRowWriter } from '../src/unchanged/live-writer.js';
-import { ShapeBook } from '../src/unchanged/shapes.js';
-import { UnchangedShortcut } from '../src/unchanged/shortcut.js';
+import { LiveRowWriter } from '../src/fingerprints/live-writer.js';
+import { ShapeBook } from '../src/fingerprints/shapes.js';
+import { UnchangedShortcut } from '../src/fingerprints/shortcut.js';
 
 const listing = process.argv[2];
 const passes = Number(process.argv[3] ?? 4);

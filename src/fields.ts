@@ -105,7 +105,7 @@ export const OPTIONAL_FIELDS: readonly KnownField[] = FIELDS.filter((f) => !f.re
  * know, names and values as sent, in one jsonb column (null when there is none, or with
  * SYNC_EXTRA_FIELDS=drop). It is stored, staged, compared and versioned like a data column, after
  * the catalogue's fields (db/field-sql.ts), and written by both COPY writers right after them.
- * Which such fields a run found is kept in sync_fields (load/discovered-fields.ts).
+ * Which such fields a run found is kept in sync_fields (load/extra-fields.ts).
  */
 export const EXTRA_COLUMN = 'extra_fields';
 
@@ -165,9 +165,9 @@ export interface FieldCounts {
   records: number;
   /** Per known field: records that have the key, and records whose value is neither null nor "". */
   fields: Record<KnownField, { present: number; non_null: number }>;
-  /** Per unknown field name (as transform/field-name.ts shows it: at most 128 bytes): records that have it. */
+  /** Per extra field name (as transform/field-name.ts shows it: at most 128 bytes): records that have it. */
   unknown: Record<string, number>;
-  /** True when more than MAX_UNKNOWN_FIELDS distinct unknown names appeared (the others are not listed). */
+  /** True when more than MAX_EXTRA_FIELDS distinct unknown names appeared (the others are not listed). */
   unknown_truncated?: boolean;
 }
 

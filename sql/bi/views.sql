@@ -20,25 +20,25 @@
 --                        (NULL::text without one)
 --   bi_live_field_comments, bi_history_field_comments: COMMENT ON COLUMN for each field, from its meaning
 --
--- Then the upstream fields found at run time that have a column (sync_fields, filled with the
--- settings by src/db/bi-discovered.ts; empty when there is none), each after the catalogue's:
---   discovered_values    , extra_fields -> 'inventoryInTransit' AS "inventory_in_transit", ...
---   discovered_typed     , CASE WHEN jsonb_typeof("inventory_in_transit") = 'number' THEN ... END::numeric(P,S) AS ..., ...
---   discovered_overflow  , CASE WHEN <a value> AND <its typed value> IS NULL THEN 'inventory_in_transit' END, ...
---   discovered_live_comments, discovered_history_comments: their COMMENT ON COLUMN
+-- Then the extra fields that have a column (sync_fields, filled with the
+-- settings by src/db/bi-extra-fields.ts; empty when there is none), each after the catalogue's:
+--   extra_values    , extra_fields -> 'inventoryInTransit' AS "inventory_in_transit", ...
+--   extra_typed     , CASE WHEN jsonb_typeof("inventory_in_transit") = 'number' THEN ... END::numeric(P,S) AS ..., ...
+--   extra_overflow  , CASE WHEN <a value> AND <its typed value> IS NULL THEN 'inventory_in_transit' END, ...
+--   extra_live_comments, extra_history_comments: their COMMENT ON COLUMN
 
 DROP VIEW IF EXISTS {{bi}}.reconciliation, {{bi}}.reconciliation_history, {{bi}}.sync_freshness, {{bi}}.data_dictionary;
 
 CREATE VIEW {{bi}}.reconciliation AS
-SELECT {{bi_typed_columns}}{{discovered_typed}},
+SELECT {{bi_typed_columns}}{{extra_typed}},
        first_seen_at, changed_at, run_id, rejected_in_run,
        -- An array, not concat_ws: a function takes at most 100 arguments, and with the new
        -- fields' columns there may be more. array_to_string skips the NULLs.
        nullif(array_to_string(ARRAY[
-         {{bi_overflow_names}}{{discovered_overflow}}], ','), '') AS overflow_columns,
+         {{bi_overflow_names}}{{extra_overflow}}], ','), '') AS overflow_columns,
        extra_fields::text AS extra_fields
 FROM (
-  SELECT {{bi_rounded_columns}}{{discovered_values}},
+  SELECT {{bi_rounded_columns}}{{extra_values}},
          first_seen_at, changed_at, run_id, rejected_in_run, extra_fields
   FROM {{data}}.bulk_wine_reconciliation
   WHERE deleted_at IS NULL
@@ -48,19 +48,19 @@ FROM (
 -- the view, so that a migration adding a field can re-create that view without dropping this one
 -- (and the grants on it).
 CREATE VIEW {{bi}}.reconciliation_history AS
-SELECT {{bi_typed_columns}}{{discovered_typed}},
+SELECT {{bi_typed_columns}}{{extra_typed}},
        valid_from, valid_to, run_id,
        -- An array, not concat_ws: a function takes at most 100 arguments, and with the new
        -- fields' columns there may be more. array_to_string skips the NULLs.
        nullif(array_to_string(ARRAY[
-         {{bi_overflow_names}}{{discovered_overflow}}], ','), '') AS overflow_columns,
+         {{bi_overflow_names}}{{extra_overflow}}], ','), '') AS overflow_columns,
        extra_fields::text AS extra_fields
 FROM (
-  SELECT {{bi_rounded_columns}}{{discovered_values}},
+  SELECT {{bi_rounded_columns}}{{extra_values}},
          valid_from, valid_to, run_id, extra_fields
   FROM {{data}}.bulk_wine_reconciliation_closed_versions
   UNION ALL
-  SELECT {{bi_rounded_columns}}{{discovered_values}},
+  SELECT {{bi_rounded_columns}}{{extra_values}},
          changed_at, NULL::timestamptz, run_id, extra_fields
   FROM {{data}}.bulk_wine_reconciliation
   WHERE deleted_at IS NULL
@@ -108,7 +108,7 @@ WHERE n.nspname = '{{bi_name}}' AND c.relkind = 'v';
 COMMENT ON SCHEMA {{bi}} IS 'Views of the wine reconciliation data made for BI tools and their drivers (Power BI, Excel, Tableau, Metabase, Superset, DBeaver): decimals typed {{bi_type}}, rounded to {{scale}} decimal places. The exact values, every digit, are in schema {{data_name}}. Re-created by wine-recon-sync when its settings change: do not build objects on these views.';
 
 COMMENT ON VIEW {{bi}}.reconciliation IS 'Bulk wine reconciliation records currently in the upstream listing, one row per record id: {{data_name}}.bulk_wine_reconciliation_current with the quantities rounded half away from zero to {{scale}} decimal places as {{bi_type}}, which every BI driver reads. A quantity too large for {{bi_type}} (more than {{int_digits}} integer digits) is NULL here and named in overflow_columns. Units are not given by the upstream API.';
-{{bi_live_field_comments}}{{discovered_live_comments}}
+{{bi_live_field_comments}}{{extra_live_comments}}
 COMMENT ON COLUMN {{bi}}.reconciliation.first_seen_at IS 'When a sync first loaded this record. Same as in {{data_name}}.bulk_wine_reconciliation.';
 COMMENT ON COLUMN {{bi}}.reconciliation.changed_at IS 'When a sync last changed this record. Same as in {{data_name}}.bulk_wine_reconciliation.';
 COMMENT ON COLUMN {{bi}}.reconciliation.rejected_in_run IS 'sync_runs.id of the latest run that rejected this record (its reasons are in {{data_name}}.sync_rejects): the values shown are the last valid version, kept as they were. NULL when the last record was valid. Same as in {{data_name}}.bulk_wine_reconciliation.';
@@ -117,7 +117,7 @@ COMMENT ON COLUMN {{bi}}.reconciliation.overflow_columns IS 'Only in the BI view
 COMMENT ON COLUMN {{bi}}.reconciliation.extra_fields IS 'Every field of the record that the field catalogue of this version does not know, as JSON text exactly as sent (numbers keep every digit); null when none. The ones that can be named are also columns of this view; all are listed in {{data_name}}.sync_fields. Same as {{data_name}}.bulk_wine_reconciliation.extra_fields.';
 
 COMMENT ON VIEW {{bi}}.reconciliation_history IS 'Every version of every record (type 2 history): {{data_name}}.bulk_wine_reconciliation_history with the quantities rounded half away from zero to {{scale}} decimal places as {{bi_type}}. A version is valid from valid_from until valid_to (null for the current version). A quantity too large for {{bi_type}} is NULL here and named in overflow_columns.';
-{{bi_history_field_comments}}{{discovered_history_comments}}
+{{bi_history_field_comments}}{{extra_history_comments}}
 COMMENT ON COLUMN {{bi}}.reconciliation_history.valid_from IS 'When this version was first loaded. Same as in {{data_name}}.bulk_wine_reconciliation_history.';
 COMMENT ON COLUMN {{bi}}.reconciliation_history.valid_to IS 'When this version was replaced or the record deleted; null for the current version. Same as in {{data_name}}.bulk_wine_reconciliation_history.';
 COMMENT ON COLUMN {{bi}}.reconciliation_history.run_id IS 'sync_runs.id of the run that opened this version. Same as in {{data_name}}.bulk_wine_reconciliation_history.';

@@ -48,8 +48,8 @@ ROLLBACK TO SAVEPOINT drop_old_bi_schema;
 -- RESTRICT (the default): the schema goes only when nothing else lives in it.
 DROP SCHEMA {{schema}};
 
--- name: discovered_columns
--- The upstream fields found at run time that have a column (src/db/bi-discovered.ts), in the
+-- name: extra_field_columns
+-- The extra fields that have a column (src/db/bi-extra-fields.ts), in the
 -- order they were given one. Their names are the upstream's: quoted here, by PostgreSQL. $1: the
 -- field catalogue's names: a field a later release added to it has its column from the catalogue.
 SELECT column_name, bi_kind, first_run_id::text AS first_run_id, quote_literal(name) AS key_literal,

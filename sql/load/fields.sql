@@ -1,4 +1,4 @@
--- The upstream fields a run found that the field catalogue does not know (src/load/discovered-fields.ts),
+-- The upstream fields a run found that the field catalogue does not know (src/load/extra-fields.ts),
 -- in the run's transaction. Names are the upstream's (untrusted): they travel only as parameters.
 
 -- name: recorded

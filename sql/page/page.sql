@@ -104,7 +104,7 @@ FROM (SELECT position FROM {{schema}}.sync_rejects WHERE run_id = $1 AND positio
 -- name: reject_raw
 SELECT raw FROM {{schema}}.sync_rejects WHERE run_id = $1 AND position = $2;
 
--- name: run_new_fields
+-- name: run_extra_fields
 -- The fields this run was the first to find.
 SELECT name, column_name, bi_kind, records, note FROM {{schema}}.sync_fields WHERE first_run_id = $1 ORDER BY name;
 

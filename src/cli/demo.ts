@@ -11,7 +11,8 @@ import type { Config } from '../config.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { migrate } from '../db/migrate.js';
 import { defineCommand, parseCommand } from './command-line.js';
-import { newApi, openContext, type Context, type Io } from './context.js';
+import type { Io } from './io.js';
+import { openJob, type Job } from '../job/job.js';
 import { recentRuns, type RunRow } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
 import { startMetricsServer } from '../observe/metrics-server.js';
@@ -65,15 +66,15 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     WINE_API_EMAIL: simulator.email,
     WINE_API_PASSWORD: simulator.password,
   };
-  const ctx = openContext({ ...io, env, log: logStream }, { api: true, database: true });
-  const schema = ctx.config.schema;
+  const job = openJob({ ...io, env, log: logStream }, { api: true, database: true });
+  const schema = job.config.schema;
   let ok = true;
   try {
     try {
-      await migrate(ctx.pool, schema, ctx.config.bi);
-      const api = await newApi(ctx);
-      const deps = { pool: ctx.pool, log: ctx.log, secrets: ctx.secrets, api };
-      const [earlier] = await recentRuns(ctx.pool, 1);
+      await migrate(job.pool, schema, job.config.bi);
+      const api = await job.api();
+      const deps = { pool: job.pool, log: job.log, secrets: job.secrets, api };
+      const [earlier] = await recentRuns(job.pool, 1);
       out(
         earlier === undefined
           ? '\n1. first sync, into empty tables:'
@@ -81,15 +82,15 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
               `${earlier.status}): only differences from the data already there are written; for a fresh start, ` +
               `${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`,
       );
-      const first = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
+      const first = await runSync(job.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
       out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
-      const explained = explain(out, first, ctx.config);
+      const explained = explain(out, first, job.config);
 
       simulator.mutate({ change: 60, remove: 25, add: 40 });
       out('\n2. the upstream changed 60 records, removed 25 and added 40; second sync:');
-      const second = await runSync(ctx.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
+      const second = await runSync(job.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
       out(formatSummary(second.run, second.topReasons, second.bi, second.newFields));
-      explain(out, second, ctx.config, explained);
+      explain(out, second, job.config, explained);
       ok = first.run.status === 'succeeded' && second.run.status === 'succeeded';
     } finally {
       await simulator.close();
@@ -108,11 +109,11 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
         'Run `npm run demo` in a terminal to keep it running: it then serves the status page too, and prints the commands that reach both.',
       );
     } else {
-      await explore(out, ctx, embedded, dataDir!);
+      await explore(out, job, embedded, dataDir!);
     }
   } finally {
     // The pools close before the server stops: its stop is not logged as a failed connection.
-    await ctx.close();
+    await job.close();
     await new Promise<void>((resolve) => logStream.end(resolve));
     if (embedded) {
       if (terminal) out('stopping the embedded PostgreSQL...');
@@ -137,7 +138,7 @@ const CLI = './bin/wine-recon-sync';
  */
 async function explore(
   out: (line?: string) => void,
-  ctx: Context,
+  job: Job,
   embedded: EmbeddedDatabase,
   dataDir: string,
 ): Promise<void> {
@@ -146,15 +147,15 @@ async function explore(
   const page = await startMetricsServer({
     host: '127.0.0.1',
     port: 0,
-    page: statusPage(ctx, '127.0.0.1'),
-    onError: (err) => ctx.log.warn({ err }, 'status page failed'),
+    page: statusPage(job, '127.0.0.1'),
+    onError: (err) => job.log.warn({ err }, 'status page failed'),
   });
   try {
     out(`\nthe embedded PostgreSQL keeps running (data in ${dataDir}), and this demo serves the status page:`);
     out(`  ${page.url}/   (its JSON twin: ${page.url}/index.json)`);
     out('\nexplore the result with psql:');
     out(`  PGPASSWORD="$(cat ${passwordFile})" psql "${url}"`);
-    queries(out, ctx.config.schema);
+    queries(out, job.config.schema);
     out(
       `\nnext, from another terminal in this directory while the demo runs: the runs, and the same page served on its own (http://127.0.0.1:${DEFAULT_SERVE_PORT}/):`,
     );

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { PROGRAM, SETTINGS, defineCommand, parseCommand } from './command-line.js';
-import { openContext, type Context, type Io } from './context.js';
+import type { Io } from './io.js';
+import { openJob, type Job } from '../job/job.js';
 import { CronSchedule } from '../schedule/cron-schedule.js';
 import { DEFAULT_STALE_AFTER_MS, type Config } from '../config.js';
 import { durationMs } from '../settings/readers.js';
@@ -63,7 +64,7 @@ export const DBT_SOURCES = defineCommand({
 
 export async function schemaCommand(args: string[], io: Io): Promise<number> {
   parseCommand(SCHEMA, args);
-  return withDescription(io, async (_ctx, description) => {
+  return withDescription(io, async (_job, description) => {
     io.stdout.write(`${JSON.stringify(toJsonSchema(description, { name: PROGRAM, version: APP_VERSION }), null, 2)}\n`);
     return 0;
   });
@@ -89,13 +90,13 @@ export async function dbtSourcesCommand(args: string[], io: Io): Promise<number>
   const out = flags.out;
   // Refused before the database is read: the mistake is the user's, and nothing is written.
   if (out !== undefined && flags.force !== true) await refuseForeignFile(out);
-  return withDescription(io, async (ctx, description) => {
+  return withDescription(io, async (job, description) => {
     if (description.bi.length === 0) {
       throw new ConfigError(
-        `SYNC_BI_SCHEMA: the schema "${ctx.config.bi.schema}" has none of the BI views; run \`wine-recon-sync migrate\` with the same settings first (this command only reads)`,
+        `SYNC_BI_SCHEMA: the schema "${job.config.bi.schema}" has none of the BI views; run \`wine-recon-sync migrate\` with the same settings first (this command only reads)`,
       );
     }
-    const warnAfterMs = warnAfter(ctx.config);
+    const warnAfterMs = warnAfter(job.config);
     const text = dbtSources(description, {
       name: flags.name,
       exact: flags.exact === true,
@@ -106,7 +107,7 @@ export async function dbtSourcesCommand(args: string[], io: Io): Promise<number>
     if (out === undefined) io.stdout.write(text);
     else {
       await writeAtomically(out, text);
-      ctx.log.info(
+      job.log.info(
         { file: out, relations: description.bi.length + (flags.exact === true ? description.data.length : 0) },
         'dbt sources written',
       );
@@ -117,19 +118,19 @@ export async function dbtSourcesCommand(args: string[], io: Io): Promise<number>
 
 async function withDescription(
   io: Io,
-  work: (ctx: Context, description: DatabaseDescription) => Promise<number>,
+  work: (job: Job, description: DatabaseDescription) => Promise<number>,
 ): Promise<number> {
-  const ctx = openContext(io, { api: false, database: true });
+  const job = openJob(io, { api: false, database: true });
   try {
-    const description = await describeDatabase(ctx.pool, { data: ctx.config.schema, bi: ctx.config.bi.schema });
+    const description = await describeDatabase(job.pool, { data: job.config.schema, bi: job.config.bi.schema });
     if (!description.data.some((r) => r.name === 'sync_runs')) {
       throw new ConfigError(
-        `SYNC_DB_SCHEMA: the schema "${ctx.config.schema}" has no sync_runs table; run \`wine-recon-sync migrate\` first (this command only reads)`,
+        `SYNC_DB_SCHEMA: the schema "${job.config.schema}" has no sync_runs table; run \`wine-recon-sync migrate\` first (this command only reads)`,
       );
     }
-    return await work(ctx, description);
+    return await work(job, description);
   } finally {
-    await ctx.close();
+    await job.close();
   }
 }
 

@@ -4,7 +4,9 @@
  */
 import type { ConfigNeeds } from '../config.js';
 import { PROGRAM, SETTINGS, defineCommand, parseCommand, programUsage, type CommandSpec } from './command-line.js';
-import { forceExitLater, newApi, openContext, type Io } from './context.js';
+import type { Io } from './io.js';
+import { openJob } from '../job/job.js';
+import { forceExitLater } from '../job/shutdown.js';
 import { migrate } from '../db/migrate.js';
 import { HelpRequested, SyncError, UsageError, describeError } from '../errors.js';
 import { findRun, recentRuns, type RunRow } from '../load/audit.js';
@@ -238,29 +240,29 @@ async function syncOnce(
   json: boolean,
   totalBytes?: number,
 ): Promise<number> {
-  const ctx = openContext(io, needs);
+  const job = openJob(io, needs);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
-    ctx.log.warn({ signal }, 'signal received; aborting the run');
+    job.log.warn({ signal }, 'signal received; aborting the run');
     controller.abort(new Error(signal));
     forceExitLater(10_000);
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
-    const reporter = new RunReporter(ctx, { daemon: false, trigger: request.trigger });
+    await migrate(job.pool, job.config.schema, job.config.bi);
+    const reporter = new RunReporter(job, { daemon: false, trigger: request.trigger });
     await reporter.start();
     const progress = terminalProgress(io.stderr, totalBytes);
     let outcome: SyncOutcome;
     try {
       outcome = await runSync(
-        ctx.config,
+        job.config,
         {
-          pool: ctx.pool,
-          log: ctx.log,
-          secrets: ctx.secrets,
-          api: await newApi(ctx, { onDownloadProgress: progress?.download }),
+          pool: job.pool,
+          log: job.log,
+          secrets: job.secrets,
+          api: await job.api({ onDownloadProgress: progress?.download }),
           signal: controller.signal,
           onProgress: progress?.update,
           onRunStarted: (run, abandoned) => reporter.runStarted(run, abandoned),
@@ -283,7 +285,7 @@ async function syncOnce(
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    await ctx.close();
+    await job.close();
   }
 }
 
@@ -365,17 +367,17 @@ export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void 
 
 async function migrateCommand(args: string[], io: Io): Promise<number> {
   parseCommand(MIGRATE, args);
-  const ctx = openContext(io, { api: false, database: true });
+  const job = openJob(io, { api: false, database: true });
   try {
-    const applied = await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
+    const applied = await migrate(job.pool, job.config.schema, job.config.bi);
     io.stdout.write(
       applied.length > 0
-        ? `applied ${applied.join(', ')} to schema ${ctx.config.schema}\n`
-        : `schema ${ctx.config.schema} is up to date\n`,
+        ? `applied ${applied.join(', ')} to schema ${job.config.schema}\n`
+        : `schema ${job.config.schema} is up to date\n`,
     );
     return 0;
   } finally {
-    await ctx.close();
+    await job.close();
   }
 }
 
@@ -388,30 +390,30 @@ async function withChecksAndProfile(pool: Pool, runs: RunRow[]): Promise<RunRow[
 
 async function statusCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(STATUS, args);
-  const ctx = openContext(io, { api: false, database: true });
+  const job = openJob(io, { api: false, database: true });
   try {
-    await migrate(ctx.pool, ctx.config.schema, ctx.config.bi);
+    await migrate(job.pool, job.config.schema, job.config.bi);
     if (flags.run !== undefined) {
-      const run = await findRun(ctx.pool, flags.run);
+      const run = await findRun(job.pool, flags.run);
       if (!run) throw new UsageError(`there is no run ${flags.run} in sync_runs`);
-      const [withChecks] = await withChecksAndProfile(ctx.pool, [run]);
+      const [withChecks] = await withChecksAndProfile(job.pool, [run]);
       io.stdout.write(flags.json ? `${JSON.stringify(withChecks)}\n` : `${formatRun(withChecks!)}\n`);
       return 0;
     }
-    const runs: RunRow[] = await recentRuns(ctx.pool, Number(flags.limit));
-    if (flags.json) io.stdout.write(`${JSON.stringify(await withChecksAndProfile(ctx.pool, runs))}\n`);
-    else
-      io.stdout.write(
-        `${formatRunsTable(
-          runs,
-          await checksOfRuns(
-            ctx.pool,
-            runs.map((r) => String(r.id)),
-          ),
-        )}\n`,
+    const runs: RunRow[] = await recentRuns(job.pool, Number(flags.limit));
+    if (flags.json)
+      io.stdout.write(`${JSON.stringify(await withChecksAndProfile(job.pool, runs))}
+`);
+    else {
+      const checks = await checksOfRuns(
+        job.pool,
+        runs.map((r) => String(r.id)),
       );
+      io.stdout.write(`${formatRunsTable(runs, checks)}
+`);
+    }
     return 0;
   } finally {
-    await ctx.close();
+    await job.close();
   }
 }

@@ -1,37 +1,13 @@
 /**
- * The daemon: a sync on SYNC_SCHEDULE (in SYNC_TIMEZONE), never overlapping itself, a failed run
- * retried (SYNC_RUN_RETRY_DELAYS) and a missed slot caught up at start (SYNC_CATCH_UP); one API
- * client (so the token is reused between runs), a heartbeat file for container healthchecks, and
- * a clean stop on SIGTERM/SIGINT. The runs themselves and their retries: daemon.ts.
+ * `schedule`, the daemon's command (the daemon itself: src/daemon/), and `healthcheck`, which reads
+ * the daemon's heartbeat file.
  */
-import { rm } from 'node:fs/promises';
 import { SETTINGS, defineCommand, parseCommand } from './command-line.js';
-import { forceExitLater, newApi, openContext, type Context, type Io } from './context.js';
-import { DEFAULT_STALE_AFTER_MS } from '../config.js';
-import { migrate } from '../db/migrate.js';
-import { CronSchedule } from '../schedule/cron-schedule.js';
-import { SchemaTooNewError, SyncError, describeError } from '../errors.js';
-import { latestDaemonRunSince } from '../load/audit.js';
-import {
-  assessHealth,
-  heartbeatToRead,
-  processState,
-  readHealth,
-  writeHealth,
-  type Health,
-} from '../observe/health.js';
-import { startMetricsServer, type MetricsServer } from '../observe/metrics-server.js';
-import { staleRuleFromSchedule, type StaleRule } from '../observe/page/freshness.js';
-import { pageHandler, type DaemonView } from '../observe/page/routes.js';
-import { isLoopback } from '../observe/page/security.js';
-import { RunReporter } from '../observe/run-reporter.js';
+import type { Io } from './io.js';
+import { runDaemon } from '../daemon/run-daemon.js';
+import { openJob } from '../job/job.js';
+import { assessHealth, heartbeatToRead, processState, readHealth } from '../observe/health.js';
 import { stripControls } from '../text/safe-text.js';
-import { decideCatchUp } from './catch-up.js';
-import { Daemon, firstErrorOf } from './daemon.js';
-import { attemptsAllowed } from '../schedule/retry-plan.js';
-
-const HEARTBEAT_MS = 15_000;
-const SHUTDOWN_MS = 10_000;
 
 export const SCHEDULE = defineCommand({
   name: 'schedule',
@@ -68,127 +44,8 @@ export const HEALTHCHECK = defineCommand({
 
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(SCHEDULE, args);
-  const ctx = openContext(io, { api: true, database: true });
-  const { config, log, pool } = ctx;
-  const api = await newApi(ctx);
-  try {
-    await migrate(pool, config.schema, config.bi);
-  } catch (error) {
-    // `healthcheck` then says why the daemon is not running, rather than only that its process is gone.
-    if (error instanceof SchemaTooNewError) {
-      const refused: Health = {
-        pid: process.pid,
-        state: 'refused',
-        refused: error.message,
-        heartbeatAt: new Date().toISOString(),
-        nextRunAt: null,
-        lastRun: null,
-        runStartedAt: null,
-        runTimeoutMs: config.runTimeoutMs,
-      };
-      await writeHealth(config.healthFile, refused, config.healthPrivateDirs).catch((err) =>
-        log.warn({ err }, 'cannot write the health file'),
-      );
-    }
-    throw error;
-  }
-
-  const health: Health = {
-    pid: process.pid,
-    state: 'idle',
-    heartbeatAt: '',
-    nextRunAt: null,
-    lastRun: null,
-    runStartedAt: null,
-    runTimeoutMs: config.runTimeoutMs,
-  };
-  const reporter = new RunReporter(ctx, { daemon: true, trigger: 'schedule' });
-  await reporter.start();
-  if (reporter.latestLoad !== undefined) health.lastSuccess = reporter.latestLoad;
-
-  // The heartbeat file is what `healthcheck` reads: rewritten every HEARTBEAT_MS and whenever a run
-  // starts or ends, so that it agrees with /healthz right after a run instead of up to 15 s later.
-  // One write at a time (they share the temporary file), each with the state at its turn.
-  let writing = Promise.resolve();
-  const beat = (): Promise<void> =>
-    (writing = writing.then(async () => {
-      health.heartbeatAt = new Date().toISOString();
-      await writeHealth(config.healthFile, health, config.healthPrivateDirs).catch((err) =>
-        log.warn({ err }, 'cannot write the health file'),
-      );
-    }));
-
-  const schedule = new CronSchedule(config.schedule, config.timezone);
-  const daemon = new Daemon(ctx, api, reporter, health, beat, schedule);
-  const view: DaemonView = {
-    nextRunAt: () => daemon.nextRunAt,
-    progress: () => daemon.progress,
-    runNow: () => daemon.start('page') !== undefined,
-    attempts: attemptsAllowed(config.runRetryDelaysMs),
-  };
-  const server = config.metrics && (await serveMetrics(ctx, reporter, health, view, schedule));
-  // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the history stops cleanly
-  // too.
-  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  log.info(
-    {
-      schedule: config.schedule,
-      timezone: config.timezone,
-      nextRunAt: health.nextRunAt,
-      retryDelaysMs: config.runRetryDelaysMs,
-    },
-    'daemon started',
-  );
-
-  await beat();
-  // beat() never rejects (a failed write is logged); writes queue one behind the other.
-  const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
-  // start() never rejects (a run's end is caught and logged), and stop() awaits the run in progress.
-  if (flags['run-now']) void daemon.start('run-now');
-  else if (config.catchUp) await catchUp(ctx, daemon, schedule);
-  daemon.arm();
-
-  const signal = await stopSignal;
-  health.state = 'stopping';
-  forceExitLater(SHUTDOWN_MS);
-  log.info({ signal }, 'stopping the daemon');
-  clearInterval(heartbeat);
-  await daemon.stop(new Error(signal));
-  await writing;
-  await server?.close();
-  await rm(await heartbeatToRead(config.healthFile, config.healthPrivateDirs), { force: true });
-  await ctx.close();
-  log.info('daemon stopped');
+  await runDaemon(openJob(io, { api: true, database: true }), { runNow: flags['run-now'] === true });
   return 0;
-}
-
-/** Catch-up at start (catch-up.ts): one run when the schedule's most recent slot's chain has not ended. */
-async function catchUp(ctx: Context, daemon: Daemon, schedule: CronSchedule): Promise<void> {
-  const { config, log, pool } = ctx;
-  const slot = schedule.previous(new Date());
-  if (slot === null) return;
-  try {
-    const decision = decideCatchUp(
-      slot,
-      await latestDaemonRunSince(pool, slot),
-      attemptsAllowed(config.runRetryDelaysMs),
-    );
-    log.info(
-      { slot: slot.toISOString(), catchUp: decision.run, why: decision.why },
-      decision.run ? 'catching up the last scheduled run' : 'no catch-up needed',
-    );
-    // Not awaited: the daemon arms its timer meanwhile. start() never rejects (a run's end is caught and logged), and
-    // stop() awaits the run in progress.
-    if (decision.run)
-      void daemon.start('catch-up', { ...decision.retry, firstError: await firstErrorOf(ctx, decision.retry.retryOf) });
-  } catch (error) {
-    // The catch-up's own run would fail on the same database: that run is what reports it.
-    log.warn({ err: error }, 'cannot read the run history for catch-up; catching up');
-    void daemon.start('catch-up'); // never rejects, as above
-  }
 }
 
 /** `healthcheck`: exit 0 when the daemon's heartbeat is fresh and its process alive. */
@@ -219,78 +76,4 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
   }
   io.stdout.write(`healthy: ${stripControls(verdict.reason)}\n`);
   return 0;
-}
-
-async function serveMetrics(
-  ctx: Context,
-  reporter: RunReporter,
-  health: Health,
-  daemon: DaemonView,
-  schedule: CronSchedule,
-): Promise<MetricsServer> {
-  const { config, log } = ctx;
-  const { host, port } = config.metrics!;
-  // The page shows the job's history to whoever reaches the port: beyond loopback only behind a token.
-  const pageOn = isLoopback(host) || config.ui.token !== undefined;
-  if (!pageOn) {
-    log.warn(
-      { host },
-      `status page off: SYNC_METRICS_HOST ${host} is not a loopback address and SYNC_UI_TOKEN is not set; serving /metrics and /healthz only (set SYNC_UI_TOKEN to serve the page)`,
-    );
-  }
-  try {
-    const server = await startMetricsServer({
-      host,
-      port,
-      metrics: reporter.metrics!, // the daemon's reporter always has them
-      health: () => assessHealth(health, Date.now(), false),
-      page: pageOn
-        ? pageHandler({
-            pool: ctx.pool,
-            schema: config.schema,
-            timezone: config.timezone,
-            token: config.ui.token,
-            boundHost: host,
-            allowedHosts: config.ui.allowedHosts,
-            staleRule: daemonStaleRule(config, schedule),
-            runTimeoutMs: config.runTimeoutMs,
-            daemon,
-            secrets: ctx.secrets,
-            log,
-          })
-        : undefined,
-      onError: (err) => log.warn({ err }, 'cannot collect the metrics'),
-    });
-    log.info(
-      {
-        metrics: `${server.url}/metrics`,
-        healthz: `${server.url}/healthz`,
-        ...(pageOn ? { page: `${server.url}/` } : {}),
-      },
-      'serving metrics',
-    );
-    return server;
-  } catch (error) {
-    throw new SyncError(
-      'CONFIG',
-      `cannot serve metrics on ${host}:${port} (SYNC_METRICS_HOST / SYNC_METRICS_PORT): ${describeError(error)}`,
-      { exitCode: 2, cause: error },
-    );
-  }
-}
-
-/** SYNC_STALE_AFTER when set; else the schedule's own rhythm (observe/page/freshness.ts). */
-function daemonStaleRule(config: Context['config'], schedule: CronSchedule): () => StaleRule {
-  if (config.ui.staleAfterMs !== undefined) {
-    const ms = config.ui.staleAfterMs;
-    return () => ({
-      ms,
-      why: `Late when the last successful load is older than SYNC_STALE_AFTER (${Math.round(ms / 60_000)} min).`,
-    });
-  }
-  return () =>
-    staleRuleFromSchedule(schedule.nextRuns(2, new Date())) ?? {
-      ms: DEFAULT_STALE_AFTER_MS,
-      why: 'Late when the last successful load is older than 26 h.',
-    };
 }

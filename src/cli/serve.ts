@@ -3,7 +3,9 @@
  * Reads the database only (plain SELECTs); never takes the run lock, so it works while a run holds it.
  */
 import { defineCommand, parseCommand } from './command-line.js';
-import { forceExitLater, openContext, type Context, type Io } from './context.js';
+import type { Io } from './io.js';
+import { openJob, type Job } from '../job/job.js';
+import { forceExitLater, stopSignal } from '../job/shutdown.js';
 import { ConfigError, SyncError, describeError } from '../errors.js';
 import { DEFAULT_STALE_AFTER_MS } from '../config.js';
 import { startMetricsServer } from '../observe/metrics-server.js';
@@ -49,15 +51,14 @@ export const SERVE = defineCommand({
     'SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE) guards every page: Authorization: Bearer <token>, or Basic auth with the token as the password.',
 });
 
-/** The status page of `serve` (and of the demo), on the context's pool and settings. */
 /** The page `serve` and the demo serve; `boundHost` is the address it listens on (its own name for the Host check). */
-export function statusPage(ctx: Context, boundHost: string): PageHandler {
-  const { config } = ctx;
+export function statusPage(job: Job, boundHost: string): PageHandler {
+  const { config } = job;
   const staleMs = config.ui.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const setting = `SYNC_STALE_AFTER${config.ui.staleAfterMs === undefined ? ', default' : ''}`;
   const why = `Late when the last successful load is older than ${roughDuration(staleMs)} (${setting}).`;
   return pageHandler({
-    pool: ctx.pool,
+    pool: job.pool,
     schema: config.schema,
     timezone: config.timezone,
     token: config.ui.token,
@@ -65,22 +66,22 @@ export function statusPage(ctx: Context, boundHost: string): PageHandler {
     allowedHosts: config.ui.allowedHosts,
     staleRule: () => ({ ms: staleMs, why }),
     runTimeoutMs: config.runTimeoutMs,
-    secrets: ctx.secrets,
-    log: ctx.log,
+    secrets: job.secrets,
+    log: job.log,
   });
 }
 
 export async function serveCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(SERVE, args);
-  const ctx = openContext(io, { api: false, database: true });
-  const { config, log } = ctx;
+  const job = openJob(io, { api: false, database: true });
+  const { config, log } = job;
   try {
     if (!isLoopback(flags.host) && config.ui.token === undefined) {
       throw new ConfigError(
         `SYNC_UI_TOKEN: is not set, and --host ${flags.host} is not a loopback address: the page would show the job's history to anyone who reaches it. Set SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE), or serve on 127.0.0.1`,
       );
     }
-    if (!(await new PageQueries(ctx.pool, config.schema).schemaReady())) {
+    if (!(await new PageQueries(job.pool, config.schema).schemaReady())) {
       throw new ConfigError(
         `SYNC_DB_SCHEMA: the schema "${config.schema}" has no sync_runs table; run \`wine-recon-sync migrate\` first (serve only reads)`,
       );
@@ -90,7 +91,7 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
       server = await startMetricsServer({
         host: flags.host,
         port: Number(flags.port),
-        page: statusPage(ctx, flags.host),
+        page: statusPage(job, flags.host),
         onError: (err) => log.warn({ err }, 'status page failed'),
       });
     } catch (error) {
@@ -104,15 +105,12 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
       { page: `${server.url}/`, auth: config.ui.token === undefined ? 'none (loopback only)' : 'SYNC_UI_TOKEN' },
       'serving the status page',
     );
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
+    const signal = await stopSignal();
     forceExitLater(10_000);
     log.info({ signal }, 'stopping the status page');
     await server.close();
     return 0;
   } finally {
-    await ctx.close();
+    await job.close();
   }
 }

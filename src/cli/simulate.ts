@@ -1,7 +1,7 @@
 /** `simulate`: serves the simulated upstream on its own (docker-compose, manual tries, the benchmark). */
 import { readFile } from 'node:fs/promises';
 import { defineCommand, parseCommand } from './command-line.js';
-import type { Io } from './context.js';
+import type { Io } from './io.js';
 import { UsageError } from '../errors.js';
 import { DEFAULT_EMAIL, DEFAULT_PASSWORD, startSimulator } from '../simulator/server.js';
 

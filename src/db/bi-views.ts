@@ -3,7 +3,7 @@
  * installed at start-up, inside the migrate transaction and under its advisory lock: concurrent
  * starters wait, and the second finds them current. They are re-created only when the rendered
  * SQL differs from what sync_bi_views recorded, or when someone dropped them. They also show the
- * upstream fields found at run time (sync_fields, bi-discovered.ts): a run that kept such fields
+ * extra fields (sync_fields, bi-extra-fields.ts): a run that kept such fields
  * renders them again after it commits when they changed (refreshBiViews), under the same lock.
  */
 import { createHash } from 'node:crypto';
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { BiSettings } from '../config.js';
 import { BI_PRECISION, KNOWN_FIELDS, biDecimalType, checkBiScale } from '../fields.js';
 import { SQL_DIR } from '../io/paths.js';
-import { discoveredComment, discoveredFragments, type BiShape, type DiscoveredColumn } from './bi-discovered.js';
+import { extraFieldComment, extraFieldFragments, type BiShape, type ExtraFieldColumn } from './bi-extra-fields.js';
 import { renderBiFieldLists } from './field-sql.js';
 import { migrateLock } from './lock.js';
 import { quoteIdent, withIdentifiers, type Pool, type PoolClient } from './pool.js';
@@ -32,7 +32,7 @@ const SQL = loadStatements('db/bi_views.sql', [
   'savepoint',
   'rollback_to_savepoint',
   'drop_schema',
-  'discovered_columns',
+  'extra_field_columns',
   'quote_literals',
 ]);
 const FILE = 'sql/db/bi_views.sql';
@@ -53,14 +53,14 @@ function shapeOf(dataSchema: string, bi: BiSettings): BiShape {
 }
 
 /**
- * The views' SQL for these settings and discovered columns (with their quoted comments, two per
+ * The views' SQL for these settings and extra fields' columns (with their quoted comments, two per
  * column). Only validated names (quoted), integers and PostgreSQL-quoted literals are substituted,
  * in one pass: nothing substituted is read as a placeholder.
  */
 export function renderBiViews(
   dataSchema: string,
   bi: BiSettings,
-  discovered: readonly DiscoveredColumn[] = [],
+  extraColumns: readonly ExtraFieldColumn[] = [],
   comments: readonly string[] = [],
 ): string {
   const shape = shapeOf(dataSchema, bi);
@@ -75,29 +75,29 @@ export function renderBiViews(
       bi_type: shape.biType,
       int_digits: String(BI_PRECISION - shape.scale),
       limit: shape.limit,
-      ...discoveredFragments(discovered, comments, shape, quoteIdent(bi.schema)),
+      ...extraFieldFragments(extraColumns, comments, shape, quoteIdent(bi.schema)),
     },
     'sql/bi/views.sql',
   );
 }
 
 /**
- * The views' SQL as the database's sync_fields has it: the discovered columns and their comments read and quoted there.
+ * The views' SQL as the database's sync_fields has it: the extra fields' columns and their comments read and quoted there.
  */
 async function renderInstalled(client: PoolClient, dataSchema: string, bi: BiSettings): Promise<string> {
-  const { rows } = await client.query<DiscoveredColumn>(SQL.discovered_columns, [KNOWN_FIELDS]);
+  const { rows } = await client.query<ExtraFieldColumn>(SQL.extra_field_columns, [KNOWN_FIELDS]);
   if (rows.length === 0) return renderBiViews(dataSchema, bi);
   const shape = shapeOf(dataSchema, bi);
   const texts = rows.flatMap((c) => [
-    discoveredComment(c, 'bulk_wine_reconciliation', shape),
-    discoveredComment(c, 'bulk_wine_reconciliation_history', shape),
+    extraFieldComment(c, 'bulk_wine_reconciliation', shape),
+    extraFieldComment(c, 'bulk_wine_reconciliation_history', shape),
   ]);
   const quoted = (await client.query<{ literal: string }>(SQL.quote_literals, [texts])).rows.map((r) => r.literal);
   return renderBiViews(dataSchema, bi, rows, quoted);
 }
 
 /**
- * After a run that kept new upstream fields: the views rendered again when sync_fields changed
+ * After a run that kept extra fields: the views rendered again when sync_fields changed
  * them (a new column or type, or an earlier refresh that failed), in a transaction of their own
  * under the migrate lock; nothing is done when they are current. The run has committed by then:
  * if this fails, the views stay as they were (every cast in them is guarded) and the next start

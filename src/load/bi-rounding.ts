@@ -50,7 +50,7 @@ export async function countBiRoundingSettled(client: PoolClient, scale: number, 
 /**
  * How a run gets its count: `carried` (it changed no row: the last count as it is), `incremental`
  * (the last count updated from the rows it changed), `written` (a first load: its rows counted as
- * they were written, run/direct-load.ts), or `full` (a scan of every live row).
+ * they were written, run/first-load.ts), or `full` (a scan of every live row).
  */
 export type BiCountMethod = 'carried' | 'incremental' | 'written' | 'full';
 

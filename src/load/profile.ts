@@ -161,7 +161,7 @@ export interface ProfileRun {
   /** The last successful run that committed: its stored profile is the starting point. */
   baseRunId: string | undefined;
   /**
-   * The live rows are provably as runs left them (unchanged/shortcut.ts tableAsRunsLeftIt) and the
+   * The live rows are provably as runs left them (fingerprints/shortcut.ts tableAsRunsLeftIt) and the
    * run wrote nothing but classified changes (no first load, no backfill).
    */
   trusted: boolean;

@@ -20,7 +20,7 @@ const SQL = loadStatements('load/apply.sql', [
  * The staging table's COPY columns, in order: the one definition that both COPY writers follow
  * (copyLine in transform/copy-line.ts, and the byte-level CopyWriter in transform/record-copy.ts,
  * which write KNOWN_FIELDS and extra_fields in this order too). The fingerprint is two int32 halves,
- * then the number of the record's shape (unchanged/shapes.ts; null: none).
+ * then the number of the record's shape (fingerprints/shapes.ts; null: none).
  */
 export const STAGING_COLUMNS = [
   'position',

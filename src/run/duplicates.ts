@@ -2,15 +2,15 @@
  * Duplicate ids: the last valid copy wins. Earlier copies of a live id were settled by the
  * unchanged-record shortcut (staged ones are removed here; skipped ones are read back from the
  * listing), those of new ids by the SQL pass; all go to sync_rejects. A first load settles only the
- * ids its bitmap saw twice (or could not hold), and COPYs its fingerprints here (direct-load.ts).
+ * ids its bitmap saw twice (or could not hold), and COPYs its fingerprints here (first-load.ts).
  */
 import type { Pool, PoolClient } from '../db/pool.js';
 import { readRecords } from '../extract/json/record-locate.js';
 import type { Logger } from '../log.js';
 import { duplicateIdReject, insertRejects, MAX_DUPLICATE_RAW_BYTES } from '../load/audit.js';
 import { removeDuplicates, removeStagedPositions } from '../load/staging.js';
-import type { Settled } from '../unchanged/shortcut.js';
-import type { DirectLoad } from './direct-load.js';
+import type { Settled } from '../fingerprints/shortcut.js';
+import type { FirstLoad } from './first-load.js';
 import type { FastPaths } from './pipeline.js';
 
 export interface DuplicateSettling {
@@ -19,7 +19,7 @@ export interface DuplicateSettling {
   pool: Pool;
   runId: string;
   /** A first load's writer; undefined on the staging path. */
-  direct: DirectLoad | undefined;
+  firstLoad: FirstLoad | undefined;
   /** The parse saw an id twice, or one its bitmap could not hold: the SQL pass must look. */
   maybeDuplicates: boolean;
   /** The spooled listing, to read the earlier copies' raw text back from. */
@@ -33,8 +33,8 @@ type Loser = { position: number; id: string; place: { offset: number; skip: numb
 
 /** Settles every earlier copy of an id and stores it as a reject; returns how many there were. */
 export async function settleDuplicates(s: DuplicateSettling): Promise<number> {
-  const losers = s.direct
-    ? (await s.direct.settle(s.client, s.runId, s.log)).map(({ position, id, offset }) => ({
+  const losers = s.firstLoad
+    ? (await s.firstLoad.settle(s.client, s.runId, s.log)).map(({ position, id, offset }) => ({
         position,
         id,
         place: offset === undefined ? s.fast.checkpoints.place(position) : { offset, skip: 0 },

@@ -1,7 +1,7 @@
 /**
  * The streaming middle of a run: listing bytes (a whole file, or the spool file followed as it
  * downloads) -> lossless parser -> record checks -> COPY text for the staging table (a first
- * load's: for the table itself, see direct-load.ts), with rejects set aside.
+ * load's: for the table itself, see first-load.ts), with rejects set aside.
  * Memory is bounded by one chunk of records, whatever the size of the listing.
  */
 import { open } from 'node:fs/promises';
@@ -23,8 +23,8 @@ import { extraFieldsOf, trimValueEnd, valueKind, type ExtraFields } from '../tra
 import { FieldCounter, KNOWN_FIELDS } from '../transform/field-counts.js';
 import { transformRecord } from '../transform/record.js';
 import { CopyWriter } from '../transform/record-copy.js';
-import type { UnchangedShortcut } from '../unchanged/shortcut.js';
-import type { DirectLoad } from './direct-load.js';
+import type { UnchangedShortcut } from '../fingerprints/shortcut.js';
+import type { FirstLoad } from './first-load.js';
 import { IdBitmap } from './id-bitmap.js';
 import { RejectReasons } from './reject-reasons.js';
 import { RejectedIds } from './rejected-ids.js';
@@ -98,7 +98,7 @@ export interface ListingLinesOptions {
   signal?: AbortSignal;
   /** The byte-level paths (recordFastPaths); without them every record takes the zod path. */
   fast?: FastPaths;
-  /** Keep the records' unknown members in extra_fields (SYNC_EXTRA_FIELDS=keep). */
+  /** Keep the records' extra members in extra_fields (SYNC_EXTRA_FIELDS=keep). */
   extras: boolean;
 }
 
@@ -106,10 +106,10 @@ export interface ListingLinesOptions {
 export interface FastPaths {
   hook: RecordBytesHook;
   shortcut: UnchangedShortcut;
-  /** COPY lines written straight from bytes (a first load's: `direct.rows`). */
+  /** COPY lines written straight from bytes (a first load's: `firstLoad.rows`). */
   writer: CopyWriter;
-  /** A first load: rows go straight to the table, duplicate ids aside (direct-load.ts); staging otherwise. */
-  direct: DirectLoad | undefined;
+  /** A first load: rows go straight to the table, duplicate ids aside (first-load.ts); staging otherwise. */
+  firstLoad: FirstLoad | undefined;
   /** Where records start, to read a skipped duplicate's raw text back. */
   checkpoints: RecordCheckpoints;
 }
@@ -122,18 +122,18 @@ export interface FastPaths {
 export function recordFastPaths(
   tally: ListingTally,
   shortcut: UnchangedShortcut,
-  { direct, extras }: { direct?: DirectLoad; extras: boolean },
+  { firstLoad, extras }: { firstLoad?: FirstLoad; extras: boolean },
 ): FastPaths {
   const members = new MemberReader(KNOWN_FIELDS);
-  const writer = direct?.rows ?? new CopyWriter(extras);
+  const writer = firstLoad?.rows ?? new CopyWriter(extras);
   const checkpoints = new RecordCheckpoints();
   const spans = members.unknown;
-  // Per unknown member of a record (1st, 2nd, ...): the name it had last and that name's counter
+  // Per extra member of a record (1st, 2nd, ...): the name it had last and that name's counter
   // slot. MemberReader hands out the same string for a key that repeats at the same place, so
   // the usual record finds its slots by identity, with no lookup.
   const lastNames: string[] = [];
   const lastSlots: number[] = [];
-  // Per unknown member of the record just read, the kind of its value (0 unless extras): what the
+  // Per extra member of the record just read, the kind of its value (0 unless extras): what the
   // counts and its shape take.
   let kinds = new Int32Array(16);
   const readKinds = (bytes: Buffer) => {
@@ -178,8 +178,8 @@ export function recordFastPaths(
       }
       const fingerprint = shortcut.fingerprint;
       fingerprint[2] = shapes.numberOf(members, kinds, plain);
-      if (direct !== undefined) {
-        if (!direct.write(bytes, start, end, members, members.id, position, byteOffset, fingerprint))
+      if (firstLoad !== undefined) {
+        if (!firstLoad.write(bytes, start, end, members, members.id, position, byteOffset, fingerprint))
           return [fingerprint[0]!, fingerprint[1]!];
         count();
         shortcut.stagedId(members.id, position);
@@ -195,14 +195,14 @@ export function recordFastPaths(
     },
   };
   // A first load has no row to know a record by.
-  if (direct === undefined) {
+  if (firstLoad === undefined) {
     hook.known = (b, start, end) => {
       const length = shortcut.known(b, start, end);
       if (length > 0) knownPending = true;
       return length;
     };
   }
-  return { hook, shortcut, writer, direct, checkpoints };
+  return { hook, shortcut, writer, firstLoad, checkpoints };
 }
 
 /**
@@ -237,7 +237,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
   const parser = new ListingParser({ recordHook: fast?.hook });
   const seen = tally.ids;
   const writer = fast?.writer;
-  const direct = fast?.direct;
+  const firstLoad = fast?.firstLoad;
   let stored = 0;
   let pending: Reject[] = [];
   let pendingChars = 0;
@@ -283,8 +283,15 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       for (const m of kept.members) tally.fields.noteKind(m.name, m.kind);
       extra = kept.text;
     }
-    if (direct !== undefined) {
-      out += direct.line(result.row, extra, record.position, record.byteOffset, record.byteLength, record.fingerprint);
+    if (firstLoad !== undefined) {
+      out += firstLoad.line(
+        result.row,
+        extra,
+        record.position,
+        record.byteOffset,
+        record.byteLength,
+        record.fingerprint,
+      );
     } else {
       if (!tally.maybeDuplicates && !seen.add(result.row.id)) tally.maybeDuplicates = true;
       out += copyLine(record.position, result.row, extra, record.byteOffset, record.byteLength, record.fingerprint);
@@ -295,12 +302,12 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
     for await (const chunk of options.chunks) {
       tally.bytes += chunk.length;
       for (let at = 0; at < chunk.length; at += PUSH_BYTES) {
-        // A re-sync's parse follows the read of the live rows (unchanged/shortcut.ts).
+        // A re-sync's parse follows the read of the live rows (fingerprints/shortcut.ts).
         const behind = fast?.shortcut.pace();
         if (behind !== undefined) await behind;
         for (const record of parser.push(chunk.subarray(at, at + PUSH_BYTES))) handle(record);
       }
-      if (direct?.flushDue) await direct.flush();
+      if (firstLoad?.flushDue) await firstLoad.flush();
       if (pending.length >= REJECT_BATCH || pendingChars >= REJECT_BATCH_CHARS) {
         await options.writeRejects(pending);
         pending = [];
@@ -314,7 +321,7 @@ export async function* listingCopyLines(options: ListingLinesOptions): AsyncGene
       }
     }
     tally.envelope = parser.end();
-    await direct?.flush();
+    await firstLoad?.flush();
   } catch (error) {
     if (error instanceof AttemptAbandoned) {
       tally.abandoned = true;

@@ -7,7 +7,7 @@
  * A download (extract) goes on while the transaction begins and the stage parses the spool file
  * behind it; a download attempt that fails part way makes the stage start over (forgetAttempt).
  *
- * Most phases are a method of their own name below; new fields (new-fields.ts) and the archive
+ * Most phases are a method of their own name below; new fields (extra-fields.ts) and the archive
  * (run-archive.ts) are objects of their own. Each phase's wall time goes to sync_runs.phases
  * (phase-timer.ts). runSync (sync.ts) wraps it with the run lock and the audit row.
  */
@@ -37,13 +37,13 @@ import {
   type Baseline,
   type NewField,
 } from '../transform/schema-drift.js';
-import { UnchangedShortcut } from '../unchanged/shortcut.js';
-import { programTrustKey } from '../unchanged/trust-key.js';
-import { DirectLoad } from './direct-load.js';
+import { UnchangedShortcut } from '../fingerprints/shortcut.js';
+import { programTrustKey } from '../fingerprints/trust-key.js';
+import { FirstLoad } from './first-load.js';
 import { checkDeletes, checkEnvelope, checkRejectRatio, integerText } from './guards.js';
 import { settleDuplicates } from './duplicates.js';
 import { openListing, type ListingSource } from './listing-source.js';
-import { RunNewFields } from './new-fields.js';
+import { RunExtraFields } from './extra-fields.js';
 import { RunArchive } from './run-archive.js';
 import { RunChecks } from './run-checks.js';
 import { PhaseTimer } from './phase-timer.js';
@@ -68,10 +68,10 @@ export class Run {
   bi: BiRounding | undefined;
   private tmp: string | undefined;
   private baseline: Baseline | undefined;
-  /** A first load: rows COPYed straight into the table (direct-load.ts); undefined on the staging path. */
-  private direct: DirectLoad | undefined;
+  /** A first load: rows COPYed straight into the table (first-load.ts); undefined on the staging path. */
+  private firstLoad: FirstLoad | undefined;
   /** The listing's fields outside the catalogue: where the run kept them. */
-  private readonly extraFields: RunNewFields;
+  private readonly extraFields: RunExtraFields;
   /** Who blocks any of the run's connections, should a lock wait time out (SYNC_LOCK_TIMEOUT_MS). */
   private readonly lockWait: LockWaitWatch;
   /** Each phase's wall time, stored with the run (sync_runs.phases). */
@@ -88,7 +88,7 @@ export class Run {
     /** Held by sync.ts for the whole run; checked before the run commits. */
     private readonly lock: Pick<RunLock, 'check'>,
   ) {
-    this.extraFields = new RunNewFields(config);
+    this.extraFields = new RunExtraFields(config);
     this.checks = new RunChecks(config, runId, request.acceptChecks ?? []);
     this.lockWait = new LockWaitWatch(deps.pool, config.lockTimeoutMs);
   }
@@ -126,8 +126,8 @@ export class Run {
       await source?.ready.catch(() => undefined); // the spool file closed before the temp dir is removed
       // Its connection back in the pool before the run ends, its file closed before the temp dir goes.
       await (await shortcut.catch(() => undefined))?.close();
-      // a first load's files, if the run stopped while writing them
-      await this.direct?.discard().catch(() => undefined);
+      // A first load's files, if the run stopped while writing them.
+      await this.firstLoad?.discard().catch(() => undefined);
       await rm(this.tmp, { recursive: true, force: true });
     }
   }
@@ -182,7 +182,7 @@ export class Run {
           client: this.client,
           pool: this.deps.pool,
           runId: this.runId,
-          direct: this.direct,
+          firstLoad: this.firstLoad,
           maybeDuplicates: this.tally.maybeDuplicates,
           listingPath: listing.path,
           fast,
@@ -205,7 +205,7 @@ export class Run {
             last,
             changes: counts,
             asRunsLeftIt: shortcut.tableAsRunsLeftIt,
-            written: this.direct?.biRounding,
+            written: this.firstLoad?.biRounding,
           },
           log,
         ),
@@ -282,13 +282,13 @@ export class Run {
         // one.
         const extras = this.config.extraFields === 'keep';
         if (await shortcut.isEmpty()) {
-          this.direct = await DirectLoad.open(
+          this.firstLoad = await FirstLoad.open(
             this.client,
             { runId, ids: this.tally.ids, dir: this.tmp!, biScale: this.config.bi.scale, extras },
             log,
           );
         } else reSync();
-        const fast = recordFastPaths(this.tally, shortcut, { direct: this.direct, extras });
+        const fast = recordFastPaths(this.tally, shortcut, { firstLoad: this.firstLoad, extras });
         const lines = listingCopyLines({
           chunks,
           tally: this.tally,
@@ -298,8 +298,8 @@ export class Run {
           fast,
           extras,
         });
-        await (this.direct
-          ? this.direct.copyRows(this.client, lines, deps.signal)
+        await (this.firstLoad
+          ? this.firstLoad.copyRows(this.client, lines, deps.signal)
           : stageRows(this.client, lines, deps.signal));
         if (!this.tally.abandoned) {
           log.info(
@@ -308,7 +308,7 @@ export class Run {
               rejected: this.tally.rejected,
               unchangedSkipped: shortcut.skipped,
               unread: shortcut.skippedUnread,
-              firstLoad: this.direct !== undefined,
+              firstLoad: this.firstLoad !== undefined,
               ms: Date.now() - started,
             },
             'listing parsed and staged',
@@ -343,8 +343,8 @@ export class Run {
   private async forgetAttempt(shortcut: UnchangedShortcut, { again }: { again: boolean }): Promise<void> {
     this.tally = newTally();
     shortcut.reset();
-    await this.direct?.discard();
-    this.direct = undefined;
+    await this.firstLoad?.discard();
+    this.firstLoad = undefined;
     if (again) {
       await this.client.query('ROLLBACK');
       await this.begin();
@@ -368,10 +368,10 @@ export class Run {
    */
   private async classifyAndApply(shortcut: UnchangedShortcut, lacking: string[], log: Logger): Promise<ChangeCounts> {
     const { client, config, runId } = this;
-    const { direct } = this;
+    const { firstLoad } = this;
     const { rejected: kept, others: missing } = this.tally.rejectedIds.split(lacking);
     // A first load wrote its rows and their fingerprints already (stage, settleDuplicates).
-    const counts: ChangeCounts = direct
+    const counts: ChangeCounts = firstLoad
       ? {
           initialLoad: true,
           liveBefore: 0,
@@ -403,7 +403,7 @@ export class Run {
       config.maxDeleteRatio,
       this.request.allowMassDelete === true,
     );
-    if (!direct) await this.phases.time('apply', applyChanges(client, runId, counts, log));
+    if (!firstLoad) await this.phases.time('apply', applyChanges(client, runId, counts, log));
     if (counts.backfilled > 0) {
       const n = counts.backfilled;
       log.info(
@@ -411,7 +411,7 @@ export class Run {
         `${n} row${n === 1 ? '' : 's'} filled in with what the release that wrote ${n === 1 ? 'it' : 'them'} could not store (extra_fields): no new version, changed_at and run_id kept`,
       );
     }
-    await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: direct !== undefined }, log);
+    await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: firstLoad !== undefined }, log);
     this.kept = await keepRejected(client, runId, kept, log);
     if (this.kept > 0)
       log.warn(

@@ -18,7 +18,7 @@ import {
   type RunStatus,
 } from '../load/audit.js';
 import type { BiRounding } from '../load/bi-rounding.js';
-import { checkListingFile, checkReplaySource } from '../load/sources.js';
+import { checkListingFile, checkReplaySource } from '../load/listing-source.js';
 import { APP_VERSION } from '../io/paths.js';
 import { runDeadline } from './deadline.js';
 import { idleTimeoutMs, type SyncDeps, type SyncRequest, type SyncSource } from './request.js';

@@ -6,7 +6,7 @@
  *
  * croner computes both the previous and the next slot, which node-cron cannot (it only fires
  * forwards): with it alone there is no reading of "the slot that was missed". The daemon fires its
- * ticks from these same computed times (cli/daemon-loop.ts) instead of keeping a second scheduler
+ * ticks from these same computed times (daemon/daemon.ts) instead of keeping a second scheduler
  * beside it, which could read the expression differently from the one that answers "when was the
  * last slot".
  *

@@ -6,7 +6,7 @@
  */
 import { FIELDS, type Row } from '../fields.js';
 
-/** A record's fingerprint as two int32 halves (see unchanged/fingerprint.ts). */
+/** A record's fingerprint as two int32 halves (see fingerprints/fingerprint.ts). */
 export type FingerprintHalves = readonly [number, number];
 
 /** The record's fields in catalogue order, then extra_fields (`extra`: its COPY text, or null). */

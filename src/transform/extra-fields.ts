@@ -19,7 +19,7 @@
  * PostgreSQL prints it: its digits from the first significant one to the point, and as many
  * fraction digits as it was written with less its exponent (`1.500e1` prints `15.00`).
  * Each value's kind (valueKind) is counted per field name: the BI views type a field's column
- * from the kinds seen (load/discovered-fields.ts).
+ * from the kinds seen (load/extra-fields.ts).
  */
 import { viewCache, viewOf } from '../io/byte-view.js';
 import { copyText } from './copy-line.js';
@@ -104,7 +104,7 @@ export function trimValueEnd(b: Uint8Array, s: number, e: number): number {
 }
 
 /**
- * Fast path: writes the extra_fields COPY text of a record's unknown members (at least one;
+ * Fast path: writes the extra_fields COPY text of a record's extra members (at least one;
  * `unknown`: per member, key start, key end, value start, member end; `plain`: the scanner's fast
  * lane took the record) into `out` at `o`. Returns the new end, or -1 when a value is not plain
  * (the zod path then takes the record).

@@ -1,6 +1,6 @@
 /**
  * Which fields the records of one listing carry: per known field, how many records have it and
- * how many have a value; per unknown field, how many have it. Stored per run (sync_runs.field_counts)
+ * how many have a value; per extra field, how many have it. Stored per run (sync_runs.field_counts)
  * so the next run can tell a renamed or emptied upstream field from normal data.
  */
 import { isKnownField, KNOWN_FIELDS, type FieldCounts, type KnownField } from '../fields.js';
@@ -9,7 +9,7 @@ import { shownName } from './field-name.js';
 export { KNOWN_FIELDS, type FieldCounts, type KnownField };
 
 /** A listing with more distinct unknown names than this is hostile or broken; the rest are not named. */
-export const MAX_UNKNOWN_FIELDS = 1000;
+export const MAX_EXTRA_FIELDS = 1000;
 
 /**
  * `counter.tally(0, record.id) + counter.tally(1, record.wpi) + ...`, one term per catalogue field
@@ -33,9 +33,9 @@ export class FieldCounter {
   private readonly present = new Float64Array(KNOWN_FIELDS.length);
   private readonly nonNull = new Float64Array(KNOWN_FIELDS.length);
   /**
-   * Per unknown field name as shown (field-name.ts: a long name by its first bytes and a digest),
+   * Per extra field name as shown (field-name.ts: a long name by its first bytes and a digest),
    * its slot in `unknownRecords` and `unknownKinds` (in the order first seen): at most
-   * MAX_UNKNOWN_FIELDS names of at most MAX_NAME_BYTES bytes, whatever the listing sends.
+   * MAX_EXTRA_FIELDS names of at most MAX_NAME_BYTES bytes, whatever the listing sends.
    */
   private readonly unknown = new Map<string, number>();
   private readonly unknownRecords: number[] = [];
@@ -43,7 +43,7 @@ export class FieldCounter {
   private readonly unknownKinds: number[] = [];
   private truncated = false;
 
-  /** Counts a parsed record; true when it has unknown fields. */
+  /** Counts a parsed record; true when it has extra fields. */
   count(record: object): boolean {
     this.records++;
     const known = tallyKnown(this, record);
@@ -72,7 +72,7 @@ export class FieldCounter {
 
   /**
    * A record read from its bytes (no object): bit i of `present` / `nonNull` for KNOWN_FIELDS[i];
-   * its unknown fields follow, one countUnknown each.
+   * its extra fields follow, one countUnknown each.
    */
   countMembers(present: number, nonNull: number): void {
     this.records++;
@@ -83,28 +83,28 @@ export class FieldCounter {
     }
   }
 
-  /** One unknown field of the record being counted, and the kind of its value when known (0: not). */
+  /** One extra field of the record being counted, and the kind of its value when known (0: not). */
   countUnknown(key: string, kind = 0): void {
     this.countSlot(this.unknownSlot(key), kind);
   }
 
   /**
-   * The slot of an unknown field name, for countSlot: registered when new, -1 past
-   * MAX_UNKNOWN_FIELDS names. The byte-level path asks once per name it has not just seen, then
+   * The slot of an extra field name, for countSlot: registered when new, -1 past
+   * MAX_EXTRA_FIELDS names. The byte-level path asks once per name it has not just seen, then
    * counts by slot: an array increment per field of a record instead of map lookups.
    */
   unknownSlot(key: string): number {
     const name = shownName(key);
     const slot = this.unknown.get(name);
     if (slot !== undefined) return slot;
-    if (this.unknown.size >= MAX_UNKNOWN_FIELDS) return -1;
+    if (this.unknown.size >= MAX_EXTRA_FIELDS) return -1;
     this.unknown.set(name, this.unknownRecords.length);
     this.unknownRecords.push(0);
     this.unknownKinds.push(0);
     return this.unknownRecords.length - 1;
   }
 
-  /** One unknown field (by its slot) of the record being counted, and the kind of its value (0: not known). */
+  /** One extra field (by its slot) of the record being counted, and the kind of its value (0: not known). */
   countSlot(slot: number, kind: number): void {
     if (slot < 0) {
       this.truncated = true;
@@ -114,14 +114,14 @@ export class FieldCounter {
     this.unknownKinds[slot]! |= kind;
   }
 
-  /** The kind of an unknown field's value, for a record whose names were counted already. */
+  /** The kind of an extra field's value, for a record whose names were counted already. */
   noteKind(key: string, kind: number): void {
     const slot = this.unknown.get(shownName(key));
     if (slot !== undefined) this.unknownKinds[slot]! |= kind;
   }
 
   /**
-   * Each counted unknown field (its name as shown): the records that have it, and the kinds of its values seen (0 when
+   * Each counted extra field (its name as shown): the records that have it, and the kinds of its values seen (0 when
    * only nulls).
    */
   unknownFields(): Array<{ name: string; records: number; kinds: number }> {

@@ -9,13 +9,13 @@
  *
  * A name of 3 kB broke every run (a btree row of sync_fields' primary key holds 2704 bytes at
  * most), and a few thousand long names would have filled memory and the audit row; with the rule,
- * at most MAX_UNKNOWN_FIELDS names of at most MAX_NAME_BYTES bytes are ever kept.
+ * at most MAX_EXTRA_FIELDS names of at most MAX_NAME_BYTES bytes are ever kept.
  */
 import { createHash } from 'node:crypto';
 
 /**
  * Names up to this many bytes are kept exactly. At least PostgreSQL's 63-byte identifier limit:
- * every name that may become a BI column (load/discovered-fields.ts) is stored as it is.
+ * every name that may become a BI column (load/extra-fields.ts) is stored as it is.
  */
 export const MAX_NAME_BYTES = 128;
 const DIGEST_HEX = 8;

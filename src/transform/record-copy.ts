@@ -11,12 +11,12 @@ import { MAX_DIGITS } from './decimal.js';
 import { trimValueEnd, writeFastExtras } from './extra-fields.js';
 import { FIELDS, type FieldKind } from '../fields.js';
 
-/** Where a compact record's known fields and unknown members are (see extract/json/record-members.ts). */
+/** Where a compact record's known fields and extra members are (see extract/json/record-members.ts). */
 export interface RecordFields {
   present: number;
   valueStart: Int32Array;
   valueEnd: Int32Array;
-  /** Per unknown member: key start, key end, value start, member end. */
+  /** Per extra member: key start, key end, value start, member end. */
   unknown: Int32Array;
   unknownCount: number;
   /**
@@ -54,7 +54,7 @@ export class CopyWriter {
    * shares, and the newline).
    * With `bi`, the decimals of every line written are counted into it as the BI views treat them
    * (a first load's rows, so that the run need not scan the table for that count).
-   * `extras`: the record's unknown members are written as its extra_fields (SYNC_EXTRA_FIELDS=keep);
+   * `extras`: the record's extra members are written as its extra_fields (SYNC_EXTRA_FIELDS=keep);
    * otherwise extra_fields is always null.
    */
   constructor(

@@ -11,7 +11,7 @@ export interface Baseline {
   runId: string;
   /** Null for a run recorded before field counts existed: nothing to compare shares with. */
   counts: FieldCounts | null;
-  /** Its unknown field names (from the counts, or sync_runs.unknown_fields for an older run). */
+  /** Its extra field names (from the counts, or sync_runs.unknown_fields for an older run). */
   unknownNames: ReadonlySet<string>;
 }
 
@@ -45,7 +45,7 @@ export interface Disappeared {
   before: number;
   /** Share of this listing's records that have the key (0 when missing). */
   presentNow: number;
-  /** New unknown fields with a similar count, most similar first. */
+  /** New extra fields with a similar count, most similar first. */
   renames: Array<{ name: string; count: number }>;
 }
 
@@ -81,7 +81,7 @@ export function findDisappeared(
       renames: similarNewFields(baseline, now, share),
     });
   }
-  // A listing that named too many unknown fields to count them all proves no absence.
+  // A listing that named too many extra fields to count them all proves no absence.
   if (!extraFields || now.unknown_truncated) return found;
   for (const [field, count] of Object.entries(before.unknown ?? {})) {
     const share = count / before.records;

@@ -191,7 +191,7 @@ describe('what the BI views do to a value, counted in Node', () => {
       return `{"id":${i + 1},"wpi":"w${i + 1}","${field}":${value},"first_sale":"2021-03-04"}`;
     });
 
-    // The first load's writer, as direct-load.ts makes it, per scale: each record's effects as its count grew.
+    // The first load's writer, as first-load.ts makes it, per scale: each record's effects as its count grew.
     const written = (s: number) => {
       const tally = new BiTally(s);
       const writer = new CopyWriter(true, Buffer.from(SUFFIX), tally);

@@ -90,7 +90,7 @@ describe('a first load writes each row once', () => {
    * Everything a run leaves, but the staging schema's seed row, with run ids as their ordinal.
    * Not `skipped_unchanged`: in a listing out of id order, a re-sync's parse may meet a record
    * before the read of the live rows reaches its row, and then compares it rather than skip it
-   * (unchanged/shortcut.ts): how many depends on timing, the result does not.
+   * (fingerprints/shortcut.ts): how many depends on timing, the result does not.
    */
   async function state(db: TestDb) {
     const ordinal = `(SELECT count(*) FROM sync_runs r WHERE r.id <= x.run_id AND r.source IS DISTINCT FROM 'seed')`;

@@ -1,5 +1,5 @@
 /**
- * The shapes stored with the fingerprints (src/unchanged/shapes.ts, migration 0014): a re-sync
+ * The shapes stored with the fingerprints (src/fingerprints/shapes.ts, migration 0014): a re-sync
  * counts the records it skips unread by them, so a shape must be right or not used at all. A
  * description edited behind the program's back is ignored (its records are read), and shapes no
  * fingerprint refers to are pruned once they are many.

@@ -220,7 +220,7 @@ describe('unchanged-record shortcut', () => {
   }
 
   it('gives the same on a table of several thousand rows, with the listing in another order than the ids', async () => {
-    // The live rows are read back by id from a file of 1,024-row blocks (src/unchanged/live-file.ts):
+    // The live rows are read back by id from a file of 1,024-row blocks (src/fingerprints/live-file.ts):
     // a shuffled listing jumps between blocks, and copies of an id sit far apart.
     const n = 5000;
     // Every 50th row changed, every 97th gone, every 101st sent twice (the second copy changed
@@ -254,7 +254,7 @@ describe('unchanged-record shortcut', () => {
   });
 
   it('gives the same when the parse follows the read of the live rows: 20,000 rows, the listing in id order', async () => {
-    // Past 4,096 rows the parse no longer waits for the whole read (unchanged/shortcut.ts pace):
+    // Past 4,096 rows the parse no longer waits for the whole read (fingerprints/shortcut.ts pace):
     // it decides each record once the read has passed its id, and hands on (to be compared) any
     // whose row it has not reached yet, such as the new ids at the end.
     const { first, second } = spread(20_000, { changed: 100, gone: 997, twice: 1001, again: (k) => rec(k + 1, '7') });

@@ -15,7 +15,7 @@ import { listing } from '../support/listing.js';
 import { runs } from '../support/programs.js';
 
 // More than 4,096 rows: a re-sync's parse is then free to follow the read of the live rows rather
-// than wait for its end (unchanged/shortcut.ts pace) in every case below; whether the two overlap
+// than wait for its end (fingerprints/shortcut.ts pace) in every case below; whether the two overlap
 // is up to timing here (test/unit/live-rows.test.ts interleaves them deterministically).
 const RECORDS = 6000;
 

@@ -1,12 +1,12 @@
 /**
  * What a listing's field names and reject reasons may cost, whatever it sends: a long name is
  * shown by its first bytes and a digest (field-name.ts), the counter names at most
- * MAX_UNKNOWN_FIELDS of them, and the reasons tally counts at most MAX_REASONS reasons one by one.
+ * MAX_EXTRA_FIELDS of them, and the reasons tally counts at most MAX_REASONS reasons one by one.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MAX_REASON_CHARS, MAX_REASONS, OTHER_REASONS, RejectReasons } from '../../src/run/reject-reasons.js';
-import { FieldCounter, MAX_UNKNOWN_FIELDS } from '../../src/transform/field-counts.js';
+import { FieldCounter, MAX_EXTRA_FIELDS } from '../../src/transform/field-counts.js';
 import { MAX_NAME_BYTES, shownName } from '../../src/transform/field-name.js';
 
 const sha8 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 8);
@@ -35,7 +35,7 @@ describe('a field name as stored and shown', () => {
     const counter = new FieldCounter();
     for (let i = 0; i < 20_000; i++) counter.count({ id: '1', wpi: 'W', [`${i}:${'z'.repeat(3000)}`]: 1 });
     const names = counter.unknownNames();
-    expect(names).toHaveLength(MAX_UNKNOWN_FIELDS);
+    expect(names).toHaveLength(MAX_EXTRA_FIELDS);
     expect(Math.max(...names.map((n) => Buffer.byteLength(n)))).toBeLessThanOrEqual(MAX_NAME_BYTES);
     expect(counter.toJSON().unknown_truncated).toBe(true);
     expect(counter.toJSON().unknown[shownName(`0:${'z'.repeat(3000)}`)]).toBe(1);

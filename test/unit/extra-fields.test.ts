@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { biKindOf, columnFor, snakeCase } from '../../src/load/discovered-fields.js';
+import { biKindOf, columnFor, snakeCase } from '../../src/load/extra-fields.js';
 import { extraFieldsOf, kindNames, valueKind } from '../../src/transform/extra-fields.js';
 import {
   baselineOf,

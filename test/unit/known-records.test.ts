@@ -1,6 +1,6 @@
 /**
  * A re-sync skips a record whose bytes are the fingerprinted ones before reading it, and counts
- * its fields from the shape stored with the fingerprint (src/unchanged/shapes.ts, shortcut.ts
+ * its fields from the shape stored with the fingerprint (src/fingerprints/shapes.ts, shortcut.ts
  * `known`). Whatever the records hold (absent fields, nulls, unknown members of every kind, a '}'
  * inside a string, the id elsewhere than first, whitespace, escaped names), the run must count
  * exactly what reading every record counts: the same tally with the unread path on and off.
@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipeline.js';
-import { LiveRowWriter } from '../../src/unchanged/live-writer.js';
-import { MAX_SHAPES, ShapeBook, type StoredShape } from '../../src/unchanged/shapes.js';
-import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';
+import { LiveRowWriter } from '../../src/fingerprints/live-writer.js';
+import { MAX_SHAPES, ShapeBook, type StoredShape } from '../../src/fingerprints/shapes.js';
+import { UnchangedShortcut } from '../../src/fingerprints/shortcut.js';
 import { pickWith, xorshift } from '../support/random.js';
 
 const KEY = { key: 'test', seed: 0x2468ace };

@@ -1,5 +1,5 @@
 /**
- * The live rows on disk (src/unchanged/live-file.ts) behave as the rows themselves, in any listing
+ * The live rows on disk (src/fingerprints/live-file.ts) behave as the rows themselves, in any listing
  * order, whatever the cache holds: blocks of 4 rows and a cache of 2 blocks push rows out and read
  * them back all the time, and must give what one block holding everything gives.
  */
@@ -7,10 +7,10 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { fingerprint } from '../../src/unchanged/fingerprint.js';
-import type { Geometry, LiveRowFile } from '../../src/unchanged/live-file.js';
-import { LiveRowWriter } from '../../src/unchanged/live-writer.js';
-import { UnchangedShortcut, type Settled } from '../../src/unchanged/shortcut.js';
+import { fingerprint } from '../../src/fingerprints/fingerprint.js';
+import type { Geometry, LiveRowFile } from '../../src/fingerprints/live-file.js';
+import { LiveRowWriter } from '../../src/fingerprints/live-writer.js';
+import { UnchangedShortcut, type Settled } from '../../src/fingerprints/shortcut.js';
 
 const TINY: Geometry = { blockRows: 4, cacheBlocks: 2 };
 const ROOMY: Geometry = { blockRows: 4096, cacheBlocks: 4 };

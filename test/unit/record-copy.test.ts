@@ -15,8 +15,8 @@ import { rowLine } from '../../src/transform/copy-line.js';
 import { fileChunks, listingCopyLines, newTally, recordFastPaths } from '../../src/run/pipeline.js';
 import { transformRecord } from '../../src/transform/record.js';
 import { CopyWriter } from '../../src/transform/record-copy.js';
-import { fingerprint } from '../../src/unchanged/fingerprint.js';
-import { UnchangedShortcut } from '../../src/unchanged/shortcut.js';
+import { fingerprint } from '../../src/fingerprints/fingerprint.js';
+import { UnchangedShortcut } from '../../src/fingerprints/shortcut.js';
 import { KNOWN_FIELDS, type FieldCounts } from '../../src/fields.js';
 import { shownName } from '../../src/transform/field-name.js';
 
@@ -465,7 +465,7 @@ describe('unknown members on the fast path', () => {
     const records = values.map((v, i) =>
       i % 2 === 0 ? `{"id":${i + 1},"wpi":"W","x":${v},"y":${i}}` : `{"id":${i + 1},"wpi":"W","y":${i},"x":${v}}`,
     );
-    // Then 1,000 more names, one record each: the counter names at most 1,000 (MAX_UNKNOWN_FIELDS).
+    // Then 1,000 more names, one record each: the counter names at most 1,000 (MAX_EXTRA_FIELDS).
     for (let n = 0; n < 1000; n++) records.push(`{"id":${100 + n},"wpi":"W","f${n}":1}`);
     const tally = newTally();
     const fast = recordFastPaths(tally, UnchangedShortcut.empty(), { extras: true });

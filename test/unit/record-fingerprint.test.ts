@@ -6,7 +6,7 @@ import { ListingParser, type RecordBytesHook } from '../../src/extract/json/list
 import { locateRecord } from '../../src/extract/json/record-locate.js';
 import { MemberReader } from '../../src/extract/json/record-members.js';
 import { KNOWN_FIELDS } from '../../src/fields.js';
-import { fingerprint } from '../../src/unchanged/fingerprint.js';
+import { fingerprint } from '../../src/fingerprints/fingerprint.js';
 
 function hash(bytes: Buffer, start = 0, end = bytes.length, seed = 0x5eed1e55): string {
   const out = new Int32Array(2);

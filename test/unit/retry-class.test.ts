@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as errors from '../../src/errors.js';
-import { RETRY_BY_CODE, RETRY_BY_DATABASE_CODE, RETRY_OTHERWISE, retryRule } from '../../src/schedule/retry-class.js';
+import { RETRY_BY_CODE, RETRY_BY_DATABASE_CODE, RETRY_OTHERWISE, retryRule } from '../../src/daemon/retry-class.js';
 
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 

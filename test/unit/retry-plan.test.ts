@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decideCatchUp } from '../../src/cli/catch-up.js';
-import { attemptsAllowed, planRetry } from '../../src/schedule/retry-plan.js';
+import { decideCatchUp } from '../../src/daemon/catch-up.js';
+import { attemptsAllowed, planRetry } from '../../src/daemon/retry-plan.js';
 import type { RunRow } from '../../src/load/audit.js';
 
 const MIN = 60_000;

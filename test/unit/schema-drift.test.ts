@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FieldCounter, MAX_UNKNOWN_FIELDS, type FieldCounts } from '../../src/transform/field-counts.js';
+import { FieldCounter, MAX_EXTRA_FIELDS, type FieldCounts } from '../../src/transform/field-counts.js';
 import {
   describeDisappeared,
   explainRejects,
@@ -52,11 +52,11 @@ describe('FieldCounter', () => {
     expect(JSON.parse(JSON.stringify(c)).unknown).toEqual(JSON.parse('{"__proto__":1}'));
   });
 
-  it('names at most MAX_UNKNOWN_FIELDS unknown fields and says so', () => {
+  it('names at most MAX_EXTRA_FIELDS unknown fields and says so', () => {
     const counter = new FieldCounter();
-    for (let i = 0; i < MAX_UNKNOWN_FIELDS + 5; i++) counter.count({ [`f${i}`]: 1 });
+    for (let i = 0; i < MAX_EXTRA_FIELDS + 5; i++) counter.count({ [`f${i}`]: 1 });
     const c = counter.toJSON();
-    expect(Object.keys(c.unknown)).toHaveLength(MAX_UNKNOWN_FIELDS);
+    expect(Object.keys(c.unknown)).toHaveLength(MAX_EXTRA_FIELDS);
     expect(c.unknown_truncated).toBe(true);
   });
 });

@@ -113,7 +113,7 @@ export interface RecordBytesHook {
   /**
    * Asked at each record's '{' (`b[start]`, with the buffer's bytes up to `end`) before it is
    * scanned: the record's length when the hook knows these bytes as a whole record already (a
-   * re-sync's unchanged record, by its fingerprint: unchanged/shortcut.ts `known`), and then the
+   * re-sync's unchanged record, by its fingerprint: fingerprints/shortcut.ts `known`), and then the
    * scanner skips them unread; 0 otherwise. The `record` call that follows is that record's.
    */
   known?(b: Uint8Array, start: number, end: number): number;

@@ -1,8 +1,8 @@
 /**
  * Reads a compact flat record's members straight from its bytes, without building anything:
- * which known fields it has (and which are not null), where its unknown members are, and its id as
+ * which known fields it has (and which are not null), where its extra members are, and its id as
  * a number. The unchanged-record shortcut needs exactly this to skip a record and still count it
- * (presence, unknown fields). Anything unusual (whitespace between tokens, an escape or a
+ * (presence, extra fields). Anything unusual (whitespace between tokens, an escape or a
  * non-ASCII byte in a key, a repeated key, a nested value as id, an id that is not 1-15
  * plain digits) answers false: the record then takes the full path, which is always right.
  */
@@ -31,7 +31,7 @@ export class MemberReader implements KeyGuide {
   readonly valueStart = new Int32Array(31);
   readonly valueEnd = new Int32Array(31);
   /**
-   * Per unknown member, `unknownCount` of them: its key's text (start, end, without quotes), and
+   * Per extra member, `unknownCount` of them: its key's text (start, end, without quotes), and
    * its value's start and member end (trailing whitespace included).
    */
   readonly unknown = new Int32Array(4 * MAX_UNKNOWN);

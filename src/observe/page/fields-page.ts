@@ -1,4 +1,4 @@
-/** `/fields`: the field catalogue of this version, and the fields found at run time (sync_fields). */
+/** `/fields`: the field catalogue of this version, and the extra fields (sync_fields). */
 import { FIELDS, SQL_TYPE } from '../../fields.js';
 import { count, formatTime } from './format.js';
 import { html, stackedTable, type Html } from './html.js';

@@ -21,7 +21,7 @@ const NAMES = [
   'rejects_page',
   'rejects_before',
   'reject_raw',
-  'run_new_fields',
+  'run_extra_fields',
   'fields',
   'catalogue_counts',
   'schema_ready',
@@ -212,12 +212,12 @@ export class PageQueries {
     return (await this.rows<{ raw: string }>('reject_raw', [id, position]))[0]?.raw;
   }
 
-  async runNewFields(
+  async runExtraFields(
     id: string,
   ): Promise<
     Array<{ name: string; column_name: string | null; bi_kind: string; records: string; note: string | null }>
   > {
-    return this.rows('run_new_fields', [id]);
+    return this.rows('run_extra_fields', [id]);
   }
 
   async fields(): Promise<FieldRow[]> {

@@ -12,7 +12,7 @@
  * recorded run. A new first attempt ends a pending chain; so does SIGTERM, after which catch-up
  * at the next start takes the chain up (sync_runs.retry_at says a retry was planned).
  */
-import type { Context } from './context.js';
+import type { Job } from '../job/job.js';
 import type { CronSchedule } from '../schedule/cron-schedule.js';
 import { LockHeldError, describeError } from '../errors.js';
 import type { WineApi } from '../extract/http/api.js';
@@ -20,9 +20,9 @@ import { findRun, setRetryAt, type RetryOf, type RunRow, type Trigger } from '..
 import type { Health } from '../observe/health.js';
 import { NOT_RETRIED, type ChainNotice } from '../observe/notify.js';
 import type { RunReporter } from '../observe/run-reporter.js';
-import { retryAfterOf, retryRule } from '../schedule/retry-class.js';
+import { retryAfterOf, retryRule } from './retry-class.js';
 import { runSync } from '../run/sync.js';
-import { attemptsAllowed, planRetry } from '../schedule/retry-plan.js';
+import { attemptsAllowed, planRetry } from './retry-plan.js';
 
 /** Longest single wait of the timer: then it looks at the clock again. */
 const MAX_WAIT_MS = 60_000;
@@ -51,7 +51,7 @@ export class Daemon {
   progress: { received: number; bytes: number } | undefined;
 
   constructor(
-    private readonly ctx: Context,
+    private readonly job: Job,
     private readonly api: WineApi | undefined,
     private readonly reporter: RunReporter,
     private readonly health: Health,
@@ -81,7 +81,7 @@ export class Daemon {
    * daemon is stopping or a run is in progress (the tick is skipped and logged).
    */
   start(trigger: Trigger, attempt: Attempt = FIRST): Promise<void> | undefined {
-    const { config, log, pool, secrets } = this.ctx;
+    const { config, log, pool, secrets } = this.job;
     if (this.stopping) return undefined;
     if (this.running) {
       log.warn({ trigger }, 'the previous sync is still running; this tick is skipped');
@@ -164,7 +164,7 @@ export class Daemon {
     run: RunRow | undefined,
     failure: unknown,
   ): Promise<void> {
-    const { config, log, pool } = this.ctx;
+    const { config, log, pool } = this.job;
     if (!run && failure instanceof LockHeldError) {
       log.warn('another process holds the sync lock; this tick is skipped');
       await this.reporter.finished(result);
@@ -230,12 +230,12 @@ export class Daemon {
     const pending = this.pending;
     if (!pending) return;
     this.pending = undefined;
-    this.ctx.log.info({ retryAt: pending.at.toISOString(), why }, 'the pending retry is dropped');
+    this.job.log.info({ retryAt: pending.at.toISOString(), why }, 'the pending retry is dropped');
     this.reporter.metrics?.setRetry(null);
     if (this.health.lastRun?.retryAt) this.health.lastRun.retryAt = null;
     // Best effort, not awaited: the retry is already dropped in memory, which is what this process acts on.
     if (pending.failedRunId !== undefined)
-      void setRetryAt(this.ctx.pool, pending.failedRunId, null).catch(() => undefined);
+      void setRetryAt(this.job.pool, pending.failedRunId, null).catch(() => undefined);
   }
 
   private showSchedule(): void {
@@ -244,7 +244,7 @@ export class Daemon {
 }
 
 /** The error of a chain's first run, for the notification of a later attempt (null when unknown). */
-export async function firstErrorOf(ctx: Context, retryOf: number | null): Promise<string | null> {
+export async function firstErrorOf(job: Job, retryOf: number | null): Promise<string | null> {
   if (retryOf === null) return null;
-  return (await findRun(ctx.pool, String(retryOf)).catch(() => undefined))?.error ?? null;
+  return (await findRun(job.pool, String(retryOf)).catch(() => undefined))?.error ?? null;
 }

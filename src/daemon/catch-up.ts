@@ -10,7 +10,11 @@
  * against SYNC_RUN_RETRY_DELAYS like a retry. That bounds the catch-ups of a crash loop, and two
  * restarts after a catch-up that succeeded or gave up do nothing.
  */
-import type { RetryOf, RunRow } from '../load/audit.js';
+import type { CronSchedule } from '../schedule/cron-schedule.js';
+import type { Job } from '../job/job.js';
+import { latestDaemonRunSince, type RetryOf, type RunRow } from '../load/audit.js';
+import { firstErrorOf, type Daemon } from './daemon.js';
+import { attemptsAllowed } from './retry-plan.js';
 
 export type CatchUpDecision = { run: true; retry: RetryOf; why: string } | { run: false; why: string };
 
@@ -41,4 +45,30 @@ export function decideCatchUp(
     retry: { attempt: latest.attempt + 1, retryOf: latest.retry_of ?? latest.id },
     why: `run ${latest.id} ${latest.status} after the slot of ${at} and its chain has not ended`,
   };
+}
+
+/** Catch-up at start: one run when the schedule's most recent slot's chain has not ended. */
+export async function catchUp(job: Job, daemon: Daemon, schedule: CronSchedule): Promise<void> {
+  const { config, log, pool } = job;
+  const slot = schedule.previous(new Date());
+  if (slot === null) return;
+  try {
+    const decision = decideCatchUp(
+      slot,
+      await latestDaemonRunSince(pool, slot),
+      attemptsAllowed(config.runRetryDelaysMs),
+    );
+    log.info(
+      { slot: slot.toISOString(), catchUp: decision.run, why: decision.why },
+      decision.run ? 'catching up the last scheduled run' : 'no catch-up needed',
+    );
+    // Not awaited: the daemon arms its timer meanwhile. start() never rejects (a run's end is caught and logged), and
+    // stop() awaits the run in progress.
+    if (decision.run)
+      void daemon.start('catch-up', { ...decision.retry, firstError: await firstErrorOf(job, decision.retry.retryOf) });
+  } catch (error) {
+    // The catch-up's own run would fail on the same database: that run is what reports it.
+    log.warn({ err: error }, 'cannot read the run history for catch-up; catching up');
+    void daemon.start('catch-up'); // never rejects, as above
+  }
 }

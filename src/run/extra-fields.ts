@@ -1,6 +1,6 @@
 /**
  * One run's fields outside the catalogue (SYNC_EXTRA_FIELDS=keep): recorded in sync_fields in the
- * run's transaction (load/discovered-fields.ts), described with where they are for the warning,
+ * run's transaction (load/extra-fields.ts), described with where they are for the warning,
  * the summary and the webhook, and, after the commit, the BI views rendered again when sync_fields
  * changed them (db/bi-views.ts refreshBiViews).
  */
@@ -8,26 +8,26 @@ import type { Config } from '../config.js';
 import { refreshBiViews } from '../db/bi-views.js';
 import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';
-import { recordDiscoveredFields, type KeptField } from '../load/discovered-fields.js';
+import { recordExtraFields, type KeptField } from '../load/extra-fields.js';
 import { kindNames } from '../transform/extra-fields.js';
 import type { FieldCounter } from '../transform/field-counts.js';
 import type { NewField } from '../transform/schema-drift.js';
 
-export class RunNewFields {
+export class RunExtraFields {
   /** Where the run kept each field, once recorded; undefined before, with drop, or after a failure. */
   private kept: Map<string, KeptField> | undefined;
 
   constructor(private readonly config: Config) {}
 
   /**
-   * Records the listing's unknown fields in the run's transaction. True when the run kept any, so
+   * Records the listing's extra fields in the run's transaction. True when the run kept any, so
    * that the BI views may need rendering again after the commit: a new column or type, or an
    * earlier refresh that failed (refreshBiViews does nothing when they are current).
    */
   async record(client: PoolClient, runId: string, counted: FieldCounter): Promise<boolean> {
     if (this.config.extraFields !== 'keep') return false;
     const seen = counted.unknownFields().map((f) => ({ ...f, kinds: kindNames(f.kinds) }));
-    this.kept = await recordDiscoveredFields(client, runId, seen);
+    this.kept = await recordExtraFields(client, runId, seen);
     return this.kept.size > 0;
   }
 

@@ -20,7 +20,7 @@ import type { PoolClient } from '../db/pool.js';
 import { loadStatements, timedQuery } from '../db/statements.js';
 import type { Logger } from '../log.js';
 
-const SQL = loadStatements('unchanged/fingerprints.sql', ['clear', 'copy_initial', 'save_settled']);
+const SQL = loadStatements('fingerprints/fingerprints.sql', ['clear', 'copy_initial', 'save_settled']);
 
 const RECORD_BYTES = 20;
 const INTS = RECORD_BYTES / 4;

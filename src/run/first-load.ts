@@ -2,7 +2,7 @@
  * A first load in a run, which writes each row once: into a table with no row
  * at all, each valid record's row is COPYed straight into bulk_wine_reconciliation while the
  * listing is parsed (load/first-load.ts), and its fingerprint set aside for one binary COPY into
- * the fingerprint table after it (unchanged/initial-fingerprints.ts). No staging table, no
+ * the fingerprint table after it (fingerprints/initial-fingerprints.ts). No staging table, no
  * INSERT ... SELECT, no pass over every row.
  *
  * Duplicate ids come from the run's id bitmap, as records are written: the first copy of an id
@@ -28,7 +28,7 @@ import { copyRows, firstLoadMarks, settleSetAside, type FirstLoadMarks } from '.
 import { BiTally } from '../transform/bi-effect.js';
 import { copyLine, rowLine, type FingerprintHalves } from '../transform/copy-line.js';
 import { CopyWriter, type RecordFields } from '../transform/record-copy.js';
-import { InitialFingerprints, saveSettledFingerprints } from '../unchanged/initial-fingerprints.js';
+import { InitialFingerprints, saveSettledFingerprints } from '../fingerprints/initial-fingerprints.js';
 import { IdBitmap } from './id-bitmap.js';
 
 /** Set-aside and fingerprint bytes are written out once this much is queued. */
@@ -41,7 +41,7 @@ export interface LosingCopy {
   offset?: number;
 }
 
-export class DirectLoad {
+export class FirstLoad {
   /** The table's COPY lines, written straight from a record's bytes. */
   readonly rows: CopyWriter;
   private readonly setAside: CopyWriter;
@@ -71,7 +71,7 @@ export class DirectLoad {
    * A first load when the table has no row at all (read in the run's transaction, which holds the
    * run's advisory lock, before anything is COPYed); otherwise undefined. `ids` is the run's id
    * bitmap; `dir` the run's temp directory; `biScale` the BI views' scale S; `extras` whether
-   * records' unknown members are kept (SYNC_EXTRA_FIELDS=keep).
+   * records' extra members are kept (SYNC_EXTRA_FIELDS=keep).
    */
   static async open(
     client: PoolClient,
@@ -83,9 +83,9 @@ export class DirectLoad {
       extras,
     }: { runId: string; ids: IdBitmap; dir: string; biScale: number; extras: boolean },
     log?: Logger,
-  ): Promise<DirectLoad | undefined> {
+  ): Promise<FirstLoad | undefined> {
     const marks = await firstLoadMarks(client, runId, log);
-    return marks && new DirectLoad(marks, ids, dir, biScale, extras);
+    return marks && new FirstLoad(marks, ids, dir, biScale, extras);
   }
 
   /**

@@ -10,7 +10,7 @@ import type { Pool } from '../db/pool.js';
 import { SourceError } from '../errors.js';
 import { loadStatements } from '../db/statements.js';
 
-const SQL = loadStatements('load/sources.sql', ['replay_candidate']);
+const SQL = loadStatements('load/listing_source.sql', ['replay_candidate']);
 
 const FILE_PROBLEMS: Record<string, string> = {
   ENOENT: 'no such file',

@@ -1,11 +1,11 @@
 /**
- * The BI views' columns for upstream fields found at run time (sync_fields, load/discovered-fields.ts):
+ * The BI views' columns for extra fields (sync_fields, load/extra-fields.ts):
  * one per field that has a column, read from extra_fields and typed by its BI kind. Rendered into
  * sql/bi/views.sql by bi-views.ts, after the settings, so nothing in them is read as a placeholder.
  *
  * Field names are the upstream's: they reach the SQL only as literals that PostgreSQL itself
  * quoted (quote_literal, the name passed as a parameter). Column names are ours ([a-z0-9_],
- * discovered-fields.ts) and are written quoted all the same.
+ * extra-fields.ts) and are written quoted all the same.
  *
  * Every cast is guarded (CASE evaluates in order; AND does not promise to): a value that does not
  * fit its column's type is NULL and named in overflow_columns, and the view never errors, even
@@ -16,8 +16,8 @@ import { quoteIdent } from './pool.js';
 /** How the BI views show a field (sync_fields.bi_kind). */
 export type BiKind = 'number' | 'date' | 'text' | 'boolean' | 'json';
 
-/** A discovered field that has a column, as sql/db/bi_views.sql discovered_columns reads it. */
-export interface DiscoveredColumn {
+/** An extra field that has a column, as sql/db/bi_views.sql extra_field_columns reads it. */
+export interface ExtraFieldColumn {
   column_name: string;
   bi_kind: BiKind;
   first_run_id: string;
@@ -72,36 +72,34 @@ function typeNote(kind: BiKind, shape: BiShape): string {
   }
 }
 
-/** The comment of a discovered column in `view`; quoted by PostgreSQL before it is rendered. */
-export function discoveredComment(c: DiscoveredColumn, source: string, shape: BiShape): string {
+/** The comment of an extra field's column in `view`; quoted by PostgreSQL before it is rendered. */
+export function extraFieldComment(c: ExtraFieldColumn, source: string, shape: BiShape): string {
   return `New upstream field ${c.name_json}, not in this version's field catalogue; first seen by run ${c.first_run_id}. ${typeNote(c.bi_kind, shape)} Exact value: ${shape.dataName}.${source}.extra_fields->${c.name_json}.`;
 }
 
 /**
- * The fill values of sql/bi/views.sql's discovered_* placeholders; `comments` are the quoted
+ * The fill values of sql/bi/views.sql's extra_* placeholders; `comments` are the quoted
  * comment literals, two per column (reconciliation's, then reconciliation_history's).
  */
-export function discoveredFragments(
-  columns: readonly DiscoveredColumn[],
+export function extraFieldFragments(
+  columns: readonly ExtraFieldColumn[],
   comments: readonly string[],
   shape: BiShape,
   bi: string,
 ): Record<string, string> {
-  const each = (f: (c: DiscoveredColumn, x: string, k: number) => string) =>
+  const each = (f: (c: ExtraFieldColumn, x: string, k: number) => string) =>
     columns.map((c, k) => f(c, quoteIdent(c.column_name), k)).join('');
   return {
-    discovered_values: each((c, x) => `,\n         extra_fields -> ${c.key_literal} AS ${x}`),
-    discovered_typed: each((c, x) => `,\n       ${typed(c.bi_kind, x, shape)} AS ${x}`),
+    extra_values: each((c, x) => `,\n         extra_fields -> ${c.key_literal} AS ${x}`),
+    extra_typed: each((c, x) => `,\n       ${typed(c.bi_kind, x, shape)} AS ${x}`),
     // A text or JSON column shows every value: only the other kinds can leave one out.
-    discovered_overflow: each((c, x) =>
+    extra_overflow: each((c, x) =>
       c.bi_kind === 'text' || c.bi_kind === 'json'
         ? ''
         : `,\n         CASE WHEN jsonb_typeof(${x}) <> 'null' AND (${typed(c.bi_kind, x, shape)}) IS NULL THEN ${c.column_literal} END`,
     ),
-    discovered_live_comments: each(
-      (_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation.${x} IS ${comments[2 * k]!};`,
-    ),
-    discovered_history_comments: each(
+    extra_live_comments: each((_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation.${x} IS ${comments[2 * k]!};`),
+    extra_history_comments: each(
       (_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation_history.${x} IS ${comments[2 * k + 1]!};`,
     ),
   };

@@ -17,7 +17,7 @@ import { fingerprint } from './fingerprint.js';
 
 /** Descriptions a run holds; past this, new shapes get no number (a listing whose every record differs). */
 export const MAX_SHAPES = 4096;
-/** A record with more unknown members than this, or a longer unknown name, gets no shape. */
+/** A record with more extra members than this, or a longer unknown name, gets no shape. */
 const MAX_UNKNOWN = 32;
 const MAX_NAME_CHARS = 128;
 const DIGEST_SEED = 0x5a4e5e;
@@ -34,7 +34,7 @@ interface Shape {
   nonNull: number;
   names: string[];
   kinds: number[];
-  /** The counter `slots` were found in, and per unknown member its slot there. */
+  /** The counter `slots` were found in, and per extra member its slot there. */
   slotsOf: FieldCounter | undefined;
   slots: number[];
 }
@@ -80,7 +80,7 @@ export class ShapeBook {
   }
 
   /**
-   * The number of the shape of `record` (`kinds`: per unknown member, the kind of its value, 0
+   * The number of the shape of `record` (`kinds`: per extra member, the kind of its value, 0
    * when not looked at); new shapes are added, to be stored with the run. 0 when it gets none.
    * `plain`: the record's keys are printable ASCII without escapes (flat-record.ts).
    */

@@ -1,4 +1,8 @@
-/** What every command needs: validated config, the logger with its secrets, the pool. */
+/**
+ * The Job: what one copy of the listing into one schema runs with (configuration, logger, secret
+ * registry, pool, API client), built here and nowhere else, and handed to the commands and the
+ * daemon. Two upstream accounts in one process would be two Jobs (docs/internals.md).
+ */
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config, type ConfigNeeds } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
@@ -7,24 +11,30 @@ import { createLogger, type Logger } from '../log.js';
 import { SecretRegistry, urlSecrets } from '../text/secret-registry.js';
 import { proxySecrets } from '../outbound/proxy-env.js';
 
-export interface Io {
+/** Where a Job reads its settings and writes its log. */
+export interface JobIo {
   env: Record<string, string | undefined>;
-  stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   /** Where the log goes instead of stderr (the demo's file, so that it never mixes with its summaries). */
   log?: NodeJS.WritableStream;
 }
 
-export interface Context {
+export interface Job {
   config: Config;
   log: Logger;
   secrets: SecretRegistry;
   pool: Pool;
+  /**
+   * The API client, made on the first call and the same one after (the daemon reuses its token
+   * between runs); undefined when the command has no API settings. got and its dependencies are
+   * loaded only then, not by `run --from-file` or `replay`.
+   */
+  api(options?: Pick<WineApiOptions, 'onDownloadProgress'>): Promise<WineApi | undefined>;
   close(): Promise<void>;
 }
 
-/** Config, logger and pool for a command; throws ConfigError (exit 2) naming each bad variable. */
-export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Config> = {}): Context {
+/** The Job of a command; throws ConfigError (exit 2) naming each bad variable. */
+export function openJob(io: JobIo, needs: ConfigNeeds, overrides: Partial<Config> = {}): Job {
   const config = { ...loadConfig(io.env, needs), ...overrides };
   const secrets = new SecretRegistry();
   secrets.add(config.api?.password);
@@ -49,32 +59,30 @@ export function openContext(io: Io, needs: ConfigNeeds, overrides: Partial<Confi
     lockTimeoutMs: config.lockTimeoutMs,
     onError: (err) => log.warn({ err }, 'idle database connection failed'),
   });
-  return { config, log, secrets, pool, close: () => pool.end() };
+  let api: Promise<WineApi | undefined> | undefined;
+  return {
+    config,
+    log,
+    secrets,
+    pool,
+    api: (options = {}) => (api ??= newApi(config, log, secrets, options)),
+    close: () => pool.end(),
+  };
 }
 
-/**
- * The API client; loaded (got and its dependencies) only by commands that call the API, not by `run --from-file` or
- * `replay`.
- */
-export async function newApi(
-  ctx: Context,
-  options: Pick<WineApiOptions, 'onDownloadProgress'> = {},
+async function newApi(
+  config: Config,
+  log: Logger,
+  secrets: SecretRegistry,
+  options: Pick<WineApiOptions, 'onDownloadProgress'>,
 ): Promise<WineApi | undefined> {
-  if (!ctx.config.api) return undefined;
+  if (!config.api) return undefined;
   const { WineApi } = await import('../extract/http/api.js');
-  return new WineApi(ctx.config.api, ctx.log.child({ step: 'extract' }), ctx.secrets, {
-    retryBaseMs: ctx.config.retryBaseMs,
-    proxy: ctx.config.proxy,
+  return new WineApi(config.api, log.child({ step: 'extract' }), secrets, {
+    retryBaseMs: config.retryBaseMs,
+    proxy: config.proxy,
     ...options,
   });
-}
-
-/** If cleanup hangs after a signal, exit anyway: an orchestrator expects the process gone. */
-export function forceExitLater(ms: number): void {
-  setTimeout(() => {
-    process.stderr.write(`Error: shutdown took longer than ${ms / 1000} s; exiting\n`);
-    process.exit(1);
-  }, ms).unref();
 }
 
 function readSecret(file: string): string | undefined {

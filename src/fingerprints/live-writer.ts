@@ -1,5 +1,5 @@
 /**
- * The live rows as they are read (unchanged/store.ts), into blocks (live-block.ts): the first
+ * The live rows as they are read (fingerprints/store.ts), into blocks (live-block.ts): the first
  * ones kept in memory as the cache, findable as each fills; the later ones written to the file.
  */
 import { open, type FileHandle } from 'node:fs/promises';

@@ -15,14 +15,14 @@
  *   run, or in the same run in more records, then by name) keeps the plain one;
  * - at most MAX_COLUMNS fields get a column; later ones stay in extra_fields only.
  */
-import type { BiKind } from '../db/bi-discovered.js';
+import type { BiKind } from '../db/bi-extra-fields.js';
 import type { PoolClient } from '../db/pool.js';
 import { loadStatements } from '../db/statements.js';
 import { EXTRA_COLUMN, KNOWN_FIELDS } from '../fields.js';
 
 const SQL = loadStatements('load/fields.sql', ['recorded', 'reserved_words', 'record']);
 
-/** Columns of the BI views a discovered field may hold: bounds how wide a runaway upstream can make them. */
+/** Columns of the BI views an extra field may hold: bounds how wide a runaway upstream can make them. */
 export const MAX_COLUMNS = 100;
 /** PostgreSQL's identifier limit (NAMEDATALEN - 1). */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -39,7 +39,7 @@ const TAKEN: ReadonlySet<string> = new Set([
   'overflow_columns',
 ]);
 
-/** One unknown field of a listing: records carrying it, and the kinds of its values (extra-fields.ts KIND_NAMES). */
+/** One extra field of a listing: records carrying it, and the kinds of its values (extra-fields.ts KIND_NAMES). */
 export interface SeenField {
   name: string;
   records: number;
@@ -121,10 +121,10 @@ interface Recorded {
 }
 
 /**
- * Records this run's unknown fields in sync_fields (in the run's transaction): new ones with their
+ * Records this run's extra fields in sync_fields (in the run's transaction): new ones with their
  * column, known ones with the kinds seen so far and this run's count. Returns where each is kept.
  */
-export async function recordDiscoveredFields(
+export async function recordExtraFields(
   client: PoolClient,
   runId: string,
   seen: readonly SeenField[],

@@ -1,5 +1,5 @@
 /**
- * The shortcut's side of PostgreSQL (sql/unchanged/fingerprints.sql): at the start of a run, every
+ * The shortcut's side of PostgreSQL (sql/fingerprints/fingerprints.sql): at the start of a run, every
  * live id with the fingerprint that still vouches for its row, written to a file in the run's temp
  * directory (live-file.ts); before commit, the fingerprints of the rows the run wrote.
  * Fingerprints are two int32 halves in the file, one bigint in the table.
@@ -14,7 +14,7 @@ import type { LiveRowFile } from './live-file.js';
 import { LiveRowWriter } from './live-writer.js';
 import { MAX_SHAPES, type StoredShape } from './shapes.js';
 
-const SQL = loadStatements('unchanged/fingerprints.sql', [
+const SQL = loadStatements('fingerprints/fingerprints.sql', [
   'read_plan',
   'state',
   'read_shapes',
