@@ -47,7 +47,9 @@ GRANT SELECT ON
   :"schema".sync_runs_latest,
   :"schema".sync_last_load,
   :"schema".sync_rejects,
-  :"schema".sync_fields
+  :"schema".sync_fields,
+  :"schema".sync_run_profiles,
+  :"schema".sync_run_checks
 TO :"role";
 \else
 REVOKE SELECT ON ALL TABLES IN SCHEMA :"schema" FROM :"role";

@@ -27,7 +27,8 @@
 --   extra_overflow  , CASE WHEN <a value> AND <its typed value> IS NULL THEN 'inventory_in_transit' END, ...
 --   extra_live_comments, extra_history_comments: their COMMENT ON COLUMN
 
-DROP VIEW IF EXISTS {{bi}}.reconciliation, {{bi}}.reconciliation_history, {{bi}}.sync_freshness, {{bi}}.data_dictionary;
+DROP VIEW IF EXISTS {{bi}}.reconciliation, {{bi}}.reconciliation_history, {{bi}}.sync_freshness, {{bi}}.data_dictionary,
+  {{bi}}.run_profiles, {{bi}}.run_checks;
 
 CREATE VIEW {{bi}}.reconciliation AS
 SELECT {{bi_typed_columns}}{{extra_typed}},
@@ -90,6 +91,40 @@ LEFT JOIN LATERAL (
   SELECT id, status, started_at, finished_at, error, trigger, attempt, retry_of, retry_at FROM {{data}}.sync_runs ORDER BY started_at DESC, id DESC LIMIT 1
 ) l ON true;
 
+-- Each run's profile (sync_run_profiles) with its numbers as the other views show theirs: a numeric
+-- field's total, min and max rounded to S places as {{bi_type}} (NULL when too large, named in
+-- overflow_columns); a date field's min and max as dates. A numeric field is one whose profile has a
+-- total; the text of min_value and max_value is matched before any cast, so no stored text can make
+-- the view fail.
+CREATE VIEW {{bi}}.run_profiles AS
+SELECT run_id, run_started_at, run_status, run_dry_run, field, row_count, null_count,
+       CASE WHEN abs(total) < {{limit}} THEN total END::{{bi_type}} AS total,
+       CASE WHEN abs(min_number) < {{limit}} THEN min_number END::{{bi_type}} AS min_value,
+       CASE WHEN abs(max_number) < {{limit}} THEN max_number END::{{bi_type}} AS max_value,
+       min_date, max_date,
+       nullif(array_to_string(ARRAY[
+         CASE WHEN abs(total) >= {{limit}} THEN 'total' END,
+         CASE WHEN abs(min_number) >= {{limit}} THEN 'min_value' END,
+         CASE WHEN abs(max_number) >= {{limit}} THEN 'max_value' END], ','), '') AS overflow_columns
+FROM (
+  SELECT p.run_id, r.started_at AS run_started_at, r.status AS run_status, r.dry_run AS run_dry_run,
+         p.field, p.row_count, p.null_count,
+         round(p.total, {{scale}}) AS total,
+         CASE WHEN p.total IS NOT NULL AND p.min_value ~ '^-?[0-9]+(\.[0-9]+)?$' THEN round(p.min_value::numeric, {{scale}}) END AS min_number,
+         CASE WHEN p.total IS NOT NULL AND p.max_value ~ '^-?[0-9]+(\.[0-9]+)?$' THEN round(p.max_value::numeric, {{scale}}) END AS max_number,
+         CASE WHEN p.total IS NULL AND p.min_value ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN p.min_value::date END AS min_date,
+         CASE WHEN p.total IS NULL AND p.max_value ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN p.max_value::date END AS max_date
+  FROM {{data}}.sync_run_profiles p
+  JOIN {{data}}.sync_runs r ON r.id = p.run_id
+) rounded;
+
+-- Every check of every run (sync_run_checks), with the run's start and outcome beside it.
+CREATE VIEW {{bi}}.run_checks AS
+SELECT c.run_id, r.started_at AS run_started_at, r.status AS run_status, r.dry_run AS run_dry_run,
+       c.check_name, c.field, c.severity, c.passed, c.observed, c.expected, c.message
+FROM {{data}}.sync_run_checks c
+JOIN {{data}}.sync_runs r ON r.id = c.run_id;
+
 -- psqlODBC returns empty REMARKS for every table and column (SQLTables/SQLColumns hard-code them),
 -- so Excel and Power BI over ODBC never see the comments: this view serves them as plain rows.
 CREATE VIEW {{bi}}.data_dictionary AS
@@ -137,6 +172,34 @@ COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_trigger IS 'What started that s
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_attempt IS 'Which try of its scheduled run that sync was: 1 for a first attempt, more for the daemon''s retries.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_retry_of IS 'For a retry: sync_runs.id of the first attempt it retries; null for a first attempt.';
 COMMENT ON COLUMN {{bi}}.sync_freshness.last_run_retry_at IS 'For a failed sync: when the daemon will try it again; null when it will not. Data is not fresh until a sync succeeds.';
+
+COMMENT ON VIEW {{bi}}.run_profiles IS 'What every run committed (or, for a dry or refused run, would have committed), one row per run and field: {{data_name}}.sync_run_profiles with a numeric field''s total, min and max rounded half away from zero to {{scale}} decimal places as {{bi_type}}. The exact values, every digit, are in {{data_name}}.sync_run_profiles.';
+COMMENT ON COLUMN {{bi}}.run_profiles.run_id IS 'sync_runs.id of the run profiled.';
+COMMENT ON COLUMN {{bi}}.run_profiles.run_started_at IS 'When that run started.';
+COMMENT ON COLUMN {{bi}}.run_profiles.run_status IS 'Status of that run: succeeded (committed), failed (a failed error-level check refused it: the profile is what it would have committed), ...';
+COMMENT ON COLUMN {{bi}}.run_profiles.run_dry_run IS 'True for a dry run: the profile is what it would have committed.';
+COMMENT ON COLUMN {{bi}}.run_profiles.field IS 'The field profiled (a catalogue field, or a kept new field typed numeric or date). Same as in {{data_name}}.sync_run_profiles.';
+COMMENT ON COLUMN {{bi}}.run_profiles.row_count IS 'Live rows after the run. Same as in {{data_name}}.sync_run_profiles.';
+COMMENT ON COLUMN {{bi}}.run_profiles.null_count IS 'Live rows in which the field is null. Same as in {{data_name}}.sync_run_profiles.';
+COMMENT ON COLUMN {{bi}}.run_profiles.total IS 'The sum of a numeric field over the live rows, rounded half away from zero to {{scale}} decimal places, {{bi_type}}; NULL for other fields and when too large (overflow_columns). Exact in {{data_name}}.sync_run_profiles.total.';
+COMMENT ON COLUMN {{bi}}.run_profiles.min_value IS 'The smallest value of a numeric field, rounded like total; NULL for other fields. Exact (as text) in {{data_name}}.sync_run_profiles.min_value.';
+COMMENT ON COLUMN {{bi}}.run_profiles.max_value IS 'The largest value of a numeric field, rounded like total; NULL for other fields. Exact (as text) in {{data_name}}.sync_run_profiles.max_value.';
+COMMENT ON COLUMN {{bi}}.run_profiles.min_date IS 'The earliest value of a date field; NULL for other fields.';
+COMMENT ON COLUMN {{bi}}.run_profiles.max_date IS 'The latest value of a date field; NULL for other fields.';
+COMMENT ON COLUMN {{bi}}.run_profiles.overflow_columns IS 'Only in the BI views: comma-separated names of the columns left NULL here because their value does not fit {{bi_type}}; NULL when every value fits.';
+
+COMMENT ON VIEW {{bi}}.run_checks IS 'Every check of every run, one row per run and check: {{data_name}}.sync_run_checks with the run''s start and status. A failed warn check committed the run and notified; a failed error check refused it (status failed, CHECK_FAILED).';
+COMMENT ON COLUMN {{bi}}.run_checks.run_id IS 'sync_runs.id of the run checked.';
+COMMENT ON COLUMN {{bi}}.run_checks.run_started_at IS 'When that run started.';
+COMMENT ON COLUMN {{bi}}.run_checks.run_status IS 'Status of that run: succeeded, failed (refused by an error-level check, among other causes), ...';
+COMMENT ON COLUMN {{bi}}.run_checks.run_dry_run IS 'True for a dry run.';
+COMMENT ON COLUMN {{bi}}.run_checks.check_name IS 'The check: volume, total:FIELD, nulls:FIELD, or a rule of SYNC_CHECKS_FILE (min:FIELD, max:FIELD, not_null:FIELD).';
+COMMENT ON COLUMN {{bi}}.run_checks.field IS 'The field the check is about; null for volume.';
+COMMENT ON COLUMN {{bi}}.run_checks.severity IS 'warn (a failure commits the run and notifies) or error (a failure refuses the run).';
+COMMENT ON COLUMN {{bi}}.run_checks.passed IS 'True when the check passed.';
+COMMENT ON COLUMN {{bi}}.run_checks.observed IS 'The value this run gave, as exact text (not rounded). Same as in {{data_name}}.sync_run_checks.';
+COMMENT ON COLUMN {{bi}}.run_checks.expected IS 'What the check expected, as text (a bound, or the value from the runs before and the change allowed). Same as in {{data_name}}.sync_run_checks.';
+COMMENT ON COLUMN {{bi}}.run_checks.message IS 'One sentence naming the check, the field, the observed and the expected values.';
 
 COMMENT ON VIEW {{bi}}.data_dictionary IS 'What every view and column of this schema means (their COMMENTs), as rows: for tools whose driver does not show column descriptions (psqlODBC returns none, so Excel and Power BI over ODBC).';
 COMMENT ON COLUMN {{bi}}.data_dictionary.view_name IS 'View in this schema.';

@@ -36,7 +36,8 @@ ON CONFLICT (singleton) DO UPDATE SET bi_schema = excluded.bi_schema, scale = ex
 
 -- name: drop_views
 -- The views of sql/bi/views.sql (BI_VIEWS in src/db/bi-views.ts).
-DROP VIEW IF EXISTS {{schema}}.reconciliation, {{schema}}.reconciliation_history, {{schema}}.sync_freshness, {{schema}}.data_dictionary;
+DROP VIEW IF EXISTS {{schema}}.reconciliation, {{schema}}.reconciliation_history, {{schema}}.sync_freshness, {{schema}}.data_dictionary,
+  {{schema}}.run_profiles, {{schema}}.run_checks;
 
 -- name: savepoint
 SAVEPOINT drop_old_bi_schema;

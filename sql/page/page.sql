@@ -28,8 +28,10 @@ LIMIT 1;
 SELECT id, trigger, status, dry_run, started_at, finished_at,
        extract(epoch FROM finished_at - started_at) * 1000 AS ms,
        received, inserted, updated, deleted, restored, rejected, skipped_unchanged,
-       left(error, 160) AS error_start, attempt, retry_of, retry_at
-FROM {{schema}}.sync_runs
+       left(error, 160) AS error_start, attempt, retry_of, retry_at,
+       (SELECT count(*) FROM {{schema}}.sync_run_checks c WHERE c.run_id = r.id AND NOT c.passed AND c.severity = 'warn') AS checks_warned,
+       (SELECT count(*) FROM {{schema}}.sync_run_checks c WHERE c.run_id = r.id AND NOT c.passed AND c.severity = 'error') AS checks_refused
+FROM {{schema}}.sync_runs r
 WHERE ($1::bigint IS NULL OR id < $1)
   AND ($2::text IS NULL OR status = $2)
   AND ($3::text IS NULL OR trigger = $3)
@@ -41,8 +43,10 @@ LIMIT $4;
 SELECT id, trigger, status, dry_run, started_at, finished_at,
        extract(epoch FROM finished_at - started_at) * 1000 AS ms,
        received, inserted, updated, deleted, restored, rejected, skipped_unchanged,
-       left(error, 160) AS error_start, attempt, retry_of, retry_at
-FROM {{schema}}.sync_runs
+       left(error, 160) AS error_start, attempt, retry_of, retry_at,
+       (SELECT count(*) FROM {{schema}}.sync_run_checks c WHERE c.run_id = r.id AND NOT c.passed AND c.severity = 'warn') AS checks_warned,
+       (SELECT count(*) FROM {{schema}}.sync_run_checks c WHERE c.run_id = r.id AND NOT c.passed AND c.severity = 'error') AS checks_refused
+FROM {{schema}}.sync_runs r
 WHERE id > $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::text IS NULL OR trigger = $3)
@@ -59,8 +63,10 @@ WHERE ($1::text IS NULL OR status = $1)
 -- The last $1 finished runs, for the plots (the caller puts them oldest first).
 SELECT id, status, dry_run, started_at,
        extract(epoch FROM finished_at - started_at) * 1000 AS ms,
-       received, inserted, updated, deleted, restored, rejected
-FROM {{schema}}.sync_runs
+       received, inserted, updated, deleted, restored, rejected,
+       (SELECT count(*) FROM {{schema}}.sync_run_checks c WHERE c.run_id = r.id AND NOT c.passed AND c.severity = 'warn') AS checks_warned,
+       (SELECT count(*) FROM {{schema}}.sync_run_checks c WHERE c.run_id = r.id AND NOT c.passed AND c.severity = 'error') AS checks_refused
+FROM {{schema}}.sync_runs r
 WHERE status <> 'running'
 ORDER BY id DESC
 LIMIT $1;
@@ -117,6 +123,38 @@ ORDER BY f.name;
 -- The catalogue's fields as the last successful load counted them.
 SELECT r.id, r.field_counts
 FROM {{schema}}.sync_last_load l JOIN {{schema}}.sync_runs r ON r.id = l.run_id;
+
+-- name: plot_totals
+-- The totals of the numeric fields (those with a total in these runs) for the runs $1, exact, and
+-- as the BI views show them: rounded half away from zero to the scale they were installed with
+-- (sync_bi_views), trailing zeros dropped by the caller. `failed`: the run's failed check on this
+-- field, if any.
+SELECT p.run_id::text AS run_id, p.field, p.total::text AS total,
+       round(p.total, (SELECT scale FROM {{schema}}.sync_bi_views))::text AS bi_total,
+       (SELECT string_agg(c.check_name, ', ' ORDER BY c.check_name) FROM {{schema}}.sync_run_checks c
+        WHERE c.run_id = p.run_id AND c.field = p.field AND NOT c.passed) AS failed
+FROM {{schema}}.sync_run_profiles p
+WHERE p.run_id = ANY ($1::bigint[])
+  AND p.field IN (SELECT field FROM {{schema}}.sync_run_profiles WHERE run_id = ANY ($1::bigint[]) AND total IS NOT NULL)
+ORDER BY p.field, p.run_id;
+
+-- name: bi_scale
+SELECT scale FROM {{schema}}.sync_bi_views;
+
+-- name: run_checks
+-- Failed first, errors before warnings, then by name.
+SELECT check_name, field, severity, passed, observed, expected, message
+FROM {{schema}}.sync_run_checks
+WHERE run_id = $1
+ORDER BY passed, severity = 'error' DESC, check_name;
+
+-- name: run_profile
+-- The run's profile as stored, exact; bi_total as the BI view run_profiles shows it.
+SELECT field, row_count, null_count, total::text AS total,
+       round(total, (SELECT scale FROM {{schema}}.sync_bi_views))::text AS bi_total, min_value, max_value
+FROM {{schema}}.sync_run_profiles
+WHERE run_id = $1
+ORDER BY field;
 
 -- name: schema_ready
 -- `serve` only reads: it checks that the schema was migrated instead of migrating it.

@@ -18,7 +18,14 @@ import { migrateLock } from './lock.js';
 import { quoteIdent, withIdentifiers, type Pool, type PoolClient } from './pool.js';
 import { fillPlaceholders, loadStatements } from './statements.js';
 
-export const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness', 'data_dictionary'] as const;
+export const BI_VIEWS = [
+  'reconciliation',
+  'reconciliation_history',
+  'sync_freshness',
+  'run_profiles',
+  'run_checks',
+  'data_dictionary',
+] as const;
 
 const SQL = loadStatements('db/bi_views.sql', [
   'installed',

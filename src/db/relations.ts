@@ -42,6 +42,8 @@ export const ANALYST_DATA_RELATIONS = [
   'sync_last_load',
   'sync_rejects',
   'sync_fields',
+  'sync_run_profiles',
+  'sync_run_checks',
 ] as const;
 
 export interface ColumnDescription {

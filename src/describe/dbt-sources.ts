@@ -41,6 +41,9 @@ const SHOWN_AS: Record<string, string> = {
   'bi.reconciliation.id': 'bulk_wine_reconciliation.id',
   'bi.sync_freshness.last_run_status': 'sync_runs.status',
   'bi.sync_freshness.last_run_trigger': 'sync_runs.trigger',
+  'bi.run_profiles.run_status': 'sync_runs.status',
+  'bi.run_checks.run_status': 'sync_runs.status',
+  'bi.run_checks.severity': 'sync_run_checks.severity',
   'data.bulk_wine_reconciliation_current.id': 'bulk_wine_reconciliation.id',
   'data.sync_runs_latest.status': 'sync_runs.status',
 };

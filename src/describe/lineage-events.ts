@@ -7,6 +7,8 @@
  */
 import type { RelationDescription } from '../db/relations.js';
 import type { LineageRun } from '../load/lineage-runs.js';
+import type { RunCheck, RunProfileField } from '../load/run-quality.js';
+import { qualityAssertions, qualityMetrics } from './quality-facets.js';
 
 export const SPEC_URL = 'https://openlineage.io/spec/2-0-2/OpenLineage.json';
 const facetUrl = (version: string, name: string) =>
@@ -18,7 +20,18 @@ export const FACETS = {
   errorMessage: facetUrl('1-0-1', 'ErrorMessageRunFacet'),
   parent: facetUrl('1-2-0', 'ParentRunFacet'),
   jobType: facetUrl('2-0-4', 'JobTypeJobFacet'),
+  dataQualityMetrics: facetUrl('1-0-0', 'DataQualityMetricsDatasetFacet'),
+  dataQualityAssertions: facetUrl('1-1-0', 'DataQualityAssertionsDatasetFacet'),
 } as const;
+
+/** The table whose profile the run checks: it carries the dataQualityMetrics facet. */
+export const PROFILED_TABLE = 'bulk_wine_reconciliation';
+
+/** A run's checks and profile (sync_run_checks, sync_run_profiles), for its end event. */
+export interface RunQuality {
+  checks: RunCheck[];
+  profile: RunProfileField[];
+}
 
 /** The data the run writes, then the BI views over it: the outputs of every event. */
 export const OUTPUT_RELATIONS = {
@@ -44,6 +57,7 @@ export function lineageEvent(
   run: LineageRun,
   context: LineageContext,
   eventTime: string,
+  quality: RunQuality = { checks: [], profile: [] },
 ): Record<string, unknown> {
   const facet = (url: string, fields: Record<string, unknown>) => ({
     _producer: context.producer,
@@ -61,6 +75,12 @@ export function lineageEvent(
     });
   }
   const written = type === 'COMPLETE' ? run.rowsWritten : null;
+  // What the checks found: on a COMPLETE, and on the FAIL of a run an error-level check refused
+  // (CHECK_FAILED; its profile is what it would have committed).
+  const refused = quality.checks.some((c) => !c.passed && c.severity === 'error');
+  const checked = type === 'COMPLETE' || (type === 'FAIL' && refused);
+  const metrics = checked ? qualityMetrics(quality.profile) : undefined;
+  const assertions = checked ? qualityAssertions(quality.checks) : undefined;
   return {
     eventType: type,
     eventTime,
@@ -73,7 +93,17 @@ export function lineageEvent(
         jobType: facet(FACETS.jobType, { processingType: 'BATCH', integration: 'WINE_RECON_SYNC', jobType: 'JOB' }),
       },
     },
-    inputs: context.input === null ? [] : [context.input],
+    inputs:
+      context.input === null
+        ? []
+        : [
+            {
+              ...context.input,
+              ...(assertions === undefined
+                ? {}
+                : { inputFacets: { dataQualityAssertions: facet(FACETS.dataQualityAssertions, assertions) } }),
+            },
+          ],
     outputs: context.outputs.map((relation) => ({
       namespace: context.database.namespace,
       name: `${context.database.name}.${relation.schema}.${relation.name}`,
@@ -86,6 +116,9 @@ export function lineageEvent(
             ordinal_position: c.position,
           })),
         }),
+        ...(metrics !== undefined && relation.kind === 'table' && relation.name === PROFILED_TABLE
+          ? { dataQualityMetrics: facet(FACETS.dataQualityMetrics, metrics) }
+          : {}),
       },
       // Rows the run changed in the table it writes; the views show them without being written.
       ...(written !== null && relation.kind === 'table'

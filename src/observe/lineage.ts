@@ -24,9 +24,12 @@ import {
   postgresNamespace,
   type EventType,
   type LineageContext,
+  type RunQuality,
 } from '../describe/lineage-events.js';
 import type { StartedRun } from '../load/audit.js';
 import { lineageRuns, type LineageRun } from '../load/lineage-runs.js';
+import { runChecks, runProfiles } from '../load/run-quality.js';
+import { jsonText } from '../describe/json-text.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { APP_VERSION } from '../io/paths.js';
 import { deliver, redactedUrl } from './notify.js';
@@ -86,13 +89,19 @@ export class LineageEmitter {
     const { config, pool, log } = this.deps;
     let runs: LineageRun[];
     let description: DatabaseDescription;
+    let checks: Awaited<ReturnType<typeof runChecks>>;
+    let profiles: Awaited<ReturnType<typeof runProfiles>>;
+    // The checks and profile of the runs ending here (their rows are written with the run's).
+    const ending = wanted.filter((w) => w.type === 'end').map((w) => w.id);
     try {
-      [runs, description] = await Promise.all([
+      [runs, description, checks, profiles] = await Promise.all([
         lineageRuns(
           pool,
           wanted.map((w) => w.id),
         ),
         describeDatabase(pool, { data: config.schema, bi: config.bi.schema }),
+        runChecks(pool, ending),
+        runProfiles(pool, ending),
       ]);
     } catch (error) {
       log.warn(
@@ -108,7 +117,12 @@ export class LineageEmitter {
       const type: EventType | undefined = w.type === 'START' ? 'START' : endEventType(run.status);
       if (type === undefined) continue;
       const eventTime = w.type === 'START' ? run.startedAt : (run.finishedAt ?? new Date().toISOString());
-      await this.post(run.id, lineageEvent(type, run, this.context(run, description), eventTime), type);
+      const id = String(run.id);
+      const quality: RunQuality | undefined =
+        w.type === 'end'
+          ? { checks: checks.filter((c) => c.runId === id), profile: profiles.filter((p) => p.runId === id) }
+          : undefined;
+      await this.post(run.id, lineageEvent(type, run, this.context(run, description), eventTime, quality), type);
     }
   }
 
@@ -132,8 +146,8 @@ export class LineageEmitter {
     const key = config.openLineage!.apiKey;
     const { agentFor } = await import('../extract/http/http-agents.js');
     // Scrubbed like a webhook's body: the error a FAIL carries is already, the rest has no secret, but one pass costs
-    // nothing.
-    const body = secrets.scrub(JSON.stringify(event));
+    // nothing. jsonText: the data quality facets' sums, minima and maxima keep every digit.
+    const body = secrets.scrub(jsonText(event));
     const result = await deliver(url, body, {
       agent: agentFor(config.proxy, url),
       headers: key === undefined ? {} : { authorization: `Bearer ${key}` },

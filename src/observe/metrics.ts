@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { RECORD_KINDS, type RunHistory, type RunRow, type RunStatus, type Trigger } from '../load/audit.js';
+import type { RunCheck, RunProfileField } from '../load/run-quality.js';
 
 const FINISHED: RunStatus[] = ['succeeded', 'failed', 'aborted'];
 /** Runs last from seconds (a small listing) to hours (a very large one, or SYNC_RUN_TIMEOUT_MS at 2 h). */
@@ -22,6 +23,8 @@ export class SyncMetrics {
   private readonly retryPending: Gauge;
   private readonly nextAttempt: Gauge;
   private readonly lineageFailures: Counter;
+  private readonly checkFailed: Gauge<'check' | 'field' | 'severity'>;
+  private readonly fieldTotal: Gauge<'field'>;
 
   constructor(options: { processMetrics: boolean; trigger: Trigger }) {
     const registers = [this.registry];
@@ -76,6 +79,20 @@ export class SyncMetrics {
       help: 'OpenLineage run events that could not be delivered to SYNC_OPENLINEAGE_URL after their retries (the runs are unaffected).',
       registers,
     });
+    // Labels from sync_run_checks: check names and fields come from the catalogue, the kept fields
+    // and SYNC_CHECKS_FILE.
+    this.checkFailed = new Gauge({
+      name: 'wine_recon_sync_check_failed',
+      help: 'Checks of the last finished run (sync_run_checks): 1 when the check failed, 0 when it passed. field is empty for volume; severity warn or error (an error refused the run).',
+      labelNames: ['check', 'field', 'severity'],
+      registers,
+    });
+    this.fieldTotal = new Gauge({
+      name: 'wine_recon_sync_field_total_value',
+      help: 'Each numeric field summed over the live rows as the last successful load left them (sync_run_profiles.total). A float: the exact digits are in sync_run_profiles and the BI view run_profiles.',
+      labelNames: ['field'],
+      registers,
+    });
     // Series that exist from the start, so rate() and increase() see the first run.
     for (const status of FINISHED) this.runs.inc({ status, trigger: options.trigger }, 0);
     if (options.processMetrics) {
@@ -122,6 +139,23 @@ export class SyncMetrics {
     this.lastRun.set({ status: run.status }, finished);
     this.duration.observe(Math.max(0, finished - Date.parse(run.started_at) / 1000));
     this.setRecords(run);
+  }
+
+  /** The last finished run's checks: its series replace the run before's, so a check gone is a series gone. */
+  setChecks(checks: readonly RunCheck[]): void {
+    this.checkFailed.reset();
+    for (const c of checks)
+      this.checkFailed.set({ check: c.check, field: c.field ?? '', severity: c.severity }, c.passed ? 0 : 1);
+  }
+
+  /**
+   * The numeric fields' totals of the last successful load. The one place a decimal becomes a JS
+   * number: a Prometheus sample is a float64, so a total of more than 15-17 significant digits is
+   * rounded here; the exact text stays in the database.
+   */
+  setFieldTotals(profile: readonly RunProfileField[]): void {
+    this.fieldTotal.reset();
+    for (const p of profile) if (p.total !== null) this.fieldTotal.set({ field: p.field }, Number.parseFloat(p.total));
   }
 
   /** The retry the daemon waits for, or null when none is pending. */

@@ -21,6 +21,7 @@ import {
   type StartedRun,
   type Trigger,
 } from '../load/audit.js';
+import { runChecks, runProfiles } from '../load/run-quality.js';
 import { LineageEmitter } from './lineage.js';
 import type { SyncMetrics } from './metrics.js';
 import {
@@ -91,6 +92,7 @@ export class RunReporter {
       const history = await runHistory(this.ctx.pool);
       metrics.seed(history);
       this.latestLoad = history.lastLoad;
+      await this.quality(history.latest?.id);
     } catch (error) {
       this.ctx.log.warn({ err: error }, 'cannot read the run history for the metrics; they start from zero');
     }
@@ -123,6 +125,26 @@ export class RunReporter {
   }
 
   /**
+   * The metrics of the run checks: the checks of the last finished run (`runId`), and the totals
+   * of the last successful load, read from the rows those runs wrote (sync_run_checks, sync_run_profiles).
+   */
+  private async quality(runId: number | string | undefined): Promise<void> {
+    const metrics = this.metrics;
+    if (!metrics) return;
+    try {
+      const loadId = this.latestLoad?.id;
+      const [checks, profile] = await Promise.all([
+        runId === undefined ? [] : runChecks(this.ctx.pool, [runId]),
+        loadId === undefined ? [] : runProfiles(this.ctx.pool, [loadId]),
+      ]);
+      metrics.setChecks(checks);
+      metrics.setFieldTotals(profile);
+    } catch (error) {
+      this.ctx.log.warn({ err: error }, 'cannot read the run checks and profile for the metrics');
+    }
+  }
+
+  /**
    * After runSync: the outcome, or the error it threw (no run row then). `chain`: the daemon's
    * attempt and its retry plan; a failure with a retry planned is told only with SYNC_NOTIFY_ON=retry.
    */
@@ -133,7 +155,10 @@ export class RunReporter {
     this.metrics?.runFinished(run);
     this.metrics?.setRetry(chain?.retryAt ?? null);
     // Read for the metric and the daemon's health (the daemon always has metrics): without metrics, nobody reads it.
-    if (run && this.metrics) await this.lastLoad();
+    if (run && this.metrics) {
+      await this.lastLoad();
+      await this.quality(run.id);
+    }
     // A usage mistake (a missing --from-file, a --run that does not exist) recorded no run: nobody is
     // paged for a typo. In the daemon there are no typos: a configuration that fails there (a TLS
     // certificate or a rotated password file gone wrong) stops every scheduled run, and is told.

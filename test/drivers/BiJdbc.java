@@ -13,6 +13,8 @@ public class BiJdbc {
         {"reconciliation", "id"},
         {"reconciliation_history", "id, valid_from"},
         {"sync_freshness", "1"},
+        {"run_profiles", "run_id, field"},
+        {"run_checks", "run_id, check_name"},
     };
 
     public static void main(String[] args) throws Exception {

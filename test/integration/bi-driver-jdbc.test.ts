@@ -10,11 +10,25 @@ import { describeWithDriver, missingJdbc, PGJDBC_JAR, runProgram } from '../supp
 import { useSyncFixture } from '../support/fixture.js';
 import { ROOT } from '../support/harness.js';
 
+/** A run's exact total, with more decimals than SCALE. */
+const PROFILE_TOTAL = '12345678901234567.00000000015';
+
 describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
   const fx = useSyncFixture('bijdbc');
   let lines: string[][];
   beforeAll(async () => {
     await syncHardValues(fx.db);
+    // The run checks' rows of the last run, as it writes them: a total with more digits than S.
+    await fx.db.rows(
+      `INSERT INTO sync_run_profiles (run_id, field, row_count, null_count, total, min_value, max_value)
+       VALUES (2, 'inventory_sales', 5, 1, $1, '-0.00000000005', '99.5')`,
+      [PROFILE_TOTAL],
+    );
+    await fx.db.rows(
+      `INSERT INTO sync_run_checks (run_id, check_name, field, severity, passed, observed, expected, message)
+       VALUES (2, 'total:inventory_sales', 'inventory_sales', 'warn', false, $1, 'within 50% of 1', 'total')`,
+      [PROFILE_TOTAL],
+    );
     const c = connectionParts(fx.db.url);
     const stdout = await runProgram(
       'java',
@@ -63,7 +77,7 @@ describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
   });
 
   it('DatabaseMetaData: REMARKS on every view and every column', () => {
-    for (const view of ['reconciliation', 'reconciliation_history', 'sync_freshness']) {
+    for (const view of ['reconciliation', 'reconciliation_history', 'sync_freshness', 'run_profiles', 'run_checks']) {
       const remarks = facts('REMARKS', view);
       expect(remarks.length).toBe(facts('COLUMN', view).length + 1);
       expect(remarks.filter((l) => !l[3] || l[3] === 'null')).toEqual([]);
@@ -71,6 +85,22 @@ describeWithDriver('pgjdbc reads the BI views', missingJdbc(), () => {
     expect(facts('REMARKS', 'reconciliation').find((l) => l[2] === 'inventory_sales')![3]).toContain(
       `numeric(28,${SCALE})`,
     );
+  });
+
+  it("run_profiles: a run's total, min and max as (28, S) BigDecimals, rounded half away from zero", () => {
+    const decimals = facts('COLUMN', 'run_profiles').filter((l) => l[3] === 'numeric');
+    expect(decimals.map((l) => [l[2], l[4], l[5]])).toEqual(
+      ['total', 'min_value', 'max_value'].map((c) => [c, '28', String(SCALE)]),
+    );
+    const values = Object.fromEntries(facts('VALUE', 'run_profiles').map((l) => [l[3], l[4]]));
+    expect(values).toMatchObject({
+      field: 'inventory_sales',
+      total: '12345678901234567.0000000002',
+      min_value: '-0.0000000001',
+      max_value: '99.5000000000',
+    });
+    const check = Object.fromEntries(facts('VALUE', 'run_checks').map((l) => [l[3], l[4]]));
+    expect(check).toMatchObject({ check_name: 'total:inventory_sales', passed: 'f', observed: PROFILE_TOTAL });
   });
 
   it('the freshness view answers through the driver', () => {

@@ -52,8 +52,17 @@ describe('a schema analysts can use', () => {
     'sync_runs_latest',
     'sync_rejects',
     'sync_fields',
+    'sync_run_profiles',
+    'sync_run_checks',
   ];
-  const BI_VIEWS = ['reconciliation', 'reconciliation_history', 'sync_freshness', 'data_dictionary'];
+  const BI_VIEWS = [
+    'reconciliation',
+    'reconciliation_history',
+    'sync_freshness',
+    'run_profiles',
+    'run_checks',
+    'data_dictionary',
+  ];
 
   /** Runs sql/bi_readonly_role.sql with psql, then `work` connected as the role; drops the role after. */
   async function asRole(

@@ -79,11 +79,18 @@ describe('BI views over the hard values', () => {
        WHERE table_schema = $1 AND data_type = 'numeric' ORDER BY table_name, ordinal_position`,
       [bi],
     );
-    expect(columns).toEqual(
-      ['reconciliation', 'reconciliation_history'].flatMap((table_name) =>
+    expect(columns).toEqual([
+      ...['reconciliation', 'reconciliation_history'].flatMap((table_name) =>
         BI_DECIMALS.map((column_name) => ({ table_name, column_name, numeric_precision: 28, numeric_scale: SCALE })),
       ),
-    );
+      // A run's profile: a numeric field's total, min and max, rounded as the records' values are.
+      ...['total', 'min_value', 'max_value'].map((column_name) => ({
+        table_name: 'run_profiles',
+        column_name,
+        numeric_precision: 28,
+        numeric_scale: SCALE,
+      })),
+    ]);
     const tooWide = await fx.db.rows(
       `SELECT table_name, column_name FROM information_schema.columns
        WHERE table_schema = $1 AND data_type = 'numeric' AND (numeric_precision IS NULL OR numeric_precision > 28)`,
@@ -132,7 +139,14 @@ describe('BI views over the hard values', () => {
       [bi],
     );
     expect(new Set(objects.map((o) => o.relname))).toEqual(
-      new Set(['data_dictionary', 'reconciliation', 'reconciliation_history', 'sync_freshness']),
+      new Set([
+        'data_dictionary',
+        'reconciliation',
+        'reconciliation_history',
+        'run_checks',
+        'run_profiles',
+        'sync_freshness',
+      ]),
     );
     expect(objects.filter((o) => !o.comment)).toEqual([]);
     const decimal = objects.find((o) => o.relname === 'reconciliation' && o.attname === 'inventory_sales')!;

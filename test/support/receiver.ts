@@ -10,6 +10,8 @@ export interface Received {
   contentType: string | undefined;
   authorization: string | undefined;
   body: Record<string, unknown>;
+  /** The body as sent, before JSON.parse turned its numbers into floats. */
+  text: string;
 }
 
 export interface Receiver {
@@ -45,6 +47,7 @@ export async function startReceiver(
         contentType: req.headers['content-type'],
         authorization: req.headers.authorization,
         body: JSON.parse(text),
+        text,
       });
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     });

@@ -94,6 +94,26 @@ svg .bar.dry { fill-opacity: 0.45; }
 .s-rejected { fill: #cf222e; background: #cf222e; }
 .s-phase { fill: #7b2d43; background: #7b2d43; }
 .s-dry { fill: #2da44e; fill-opacity: 0.45; background: #96d2a6; }
+.s-total { fill: #7b2d43; background: #7b2d43; }
+svg .bar.refused { fill: #cf222e; fill-opacity: 0.35; }
+svg .bar.flagged { stroke: #9a6700; stroke-width: 1.5; }
+svg .warn-mark { fill: #bf8700; stroke: #fff; stroke-width: 0.8; }
+.swatch.s-warned { width: 0; height: 0; background: none; border-left: 5px solid transparent; border-right: 5px solid transparent; border-top: 8px solid #bf8700; }
+.badge { white-space: nowrap; display: inline-block; }
+figure.totals figcaption { display: flex; flex-wrap: wrap; justify-content: space-between; gap: 0 8px; }
+figure.totals .last-total { font-weight: 400; color: var(--muted); font-variant-numeric: tabular-nums; }
+figure.totals .last-total strong { color: var(--ink); }
+.badge.check-warn { border-color: #bf8700; color: #7d4e00; background: #fff8c5; text-decoration: none; }
+.badge.check-error { border-color: var(--bad); color: var(--bad); background: #ffebe9; text-decoration: none; }
+.checks-failed { border-left: 6px solid #bf8700; padding: 6px 10px; background: #fff8c5; }
+#checks-table tr.failed-error td { background: #ffebe9; }
+#checks-table tr.failed-warn td { background: #fff8c5; }
+#checks-table .check-result { font-weight: 600; }
+.scroll { overflow-x: auto; max-width: 100%; }
+/* A check's name and its numbers are read whole: on a wide screen only the message wraps. */
+@media (min-width: 641px) {
+  #checks-table td:first-child, #checks-table td.n, #profile-table td.n { white-space: nowrap; overflow-wrap: normal; }
+}
 form.filters { display: flex; gap: 12px; align-items: end; margin: 8px 0; flex-wrap: wrap; }
 .pager { margin: 8px 0; display: flex; gap: 16px; }
 .choice a { margin: 0 3px; }
@@ -125,5 +145,6 @@ ul.reasons { margin: 0; padding-left: 18px; }
   table.stack tr { border-bottom: 1px solid var(--line); padding: 4px 0; }
   table.stack td { border: 0; padding: 1px 0; text-align: left; }
   table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+  #profile-table td:empty, #checks-table td:empty { display: none; }
 }
 `;

@@ -4,6 +4,7 @@ import { bytes, count, duration, formatTime, relative } from './format.js';
 import { html, query, type Html } from './html.js';
 import type { Freshness } from './freshness.js';
 import type { PlotRun, RunFilter, RunLine, RunningRun } from './queries.js';
+import { totalsSection, type FieldTotals } from './totals-plot.js';
 import { STATUSES, TRIGGERS } from './queries.js';
 
 export const PLOT_CHOICES = [30, 90, 365] as const;
@@ -21,6 +22,9 @@ export interface OverviewData {
   runTimeoutMs?: number | undefined;
   plotRuns: PlotRun[];
   plotN: number;
+  /** The numeric fields' totals of the plotted runs, and the scale their labels are rounded to. */
+  totals: FieldTotals[];
+  biScale: number | undefined;
   runs: RunLine[];
   total: number;
   filter: RunFilter;
@@ -44,6 +48,7 @@ ${
     : html`<form method="post" action="/run-now" class="run-now"><input type="hidden" name="csrf" value="${d.runNow.csrf}"><button type="submit">Run now</button> <span class="muted">starts a sync at once, as the schedule would; refused while one is running</span></form>`
 }
 ${plots(d)}
+${totalsSection(d.totals, d.biScale)}
 ${history(d)}`;
 }
 
@@ -93,8 +98,13 @@ ${stuck ? html`<strong id="stuck">It has outlived SYNC_RUN_TIMEOUT_MS: the proce
 
 function plots(d: OverviewData): Html {
   const runs = d.plotRuns;
-  const label = (r: PlotRun, what: string) => `run ${r.id}${r.dry_run ? ' (dry run)' : ''}, ${r.status}: ${what}`;
-  const marks = (r: PlotRun) => (r.dry_run ? ['dry'] : []);
+  const warnedBy = (r: PlotRun) =>
+    Number(r.checks_warned) > 0
+      ? `, warned by ${count(r.checks_warned)} check${r.checks_warned === '1' ? '' : 's'}`
+      : '';
+  const label = (r: PlotRun, what: string) =>
+    `run ${r.id}${r.dry_run ? ' (dry run)' : ''}, ${r.status}${warnedBy(r)}: ${what}`;
+  const marks = (r: PlotRun) => [...(r.dry_run ? ['dry'] : []), ...(Number(r.checks_warned) > 0 ? ['warned'] : [])];
   const durationBars: Bar[] = runs.map((r) => ({
     runId: r.id,
     values: [{ series: r.status, value: num(r.ms) }],
@@ -134,7 +144,9 @@ function plots(d: OverviewData): Html {
         status: d.filter.status,
         trigger: d.filter.trigger,
       })}" class="${n === d.plotN ? 'on' : ''}">${n}</a>`,
-  )} runs. Each bar links to its run; pale bars are dry runs. A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small changes stay visible beside a first load.</p>
+  )} runs. Each bar links to its run; pale bars are dry runs; a mark above a bar: a check warned on that run.
+A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small
+changes stay visible beside a first load.</p>
 <div class="charts">
 ${barChart({ id: 'plot-duration', title: 'Duration per run, by status', unit: 'seconds', scale: 1000, series: [...statusSeries, { key: 'dry', name: 'dry run (pale)' }], bars: durationBars })}
 ${barChart({ id: 'plot-changed', title: 'Rows changed per run', unit: 'rows', series: ['inserted', 'updated', 'deleted', 'restored'].map((k) => ({ key: k, name: k })), bars: changedBars })}
@@ -209,10 +221,20 @@ function runRow(r: RunLine, d: OverviewData): Html {
   return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td>
   <td><span class="status status-${r.status}">${r.status}</span>${
     r.dry_run ? html`<span class="badge">dry run</span>` : null
-  }${chain}${retry}</td>
+  }${checkBadges(r)}${chain}${retry}</td>
 <td>${formatTime(r.started_at, d.timezone)} <span class="muted">${relative(d.now - r.started_at.getTime())}</span></td>
 <td class="n">${duration(r.ms === null ? null : Number(r.ms))}</td>
 <td class="n changed narrow-only">${count(changed)}</td>
 ${WIDE_COUNTS.map((k) => html`<td class="n wide-only">${count(r[k])}</td>`)}
 <td class="error-start">${r.error_start}</td></tr>`;
+}
+
+/** A warned run, a run a check refused: how many checks failed, leading to them on its page. */
+function checkBadges(r: RunLine): Html | null {
+  const warned = Number(r.checks_warned);
+  const refused = Number(r.checks_refused);
+  if (warned === 0 && refused === 0) return null;
+  const link = (kind: string, n: number) =>
+    html`<a class="badge check-${kind}" href="/runs/${r.id}#checks" data-checks="${kind}">${n} ${kind}</a>`;
+  return html`${refused > 0 ? link('error', refused) : null}${warned > 0 ? link('warn', warned) : null}`;
 }

@@ -24,6 +24,10 @@ const NAMES = [
   'run_extra_fields',
   'fields',
   'catalogue_counts',
+  'plot_totals',
+  'bi_scale',
+  'run_checks',
+  'run_profile',
   'schema_ready',
 ] as const;
 type Name = (typeof NAMES)[number];
@@ -76,6 +80,9 @@ export interface RunLine {
   attempt: number;
   retry_of: string | null;
   retry_at: Date | null;
+  /** Its failed checks (sync_run_checks) of each severity: a warned run, a run a check refused. */
+  checks_warned: string;
+  checks_refused: string;
 }
 
 export interface LatestFinished {
@@ -93,6 +100,36 @@ export type PlotRun = Omit<
   RunLine,
   'trigger' | 'finished_at' | 'skipped_unchanged' | 'error_start' | 'attempt' | 'retry_of' | 'retry_at'
 >;
+
+/** A run's total of one numeric field: exact, and as the BI views round it (SYNC_BI_SCALE). */
+export interface TotalPoint {
+  run_id: string;
+  field: string;
+  total: string | null;
+  bi_total: string | null;
+  /** The run's failed checks on this field, comma-separated; null when none failed. */
+  failed: string | null;
+}
+
+export interface CheckLine {
+  check_name: string;
+  field: string | null;
+  severity: 'warn' | 'error';
+  passed: boolean;
+  observed: string | null;
+  expected: string | null;
+  message: string;
+}
+
+export interface ProfileLine {
+  field: string;
+  row_count: string;
+  null_count: string;
+  total: string | null;
+  bi_total: string | null;
+  min_value: string | null;
+  max_value: string | null;
+}
 
 export interface RejectLine {
   position: string;
@@ -218,6 +255,26 @@ export class PageQueries {
     Array<{ name: string; column_name: string | null; bi_kind: string; records: string; note: string | null }>
   > {
     return this.rows('run_extra_fields', [id]);
+  }
+
+  /** The numeric fields' totals of these runs (sync_run_profiles), by field, then run. */
+  async plotTotals(runIds: readonly string[]): Promise<TotalPoint[]> {
+    if (runIds.length === 0) return [];
+    return this.rows<TotalPoint>('plot_totals', [runIds]);
+  }
+
+  /** SYNC_BI_SCALE as the BI views were installed with it; undefined before they were. */
+  async biScale(): Promise<number | undefined> {
+    return (await this.rows<{ scale: number }>('bi_scale'))[0]?.scale;
+  }
+
+  /** The run's checks, failed first. */
+  async runChecks(id: string): Promise<CheckLine[]> {
+    return this.rows<CheckLine>('run_checks', [id]);
+  }
+
+  async runProfile(id: string): Promise<ProfileLine[]> {
+    return this.rows<ProfileLine>('run_profile', [id]);
   }
 
   async fields(): Promise<FieldRow[]> {

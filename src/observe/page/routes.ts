@@ -11,6 +11,7 @@ import { FAVICON, STYLESHEET } from './layout.js';
 import { overviewBody, PLOT_CHOICES, RUNS_PER_PAGE } from './overview.js';
 import { PageQueries, STATUSES, TRIGGERS, type RunFilter } from './queries.js';
 import { RAW_SHOWN, REJECTS_PER_PAGE, runBody } from './run-page.js';
+import { fieldTotals } from './totals-plot.js';
 import {
   CsrfTokens,
   hostAllowed,
@@ -158,14 +159,16 @@ async function overviewRoute(x: Exchange): Promise<void> {
   const plotN = (PLOT_CHOICES as readonly number[]).includes(Number(p.get('plot'))) ? Number(p.get('plot')) : 30;
   const before = ID.test(p.get('before') ?? '') ? p.get('before')! : undefined;
   const after = before === undefined && ID.test(p.get('after') ?? '') ? p.get('after')! : undefined;
-  const [running, lastLoad, latest, runs, total, plotRuns] = await Promise.all([
+  const [running, lastLoad, latest, runs, total, plotRuns, biScale] = await Promise.all([
     queries.running(),
     queries.lastLoad(),
     queries.latestFinished(),
     queries.runs(filter, { before, after }, RUNS_PER_PAGE + 1),
     queries.runsCount(filter),
     queries.plotRuns(plotN),
+    queries.biScale(),
   ]);
+  const totals = fieldTotals(await queries.plotTotals(plotRuns.map((r) => r.id)), plotRuns);
   const { shown, hasOlder, hasNewer } = runsPage(runs, before, after);
   const now = Date.now();
   const rule = options.staleRule();
@@ -189,6 +192,8 @@ async function overviewRoute(x: Exchange): Promise<void> {
     runTimeoutMs: options.runTimeoutMs,
     plotRuns,
     plotN,
+    totals,
+    biScale,
     runs: shown,
     total,
     filter,
@@ -207,6 +212,14 @@ async function overviewRoute(x: Exchange): Promise<void> {
       runs: shown,
       total,
       plotRuns,
+      // Exact text (`total`) and as the BI views round it (`bi_total`, at SYNC_BI_SCALE = biScale).
+      totals: {
+        biScale: biScale ?? null,
+        fields: totals.map((t) => ({
+          field: t.field,
+          runs: t.points.map((p) => ({ id: p.run_id, total: p.total, bi_total: p.bi_total, failed: p.failed })),
+        })),
+      },
     });
   }
   sendPage(x, 'Status', overviewBody(data), running ? 5 : undefined);
@@ -233,7 +246,7 @@ async function runRoute(x: Exchange): Promise<void> {
   if (row === undefined) return notFound(x, `there is no run ${id}`);
   const afterParam = x.url.searchParams.get('after') ?? '';
   const after = /^\d{1,18}$/.test(afterParam) ? afterParam : '-1';
-  const [payload, reasons, rejectsTotal, rejects, previous, newFields] = await Promise.all([
+  const [payload, reasons, rejectsTotal, rejects, previous, newFields, checks, profile, biScale] = await Promise.all([
     queries.payload(id),
     queries.rejectReasons(id, 10),
     queries.rejectsCount(id),
@@ -242,6 +255,9 @@ async function runRoute(x: Exchange): Promise<void> {
       ? Promise.resolve(undefined)
       : queries.rejectsPageBefore(id, String(Number(after) + 1), REJECTS_PER_PAGE),
     queries.runExtraFields(id),
+    queries.runChecks(id),
+    queries.runProfile(id),
+    queries.biScale(),
   ]);
   if (x.match[2] !== undefined) {
     return sendJson(x, {
@@ -250,6 +266,9 @@ async function runRoute(x: Exchange): Promise<void> {
       rejectReasons: reasons,
       rejects: rejectsTotal,
       newFields,
+      checks,
+      profile,
+      biScale: biScale ?? null,
     });
   }
   // The previous page starts at `previous`: its cursor is the position before it (-1 for the first page).
@@ -267,6 +286,9 @@ async function runRoute(x: Exchange): Promise<void> {
       after,
       previous: prev,
       newFields,
+      checks,
+      profile,
+      biScale,
     }),
     row.status === 'running' ? 5 : undefined,
   );

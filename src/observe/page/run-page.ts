@@ -4,7 +4,8 @@
  */
 import { bytes, count, duration, formatTime } from './format.js';
 import { html, query, stackedTable, type Html } from './html.js';
-import type { RejectLine } from './queries.js';
+import type { CheckLine, ProfileLine, RejectLine } from './queries.js';
+import { checksBadges, checksSection, profileSection } from './run-checks.js';
 import { phaseChart } from './svg.js';
 
 export const REJECTS_PER_PAGE = 50;
@@ -21,6 +22,10 @@ export interface RunPageData {
   after: string;
   previous: string | undefined;
   newFields: Array<{ name: string; column_name: string | null; bi_kind: string; records: string; note: string | null }>;
+  checks: CheckLine[];
+  profile: ProfileLine[];
+  /** SYNC_BI_SCALE as the BI views were installed with it. */
+  biScale: number | undefined;
 }
 
 /** Shown in their own sections below the table of columns. */
@@ -52,7 +57,9 @@ export function runBody(d: RunPageData): Html {
   const id = String(r.id);
   const phases = (r.phases as Array<{ phase: string; ms: number }> | null) ?? null;
   const unknown = (r.field_counts as { unknown?: Record<string, number> } | null)?.unknown ?? {};
-  return html`<h1>Run ${id} <span class="status status-${String(r.status)}">${String(r.status)}</span>${r.dry_run === true ? html`<span class="badge">dry run</span>` : null}</h1>
+  return html`<h1>Run ${id} <span class="status status-${String(r.status)}">${String(r.status)}</span>${
+    r.dry_run === true ? html`<span class="badge">dry run</span>` : null
+  }${checksBadges(d.checks)}</h1>
 <p id="summary">${String(r.trigger)} run, started ${cell('started_at', r.started_at, d.timezone)}${
     r.ms === null ? ', still running' : html`, took <strong>${duration(Number(r.ms))}</strong>`
   }.</p>
@@ -63,6 +70,7 @@ export function runBody(d: RunPageData): Html {
       }</strong> ${name}</li>`,
   )}</ul>
 ${r.error === null ? null : html`<h2>Error</h2><pre id="error">${String(r.error)}</pre>`}
+${checksSection(d.checks, (r.accepted_checks as string[] | null | undefined) ?? null)}
 <h2>Where its time went</h2>
 ${
   phases !== null && phases.length > 0
@@ -122,6 +130,7 @@ ${
       }</p>`
     : html`<p id="bi">With SYNC_BI_SCALE=${String(r.bi_scale)}: ${count(r.bi_rounded as string)} live values shown rounded in the BI views, ${count(r.bi_overflow as string)} too large for them (NULL there).</p>`
 }
+${profileSection(d.profile, d.biScale)}
 <h2>Every column</h2>
 <table class="kv" id="columns"><tbody>${Object.entries(r)
     .filter(([k]) => !OWN_SECTIONS.has(k))

@@ -130,9 +130,18 @@ export function barChart(chart: Chart): Html {
     const mark = isCut
       ? html`<path class="cut" d="M${(x - 1).toFixed(2)} ${TOP + 9} l${(barW + 2).toFixed(2)} -4 m0 4 l${-(barW + 2).toFixed(2)} 4"></path><text class="cut-value" x="${center(i).toFixed(2)}" y="${TOP - 6}" text-anchor="middle">${valueText(total)}</text>`
       : null;
+    // A warned run (a check failed at warn level): a mark above its bar.
+    const warned = b.marks?.includes('warned') === true;
+    const markY = isCut ? TOP - 4 : y(total) - 9;
+    const warn = warned
+      ? html`<path class="warn-mark" d="M${(center(i) - 5).toFixed(2)} ${markY.toFixed(1)} h10 l-5 7 z"></path>`
+      : null;
     return html`<a href="/runs/${b.runId}" class="run-bar" data-run="${b.runId}"${
       isCut ? html` data-cut="${total}"` : null
-    }><title>${b.label}</title><rect class="hit" x="${(LEFT + slot * i).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect>${rects}${mark}</a>`;
+    }${warned ? html` data-warned="true"` : null}><title>${b.label}</title><rect class="hit" x="${(
+      LEFT +
+      slot * i
+    ).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect>${rects}${mark}${warn}</a>`;
   });
   const cutWords = cut.length === 0 ? '' : ` ${cutSentence(cut, chart.unit)}`;
   const desc =
@@ -155,7 +164,11 @@ ${ticks}
 ${xLabels}
 ${bars}
 </svg>
-<ul class="legend">${chart.series.map((s) => html`<li><span class="swatch s-${s.key}"></span>${s.name}</li>`)}</ul>
+<ul class="legend">${chart.series.map((s) => html`<li><span class="swatch s-${s.key}"></span>${s.name}</li>`)}${
+    chart.bars.some((b) => b.marks?.includes('warned'))
+      ? html`<li><span class="swatch s-warned"></span>warned (a check failed)</li>`
+      : null
+  }</ul>
 ${cut.length === 0 ? null : html`<p class="chart-note">${cutSentence(cut, chart.unit)}</p>`}
 </figure>`;
 }
