@@ -28,6 +28,7 @@ import {
   retryDelays,
   secret,
   setting,
+  timerDuration,
   type Env,
 } from './settings/readers.js';
 
@@ -91,6 +92,8 @@ export interface Config {
   metrics: { port: number; host: string } | undefined;
   /** `run`/`replay` push their metrics here when set (may embed basic-auth credentials). */
   pushgatewayUrl: string | undefined;
+  /** After a run, the longest that webhook, lineage and push hold `run`'s exit (SYNC_EXIT_FLUSH_TIMEOUT). */
+  exitFlushTimeoutMs: number;
   /**
    * Webhook notifications when set; the URL is a secret. `retries`: also a failed attempt that the
    * daemon will retry (SYNC_NOTIFY_ON=retry), which is otherwise told only when the daemon gives up.
@@ -232,6 +235,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
       : value('SYNC_METRICS_PORT', count(1).max(65535, 'must be at most 65535'), '9464');
   const metricsHost = value('SYNC_METRICS_HOST', z.string().min(1), '127.0.0.1');
   const pushgatewayUrl = outboundUrl(blankToUndefined(env.SYNC_PUSHGATEWAY_URL), 'SYNC_PUSHGATEWAY_URL', problems);
+  const exitFlushTimeoutMs = timerDuration(env, 'SYNC_EXIT_FLUSH_TIMEOUT', '10s', problems);
   const notifyUrl = outboundUrl(secret(env, 'SYNC_NOTIFY_URL', problems), 'SYNC_NOTIFY_URL', problems);
   const uiToken = secret(env, 'SYNC_UI_TOKEN', problems);
   if (uiToken !== undefined && uiToken.length < 16)
@@ -332,6 +336,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     runTimeoutMs,
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost },
     pushgatewayUrl,
+    exitFlushTimeoutMs,
     notify: notifyUrl === undefined ? undefined : { url: notifyUrl, ...notifyOn },
     checks: { enabled: checksOn === 'on', file: checksFile, rules: checkRules },
     runRetryDelaysMs,

@@ -1,13 +1,14 @@
 /**
- * `demo`: the whole job on embedded defaults. A simulated upstream, an embedded PostgreSQL under
- * .data/ (unless DATABASE_URL is set), two syncs with upstream changes in between, the summaries
- * in words; then, in a terminal, the status page served while the server runs, and the commands
- * to try next.
+ * `demo`: the whole job on embedded defaults. A simulated upstream, an embedded PostgreSQL whose
+ * data is in the user's data directory (or the database --database-url names: never one the shell
+ * merely holds), two syncs with upstream changes in between, the summaries in words; then, in a
+ * terminal, the status page served while the server runs, and the commands to try next.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { Config } from '../config.js';
+import { ConfigError } from '../errors.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { migrate } from '../db/migrate.js';
 import { defineCommand, parseCommand } from './command-line.js';
@@ -18,7 +19,14 @@ import type { BiRounding } from '../load/bi-rounding.js';
 import { startMetricsServer } from '../observe/metrics-server.js';
 import { DEFAULT_SERVE_PORT, statusPage } from './serve.js';
 import { formatSummary } from './summary.js';
-import { PACKAGE_ROOT } from '../io/paths.js';
+import {
+  closedToOthers,
+  demoAgainWord,
+  demoDataDir,
+  demoEnv,
+  heldDatabaseSettings,
+  programWord,
+} from './demo-target.js';
 import { runSync } from '../run/sync.js';
 import { startSimulator } from '../simulator/server.js';
 
@@ -27,41 +35,41 @@ const DEMO_RECORDS = 3000;
 export const DEMO = defineCommand({
   name: 'demo',
   summary: 'the whole job on embedded defaults: a simulated upstream and an embedded PostgreSQL',
-  flags: {},
+  flags: {
+    'database-url': {
+      type: 'string',
+      value: 'URL',
+      help: 'run the demo in this database (and SYNC_DB_SCHEMA) instead of an embedded PostgreSQL of its own',
+    },
+  },
   env: {
     needs: [],
-    reads: ['DATABASE_URL (optional: otherwise an embedded PostgreSQL)', 'DEMO_PG_PORT', 'SYNC_DB_SCHEMA', 'LOG_LEVEL'],
+    reads: ['DEMO_DATA_DIR', 'XDG_DATA_HOME', 'DEMO_PG_PORT', 'LOG_LEVEL', 'with --database-url: SYNC_DB_SCHEMA'],
   },
   notes:
-    'uses DATABASE_URL when set; otherwise an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data kept under .data/postgres',
+    'without --database-url, an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data in DEMO_DATA_DIR (default $XDG_DATA_HOME/wine-recon-sync/postgres, ~/.local/share/wine-recon-sync/postgres); a DATABASE_URL or SYNC_DB_SCHEMA in the environment is not used. With --database-url, its password is best given by DATABASE_PASSWORD_FILE or PGPASSWORD: a password in the URL shows in `ps`',
 });
 
 export async function demoCommand(args: string[], io: Io): Promise<number> {
-  parseCommand(DEMO, args);
+  const flags = parseCommand(DEMO, args);
   const out = (line = '') => io.stdout.write(`${line}\n`);
   const terminal = (io.stdout as { isTTY?: boolean }).isTTY === true;
   let embedded: EmbeddedDatabase | undefined;
-  let databaseUrl = io.env.DATABASE_URL;
-  let dataDir: string | undefined;
-  if (!databaseUrl) {
-    const port = Number(io.env.DEMO_PG_PORT ?? 54329);
-    dataDir = io.env.DEMO_DATA_DIR ?? join(PACKAGE_ROOT, '.data', 'postgres');
-    out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
-    // Loaded only when needed: the embedded server's package is heavy.
-    const { startEmbeddedPostgres } = await import('../db/embedded.js');
-    embedded = await startEmbeddedPostgres({ dataDir, port, database: 'wine' });
+  let databaseUrl = flags['database-url'];
+  // The log sits beside the embedded server's data directory, with --database-url too.
+  const dataDir = demoDataDir(io.env);
+  const logFile = join(dirname(dataDir), 'demo.log');
+  if (databaseUrl === undefined) {
+    embedded = await startOwnServer(io.env, dataDir, out);
     databaseUrl = embedded.url;
-  }
+  } else await makeDataDir(dirname(dataDir), io.env);
   // The job's own log goes to a file: on the terminal it would cut into the summaries.
-  const logFile = join(dirname(dataDir ?? join(PACKAGE_ROOT, '.data', 'postgres')), 'demo.log');
-  await mkdir(dirname(logFile), { recursive: true });
   const logStream = createWriteStream(logFile, { mode: 0o600 });
   out(`the job's log (JSON lines, LOG_LEVEL): ${logFile}`);
   const simulator = await startSimulator({ records: DEMO_RECORDS, seed: 1 });
   out(`simulated upstream at ${simulator.url} with ${simulator.recordCount()} records`);
   const env = {
-    ...io.env,
-    DATABASE_URL: databaseUrl,
+    ...demoEnv(io.env, databaseUrl, embedded === undefined),
     WINE_API_BASE_URL: simulator.url,
     WINE_API_EMAIL: simulator.email,
     WINE_API_PASSWORD: simulator.password,
@@ -80,7 +88,7 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
           ? '\n1. first sync, into empty tables:'
           : `\n1. first sync of this demo, into tables kept from before (the newest earlier run is ${earlier.id}, ` +
               `${earlier.status}): only differences from the data already there are written; for a fresh start, ` +
-              `${dataDir ? `delete ${dataDir}` : `drop schema ${schema}`}`,
+              `${embedded ? `delete ${dataDir}` : `drop schema ${schema}`}`,
       );
       const first = await runSync(job.config, deps, { source: { kind: 'api' }, trigger: 'demo' });
       out(formatSummary(first.run, first.topReasons, first.bi, first.newFields));
@@ -99,17 +107,18 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
       out('\nexplore the result:');
       out(`  psql "${redactPassword(databaseUrl)}"`);
       queries(out, schema);
-      out('\nnext, with the same DATABASE_URL (and SYNC_DB_SCHEMA):');
-      out(`  ${CLI} status`);
-      out(`  ${CLI} serve`);
+      out('\nnext, with that database as DATABASE_URL (and the same SYNC_DB_SCHEMA):');
+      out(`  ${programWord()} status`);
+      out(`  ${programWord()} serve`);
     } else if (!terminal) {
       // The server stops with this process: a command to reach it could not work.
       out(`\nthe embedded PostgreSQL is stopped now; its data stays in ${dataDir}.`);
       out(
-        'Run `npm run demo` in a terminal to keep it running: it then serves the status page too, and prints the commands that reach both.',
+        `Run \`${demoAgainWord()}\` in a terminal to keep it running: ` +
+          'it then serves the status page too, and prints the commands that reach both.',
       );
     } else {
-      await explore(out, job, embedded, dataDir!);
+      await explore(out, job, embedded, dataDir);
     }
   } finally {
     // The pools close before the server stops: its stop is not logged as a failed connection.
@@ -118,14 +127,54 @@ export async function demoCommand(args: string[], io: Io): Promise<number> {
     if (embedded) {
       if (terminal) out('stopping the embedded PostgreSQL...');
       await embedded.stop();
-      if (terminal) out(`stopped; its data stays in ${dataDir}: \`npm run demo\` starts it again.`);
+      if (terminal) out(`stopped; its data stays in ${dataDir}: \`${demoAgainWord()}\` starts it again.`);
     }
   }
   return ok ? 0 : 1;
 }
 
-/** How the commands here are started: from the checkout, as `npm run demo` is. */
-const CLI = './bin/wine-recon-sync';
+/** The demo's own embedded PostgreSQL; the database settings of the shell, left alone, are named. */
+async function startOwnServer(
+  env: Record<string, string | undefined>,
+  dataDir: string,
+  out: (line?: string) => void,
+): Promise<EmbeddedDatabase> {
+  // Loaded only when needed: the package is heavy, and optional (its absence is a message of its own).
+  const { loadEmbeddedPostgres, startEmbeddedPostgres } = await import('../db/embedded.js');
+  await loadEmbeddedPostgres();
+  const closed = closedToOthers(dataDir);
+  // As root the server runs as the user `postgres` (PostgreSQL refuses root), which must reach its directory.
+  if (process.getuid?.() === 0 && closed !== undefined)
+    throw new ConfigError(
+      `as root, the embedded PostgreSQL runs as the user postgres, which cannot enter ${closed}: ` +
+        'set DEMO_DATA_DIR to a directory it can reach (e.g. /var/tmp/wine-recon-sync-demo/postgres), ' +
+        'or run the demo as yourself',
+    );
+  await makeDataDir(dirname(dataDir), env);
+  const held = heldDatabaseSettings(env);
+  if (held.length > 0)
+    out(
+      `${held.join(', ')} ${held.length === 1 ? 'is' : 'are'} set here and not used: ` +
+        'the demo writes only into a PostgreSQL it starts itself, or into the database --database-url names',
+    );
+  const port = Number(env.DEMO_PG_PORT ?? 54329);
+  out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
+  return startEmbeddedPostgres({ dataDir, port, database: 'wine' });
+}
+
+/** The demo's directory, made for this user only; a clear error when it cannot be (HOME unwritable). */
+async function makeDataDir(dir: string, env: Record<string, string | undefined>): Promise<void> {
+  try {
+    // Root's is for the `postgres` user too (see below); anyone else's is theirs alone.
+    await mkdir(dir, { recursive: true, mode: process.getuid?.() === 0 ? 0o755 : 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const from = env.DEMO_DATA_DIR?.trim() ? 'DEMO_DATA_DIR' : 'XDG_DATA_HOME or HOME';
+    throw new ConfigError(
+      `cannot make the demo's directory ${dir} (${code}), from ${from}: set DEMO_DATA_DIR to a directory you can write`,
+    );
+  }
+}
 
 /**
  * In a terminal, with the embedded server up: the status page served from here, the psql line,
@@ -143,6 +192,7 @@ async function explore(
   dataDir: string,
 ): Promise<void> {
   const passwordFile = shellWord(here(embedded.passwordFile));
+  const cli = programWord();
   const url = redactPassword(embedded.url);
   const page = await startMetricsServer({
     host: '127.0.0.1',
@@ -159,8 +209,8 @@ async function explore(
     out(
       `\nnext, from another terminal in this directory while the demo runs: the runs, and the same page served on its own (http://127.0.0.1:${DEFAULT_SERVE_PORT}/):`,
     );
-    out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${CLI} status`);
-    out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${CLI} serve`);
+    out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${cli} status`);
+    out(`  DATABASE_URL=${url} DATABASE_PASSWORD_FILE=${passwordFile} ${cli} serve`);
     out('\npress Ctrl-C to stop the status page and the embedded PostgreSQL.');
     await stopRequested();
   } finally {

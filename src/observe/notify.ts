@@ -5,6 +5,7 @@
  * survives restarts) and, with SYNC_NOTIFY_ON=all, on every run. Delivery is best effort: three
  * attempts of 10 s at most, then a log line; the run's outcome never depends on it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Agents } from 'got';
 import { RECORD_KINDS, type RunRow, type RunStatus } from '../load/audit.js';
 import { chatText } from '../text/safe-text.js';
@@ -167,29 +168,37 @@ export interface Delivery {
   problem?: string;
 }
 
+/** The problem of a delivery that `signal` ended: the command stopped waiting for it (SYNC_EXIT_FLUSH_TIMEOUT). */
+export const GIVEN_UP = 'given up at exit';
+
 /**
  * POSTs `body` (already serialized) with up to three attempts; never throws. The one outbound
  * transport for reports (webhooks, OpenLineage events): proxy agent, retries and time bound alike.
+ * `signal` ends it at once, the request in flight and the wait between attempts alike.
  */
 export async function deliver(
   url: string,
   body: string,
-  options: { retryDelaysMs?: number[]; agent?: Agents; headers?: Record<string, string> } = {},
+  options: { retryDelaysMs?: number[]; agent?: Agents; headers?: Record<string, string>; signal?: AbortSignal } = {},
 ): Promise<Delivery> {
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
+  const { signal } = options;
   let problem = '';
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    if (signal?.aborted) return { delivered: false, attempts: attempt - 1, problem: GIVEN_UP };
     try {
-      const status = await postJson(url, body, options.agent, options.headers);
+      const status = await postJson(url, body, options.agent, options.headers, signal);
       if (status >= 200 && status < 300) return { delivered: true, attempts: attempt };
       problem = `HTTP ${status}`;
       // A 4xx other than 408/429 is the receiver refusing this message: the same POST would be refused again.
       if (status >= 400 && status < 500 && status !== 408 && status !== 429)
         return { delivered: false, attempts: attempt, problem };
     } catch (error) {
+      if (signal?.aborted) return { delivered: false, attempts: attempt, problem: GIVEN_UP };
       problem = (error as { code?: string }).code ?? 'request failed';
     }
-    if (attempt < ATTEMPTS) await new Promise((r) => setTimeout(r, delays[attempt - 1] ?? 1000));
+    if (attempt < ATTEMPTS)
+      await sleep(delays[attempt - 1] ?? 1000, undefined, signal ? { signal } : {}).catch(() => undefined);
   }
   return { delivered: false, attempts: ATTEMPTS, problem };
 }
@@ -200,6 +209,7 @@ async function postJson(
   body: string,
   agent: Agents | undefined,
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<number> {
   // got is loaded when a notification is sent, not at start-up: a `run --from-file` or a replay
   // without SYNC_NOTIFY_URL needs no HTTP client at all.
@@ -212,6 +222,7 @@ async function postJson(
     retry: { limit: 0 },
     timeout: { request: TIMEOUT_MS },
     followRedirect: false,
+    ...(signal ? { signal } : {}),
   });
   return response.statusCode;
 }

@@ -1,7 +1,8 @@
 /**
  * Everything around a run for those who watch it: the metrics, the chat notification and, for the
  * batch commands, the Pushgateway push. None of it changes a run's outcome or exit code: each
- * failure here is logged and dropped.
+ * failure here is logged and dropped. A batch command waits for what is still on its way before it
+ * exits, at most SYNC_EXIT_FLUSH_TIMEOUT (flush): a receiver that hangs never holds the process.
  *
  * The metrics exist only where someone reads them: the daemon's, and a batch command's when
  * SYNC_PUSHGATEWAY_URL is set. A plain `run` or `replay` neither loads prom-client (a noticeable
@@ -26,6 +27,7 @@ import { LineageEmitter } from './lineage.js';
 import type { SyncMetrics } from './metrics.js';
 import {
   deliver,
+  GIVEN_UP,
   notificationBody,
   notifyEvent,
   redactedUrl,
@@ -64,6 +66,10 @@ export class RunReporter {
   current: StartedRun | undefined;
   /** OpenLineage run events, when SYNC_OPENLINEAGE_URL is set. */
   private readonly lineage: LineageEmitter | undefined;
+  /** The webhook and the Pushgateway push while they are on their way, with where they go (no secret). */
+  private readonly inFlight = new Set<{ destination: string; what: string; done: Promise<void> }>();
+  /** Ends every delivery still on its way: a batch command's exit bound has passed (flush). */
+  private readonly giveUp = new AbortController();
 
   constructor(
     private readonly ctx: ReporterDeps,
@@ -78,7 +84,11 @@ export class RunReporter {
     for (const value of urlSecrets(config.openLineage?.url)) secrets.add(value);
     this.where = { host: hostname(), database: databaseName(config.databaseUrl), schema: config.schema };
     this.lineage = config.openLineage
-      ? new LineageEmitter({ ...ctx, onUndelivered: () => this.metrics?.lineageUndelivered() })
+      ? new LineageEmitter({
+          ...ctx,
+          onUndelivered: () => this.metrics?.lineageUndelivered(),
+          signal: this.giveUp.signal,
+        })
       : undefined;
   }
 
@@ -188,17 +198,38 @@ export class RunReporter {
           chain,
         };
       }
-      if (notice) await this.notify(notify.url, notice);
+      if (notice === undefined) return;
+      const sending = this.track(
+        `webhook ${redactedUrl(notify.url)}`,
+        'the notification',
+        this.notify(notify.url, notice).catch((error: unknown) =>
+          this.ctx.log.warn({ err: error }, 'notification skipped'),
+        ),
+      );
+      // The daemon's next step waits for it, as it always has; a batch command's exit waits in flush().
+      if (this.options.daemon) await sending;
     } catch (error) {
       this.ctx.log.warn({ err: error }, 'notification skipped');
     }
+  }
+
+  /** `work` as in flight until it ends, under the name the exit's log line gives it. */
+  private track(destination: string, what: string, work: Promise<void>): Promise<void> {
+    const entry = { destination, what, done: work };
+    this.inFlight.add(entry);
+    return work.finally(() => this.inFlight.delete(entry));
   }
 
   private async notify(url: string, notice: RunNotice): Promise<void> {
     // The body is scrubbed too: an error text must not carry a password or token to a chat channel.
     const body = this.ctx.secrets.scrub(JSON.stringify(notificationBody(notice)));
     const { agentFor } = await import('../extract/http/http-agents.js');
-    const result = await deliver(url, body, { agent: agentFor(this.ctx.config.proxy, url) });
+    const result = await deliver(url, body, {
+      agent: agentFor(this.ctx.config.proxy, url),
+      signal: this.giveUp.signal,
+    });
+    // Given up at exit: flush() logs it, with whatever else was not delivered.
+    if (result.problem === GIVEN_UP) return;
     const fields = {
       notifyUrl: redactedUrl(url),
       event: notice.event,
@@ -214,10 +245,47 @@ export class RunReporter {
     await this.lineage?.settled();
   }
 
+  /**
+   * A batch command, before it exits: waits for what is still on its way (the webhook, the
+   * Pushgateway push, the lineage events), until `timeoutMs` (SYNC_EXIT_FLUSH_TIMEOUT) after
+   * `since`, when the run ended. Then it gives them up, so that the process can exit, and logs once
+   * what was not delivered and where.
+   */
+  async flush(timeoutMs: number, since: number): Promise<void> {
+    const everything = () => Promise.all([...[...this.inFlight].map((o) => o.done), this.lineage?.settled()]);
+    let timer: NodeJS.Timeout | undefined;
+    const left = Math.max(0, since + timeoutMs - Date.now());
+    const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), left)));
+    const ended = await Promise.race([everything().then(() => 'delivered' as const), expired]);
+    clearTimeout(timer);
+    if (ended === 'delivered') return;
+    const undelivered = [...this.inFlight].map(({ destination, what }) => ({ destination, what }));
+    const events = this.lineage?.undelivered ?? 0;
+    if (events > 0)
+      undelivered.push({
+        destination: `OpenLineage ${redactedUrl(this.ctx.config.openLineage!.url)}`,
+        what: events === 1 ? '1 event' : `${events} events`,
+      });
+    this.giveUp.abort();
+    // Every request was aborted: they end at once. The bound is kept should one not.
+    const settled = new Promise<void>((resolve) => setTimeout(resolve, 1_000).unref());
+    await Promise.race([everything(), settled]);
+    const list = undelivered.map((u) => `${u.destination} (${u.what})`).join(', ');
+    this.ctx.log.warn(
+      { undelivered, exitFlushTimeoutMs: timeoutMs },
+      `not delivered within SYNC_EXIT_FLUSH_TIMEOUT (${timeoutMs / 1000} s), ` +
+        `given up so that the process can exit: ${list}`,
+    );
+  }
+
   /** `run`/`replay`: the per-run metrics to the Pushgateway, job wine_recon_sync (PUT: the group is replaced). */
   async push(): Promise<void> {
     const url = this.ctx.config.pushgatewayUrl;
     if (!url || !this.metrics) return;
+    await this.track(`Pushgateway ${withoutCredentials(url)}`, 'the metrics', this.pushTo(url));
+  }
+
+  private async pushTo(url: string): Promise<void> {
     const shown = withoutCredentials(url);
     try {
       const [{ Pushgateway }, { agentFor }] = await Promise.all([
@@ -226,11 +294,11 @@ export class RunReporter {
       ]);
       const agents = agentFor(this.ctx.config.proxy, url);
       const agent = new URL(url).protocol === 'https:' ? agents?.https : agents?.http;
-      await new Pushgateway(url, { timeout: PUSH_TIMEOUT_MS, ...(agent ? { agent } : {}) }, this.metrics.registry).push(
-        { jobName: PUSH_JOB },
-      );
+      const options = { timeout: PUSH_TIMEOUT_MS, signal: this.giveUp.signal, ...(agent ? { agent } : {}) };
+      await new Pushgateway(url, options, this.metrics!.registry).push({ jobName: PUSH_JOB });
       this.ctx.log.info({ pushgateway: shown, job: PUSH_JOB }, 'metrics pushed');
     } catch (error) {
+      if (this.giveUp.signal.aborted) return; // flush() logs it
       this.ctx.log.warn(
         { pushgateway: shown, err: error },
         'cannot push the metrics to the Pushgateway; the run is unaffected',

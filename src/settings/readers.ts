@@ -45,6 +45,14 @@ export function duration(raw: string, name: string, problems: string[]): number 
   return ms;
 }
 
+/** A duration setting (default `fallback`) that a Node.js timer can wait: at most 24.8 days. */
+export function timerDuration(env: Env, name: string, fallback: string, problems: string[]): number {
+  const raw = blankToUndefined(env[name]) ?? fallback;
+  const ms = duration(raw, name, problems);
+  if (ms !== undefined && ms > 2_147_483_647) problems.push(`${name}: must be at most 24 days (got "${raw}")`);
+  return ms ?? durationMs(fallback)!;
+}
+
 /** A whole number of s, m, h or d, above 0, in ms; undefined when `text` is not one. */
 export function durationMs(text: string): number | undefined {
   const m = /^\s*(\d{1,6})\s*([smhd])\s*$/.exec(text);

@@ -14,7 +14,7 @@ const COMMANDS: Record<string, string[]> = {
   replay: ['--run ID', '--dry-run', '--allow-mass-delete', '--accept-schema-change', '--json'],
   migrate: [],
   status: ['--limit N', '--run ID', '--json'],
-  demo: [],
+  demo: ['--database-url URL'],
   serve: ['--port P', '--host H'],
   simulate: ['--port P', '--host H', '--records N', '--seed S', '--change N', '--tls-cert FILE', '--tls-key FILE'],
   healthcheck: [],
@@ -72,7 +72,7 @@ describe('--help', () => {
     migrate: ['SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'],
     status: ['SYNC_DB_SCHEMA'],
     serve: ['SYNC_DB_SCHEMA', 'SYNC_TIMEZONE', 'SYNC_UI_TOKEN', 'SYNC_STALE_AFTER'],
-    demo: ['DATABASE_URL', 'DEMO_PG_PORT'],
+    demo: ['DEMO_DATA_DIR', 'XDG_DATA_HOME', 'DEMO_PG_PORT'],
     simulate: ['SIMULATOR_EMAIL', 'SIMULATOR_PASSWORD'],
     healthcheck: ['SYNC_HEALTH_FILE'],
   };

