@@ -1,36 +1,18 @@
 /**
- * The only reader of process.env. Every variable is checked with zod; all problems are
- * reported together, each naming its variable, and no secret value is ever echoed.
+ * The job's configuration, read off the settings table (settings/table.ts) from the environment
+ * it is handed (process.env, by main.ts). All problems are reported together, each naming its
+ * variable; no secret value is ever echoed.
  */
-import { readFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { BI_SCALE_RULE, isBiScale } from './fields.js';
 import { resolveTarget, SettingsProblem, type DatabaseSettings } from './outbound/database-url.js';
+import { insecureHttpProblem } from './outbound/insecure-http.js';
 import { readProxyEnv, type ProxyConfig } from './outbound/proxy-env.js';
-import { isCronExpression } from './schedule/cron-schedule.js';
 import { ChecksFileProblem, readChecksFile, type CheckRule, type ChecksSettings } from './checks/checks-file.js';
-import {
-  biSchema,
-  blankToUndefined,
-  bool,
-  byteSize,
-  count,
-  duration,
-  hostList,
-  httpUrl,
-  isTimeZone,
-  notifyEvents,
-  outboundUrl,
-  ratio,
-  retryDelays,
-  secret,
-  setting,
-  timerDuration,
-  type Env,
-} from './settings/readers.js';
+import { fileOf, readRequired, readSetting } from './settings/read.js';
+import { blankToUndefined, identifier, type Env } from './settings/readers.js';
+import type { SettingName, SettingValue } from './settings/table.js';
 
 export interface ApiConfig {
   baseUrl: string;
@@ -57,9 +39,7 @@ export interface Config {
   noColor: boolean;
   /** DATABASE_URL as read at start (from DATABASE_URL_FILE when that is set). */
   databaseUrl: string | undefined;
-  /**
-   * How each new connection is made: the URL's file, the password file, libpq's PG* variables (src/db/connection.ts).
-   */
+  /** How each new connection is made: the URL's file, the password file, libpq's PG* variables (db/connection.ts). */
   database: DatabaseSettings | undefined;
   schema: string;
   schedule: string;
@@ -125,10 +105,7 @@ export interface UiSettings {
   token: string | undefined;
   /** SYNC_STALE_AFTER in ms when set; else the daemon judges by its schedule and `serve` by DEFAULT_STALE_AFTER_MS. */
   staleAfterMs: number | undefined;
-  /**
-   * SYNC_UI_ALLOWED_HOSTS: `Host` names (`name` or `name:port`, lower case) the page answers to besides its own, behind
-   * a reverse proxy.
-   */
+  /** SYNC_UI_ALLOWED_HOSTS: more `Host` names (`name` or `name:port`, lower case) the page answers to. */
   allowedHosts: string[];
 }
 
@@ -148,111 +125,24 @@ export interface ConfigNeeds {
   database: boolean;
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const DEFAULT_TIMEZONE = 'UTC';
-const DEFAULT_SCHEDULE = '0 3 * * *';
-const DEFAULT_RUN_RETRY_DELAYS = '5m,15m,45m';
-
 export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const problems: string[] = [];
-  const value = <T>(name: string, schema: z.ZodType<T>, fallback: string): T => {
-    const raw = blankToUndefined(env[name]) ?? fallback;
-    const parsed = schema.safeParse(raw);
-    if (parsed.success) return parsed.data;
-    problems.push(`${name}: ${parsed.error.issues[0]?.message ?? 'invalid'} (got "${raw}")`);
-    return schema.parse(fallback);
+  const read = <N extends SettingName>(name: N): SettingValue<N> => readSetting(env, name, problems);
+  const schema = read('SYNC_DB_SCHEMA');
+  const healthFile = read('SYNC_HEALTH_FILE');
+  const healthPrivateDirs = healthFile === undefined ? privateHealthDirs(env) : [];
+  // Checked whatever the command, as they always were; applied only by those that call the API.
+  const transport = {
+    allowInsecureHttp: read('WINE_API_ALLOW_INSECURE_HTTP'),
+    timeoutMs: read('WINE_API_TIMEOUT_MS'),
+    retries: read('WINE_API_RETRIES'),
+    maxBytes: read('WINE_API_MAX_BYTES'),
   };
-
-  const identifier = z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier of at most 63 characters');
-  const schema = value('SYNC_DB_SCHEMA', identifier, 'public');
-  const bi = {
-    schema: biSchema(env, schema, identifier, problems),
-    scale: value(
-      'SYNC_BI_SCALE',
-      z
-        .string()
-        .trim()
-        .regex(/^\d{1,2}$/, BI_SCALE_RULE)
-        .transform(Number)
-        .refine(isBiScale, BI_SCALE_RULE),
-      '10',
-    ),
-  };
-  // Only a value that is set is checked (the defaults are valid): the first time zone check sets up
-  // ICU's time zones and the cron check loads croner, both paid at every command's start-up.
-  const timezone = setting(env, 'SYNC_TIMEZONE')
-    ? value('SYNC_TIMEZONE', z.string().refine(isTimeZone, 'is not an IANA time zone'), DEFAULT_TIMEZONE)
-    : DEFAULT_TIMEZONE;
-  const schedule = setting(env, 'SYNC_SCHEDULE')
-    ? value(
-        'SYNC_SCHEDULE',
-        z.string().refine(isCronExpression, 'is not a valid cron expression (5 fields, or 6 with seconds first)'),
-        DEFAULT_SCHEDULE,
-      )
-    : DEFAULT_SCHEDULE;
-  const maxRejectRatio = value('SYNC_MAX_REJECT_RATIO', ratio, '0.05');
-  const maxDeleteRatio = value('SYNC_MAX_DELETE_RATIO', ratio, '0.2');
-  const archiveKeep = value('SYNC_ARCHIVE_KEEP', count(0), '30');
-  const rejectsKeep = value('SYNC_REJECTS_KEEP', count(1), '30');
-  const logLevel = value(
-    'LOG_LEVEL',
-    z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }),
-    'info',
-  );
-  const timeoutMs = value('WINE_API_TIMEOUT_MS', count(1), '120000');
-  const retries = value('WINE_API_RETRIES', count(1), '5');
-  // Not a fixed name in the shared $TMPDIR: another user could make it first, or forge a heartbeat there.
-  const healthPrivateDirs = setting(env, 'SYNC_HEALTH_FILE')
-    ? []
-    : [
-        join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`),
-        join(
-          blankToUndefined(env.XDG_CACHE_HOME) ?? join(blankToUndefined(env.HOME) ?? homedir(), '.cache'),
-          'wine-recon-sync',
-        ),
-      ];
-  const healthFile =
-    healthPrivateDirs.length === 0
-      ? value('SYNC_HEALTH_FILE', z.string().min(1), 'unused')
-      : join(healthPrivateDirs[0]!, 'health');
-  const retryBaseMs = value('WINE_API_RETRY_BASE_MS', count(0), '1000');
-  const allowInsecure = value('WINE_API_ALLOW_INSECURE_HTTP', bool, 'false');
-  // Several times the largest listing known: room to grow, but not a disk's worth of endless body.
-  const maxBytes = value('WINE_API_MAX_BYTES', byteSize, '2GiB');
-  const lockTimeoutMs = value('SYNC_LOCK_TIMEOUT_MS', count(0), '60000');
-  const extraFields = value('SYNC_EXTRA_FIELDS', z.enum(['keep', 'drop'], { message: 'must be keep or drop' }), 'keep');
-  // A longer Node.js timer would fire at once.
-  const runTimeoutMs = value(
-    'SYNC_RUN_TIMEOUT_MS',
-    count(1).max(2_147_483_647, 'must be at most 2147483647 (24.8 days)'),
-    '7200000',
-  );
-  const metricsPort =
-    blankToUndefined(env.SYNC_METRICS_PORT) === undefined
-      ? undefined
-      : value('SYNC_METRICS_PORT', count(1).max(65535, 'must be at most 65535'), '9464');
-  const metricsHost = value('SYNC_METRICS_HOST', z.string().min(1), '127.0.0.1');
-  const pushgatewayUrl = outboundUrl(blankToUndefined(env.SYNC_PUSHGATEWAY_URL), 'SYNC_PUSHGATEWAY_URL', problems);
-  const exitFlushTimeoutMs = timerDuration(env, 'SYNC_EXIT_FLUSH_TIMEOUT', '10s', problems);
-  const notifyUrl = outboundUrl(secret(env, 'SYNC_NOTIFY_URL', problems), 'SYNC_NOTIFY_URL', problems);
-  const uiToken = secret(env, 'SYNC_UI_TOKEN', problems);
-  if (uiToken !== undefined && uiToken.length < 16)
-    problems.push('SYNC_UI_TOKEN: must be at least 16 characters (e.g. openssl rand -hex 24)');
-  const staleAfter = blankToUndefined(env.SYNC_STALE_AFTER);
-  const staleAfterMs = staleAfter === undefined ? undefined : duration(staleAfter, 'SYNC_STALE_AFTER', problems);
-  const allowedHosts = hostList(env, 'SYNC_UI_ALLOWED_HOSTS', problems);
-  const openLineageUrl = outboundUrl(blankToUndefined(env.SYNC_OPENLINEAGE_URL), 'SYNC_OPENLINEAGE_URL', problems);
-  const openLineageKey = secret(env, 'SYNC_OPENLINEAGE_API_KEY', problems);
-  const openLineageNamespace = value(
-    'SYNC_OPENLINEAGE_NAMESPACE',
-    z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
-    'wine-recon-sync',
-  );
-  const notifyOn = value('SYNC_NOTIFY_ON', notifyEvents, 'failure,check');
-  const checksOn = value('SYNC_CHECKS', z.enum(['on', 'off'], { message: 'must be on or off' }), 'on');
-  const checksFile = blankToUndefined(env.SYNC_CHECKS_FILE);
+  const metricsPort = read('SYNC_METRICS_PORT');
+  const metricsHost = read('SYNC_METRICS_HOST');
+  const notifyUrl = read('SYNC_NOTIFY_URL');
+  const notifyOn = read('SYNC_NOTIFY_ON');
+  const checksFile = read('SYNC_CHECKS_FILE');
   let checkRules: CheckRule[] = [];
   if (checksFile !== undefined) {
     try {
@@ -262,91 +152,120 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
       problems.push(error.message);
     }
   }
-  const runRetryDelaysMs = retryDelays(
-    blankToUndefined(env.SYNC_RUN_RETRY_DELAYS) ?? DEFAULT_RUN_RETRY_DELAYS,
-    problems,
-  );
-  const catchUp = value('SYNC_CATCH_UP', bool, 'true');
-
-  const databaseUrl = secret(env, 'DATABASE_URL', problems);
-  if (needs.database && databaseUrl === undefined)
-    problems.push('DATABASE_URL: is not set (e.g. postgres://user@host:5432/db)');
-  else if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push('DATABASE_URL: must start with postgres:// or postgresql://');
-  }
-  const database = databaseUrl === undefined ? undefined : databaseSettings(env, databaseUrl, problems);
-
-  let api: ApiConfig | undefined;
-  if (needs.api) {
-    const baseUrl = httpUrl(env, 'WINE_API_BASE_URL', allowInsecure, problems);
-    const loginUrl =
-      blankToUndefined(env.WINE_API_LOGIN_URL) === undefined
-        ? baseUrl && `${baseUrl}/api/login`
-        : httpUrl(env, 'WINE_API_LOGIN_URL', allowInsecure, problems);
-    const email = secret(env, 'WINE_API_EMAIL', problems);
-    const password = secret(env, 'WINE_API_PASSWORD', problems);
-    if (email === undefined) problems.push('WINE_API_EMAIL: is not set (or set WINE_API_EMAIL_FILE)');
-    if (password === undefined) problems.push('WINE_API_PASSWORD: is not set (or set WINE_API_PASSWORD_FILE)');
-    const tokenField = blankToUndefined(env.WINE_API_TOKEN_FIELD);
-    if (tokenField !== undefined && !/^[^.\s]+(\.[^.\s]+)*$/.test(tokenField)) {
-      problems.push(`WINE_API_TOKEN_FIELD: must be a dot path such as data.access_token (got "${tokenField}")`);
-    }
-    if (baseUrl && loginUrl && email !== undefined && password !== undefined) {
-      api = {
-        baseUrl,
-        loginUrl,
-        listingUrl: `${baseUrl}/api/bulk-wine-reconciliation-data?for_reporting=1`,
-        email,
-        password,
-        tokenField,
-        timeoutMs,
-        retries,
-        allowInsecureHttp: allowInsecure,
-        maxBytes,
-      };
-    }
-  }
-
-  const proxy = readProxyEnv(env, problems);
-  const noColor = blankToUndefined(env.NO_COLOR) !== undefined || env.TERM === 'dumb';
-
-  if (problems.length > 0) {
-    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  }
-  return {
-    api,
-    proxy,
-    noColor,
-    databaseUrl,
-    database,
+  const openLineageUrl = read('SYNC_OPENLINEAGE_URL');
+  const openLineageKey = read('SYNC_OPENLINEAGE_API_KEY');
+  const openLineageNamespace = read('SYNC_OPENLINEAGE_NAMESPACE');
+  const config = {
+    noColor: read('NO_COLOR') === true || env.TERM === 'dumb',
     schema,
-    schedule,
-    timezone,
-    maxRejectRatio,
-    maxDeleteRatio,
-    archiveKeep,
-    rejectsKeep,
-    logLevel,
-    healthFile,
+    schedule: read('SYNC_SCHEDULE'),
+    timezone: read('SYNC_TIMEZONE'),
+    maxRejectRatio: read('SYNC_MAX_REJECT_RATIO'),
+    maxDeleteRatio: read('SYNC_MAX_DELETE_RATIO'),
+    archiveKeep: read('SYNC_ARCHIVE_KEEP'),
+    rejectsKeep: read('SYNC_REJECTS_KEEP'),
+    logLevel: read('LOG_LEVEL'),
+    healthFile: healthFile ?? join(healthPrivateDirs[0]!, 'health'),
     healthPrivateDirs,
-    retryBaseMs,
-    bi,
-    lockTimeoutMs,
-    extraFields,
-    runTimeoutMs,
+    retryBaseMs: read('WINE_API_RETRY_BASE_MS'),
+    bi: {
+      schema: biSchema(read('SYNC_BI_SCHEMA'), blankToUndefined(env.SYNC_BI_SCHEMA) !== undefined, schema, problems),
+      scale: read('SYNC_BI_SCALE'),
+    },
+    lockTimeoutMs: read('SYNC_LOCK_TIMEOUT_MS'),
+    extraFields: read('SYNC_EXTRA_FIELDS'),
+    runTimeoutMs: read('SYNC_RUN_TIMEOUT_MS'),
     metrics: metricsPort === undefined ? undefined : { port: metricsPort, host: metricsHost },
-    pushgatewayUrl,
-    exitFlushTimeoutMs,
+    pushgatewayUrl: read('SYNC_PUSHGATEWAY_URL'),
+    exitFlushTimeoutMs: read('SYNC_EXIT_FLUSH_TIMEOUT'),
     notify: notifyUrl === undefined ? undefined : { url: notifyUrl, ...notifyOn },
-    checks: { enabled: checksOn === 'on', file: checksFile, rules: checkRules },
-    runRetryDelaysMs,
-    catchUp,
-    ui: { token: uiToken, staleAfterMs, allowedHosts },
+    checks: { enabled: read('SYNC_CHECKS') === 'on', file: checksFile, rules: checkRules },
+    runRetryDelaysMs: read('SYNC_RUN_RETRY_DELAYS'),
+    catchUp: read('SYNC_CATCH_UP'),
+    ui: {
+      token: read('SYNC_UI_TOKEN'),
+      staleAfterMs: read('SYNC_STALE_AFTER'),
+      allowedHosts: read('SYNC_UI_ALLOWED_HOSTS'),
+    },
     openLineage:
       openLineageUrl === undefined
         ? undefined
         : { url: openLineageUrl, apiKey: openLineageKey, namespace: openLineageNamespace },
   };
+  const databaseUrl = needs.database
+    ? readRequired(env, 'DATABASE_URL', problems, 'is not set (e.g. postgres://user@host:5432/db)')
+    : read('DATABASE_URL');
+  const database = databaseUrl === undefined ? undefined : databaseSettings(env, databaseUrl, problems);
+  const api = needs.api ? apiConfig(env, transport, problems) : undefined;
+  const proxy = readProxyEnv(env, problems);
+  refuseIfAny(problems);
+  return { api, proxy, databaseUrl, database, ...config };
+}
+
+/** The upstream's addresses and credentials, for a command that calls it. */
+function apiConfig(
+  env: Env,
+  transport: Pick<ApiConfig, 'allowInsecureHttp' | 'timeoutMs' | 'retries' | 'maxBytes'>,
+  problems: string[],
+): ApiConfig | undefined {
+  const address = (url: string | undefined, name: 'WINE_API_BASE_URL' | 'WINE_API_LOGIN_URL') => {
+    const insecure = url === undefined ? undefined : insecureHttpProblem(new URL(url), transport.allowInsecureHttp);
+    if (insecure !== undefined) problems.push(`${name}: ${insecure}`);
+    return insecure === undefined ? url : undefined;
+  };
+  const baseUrl = address(
+    readRequired(env, 'WINE_API_BASE_URL', problems, 'is not set (e.g. https://wine.example.com)'),
+    'WINE_API_BASE_URL',
+  );
+  // A login URL that was set and refused is reported, and the configuration refused with it.
+  const loginUrl =
+    address(readSetting(env, 'WINE_API_LOGIN_URL', problems), 'WINE_API_LOGIN_URL') ??
+    (baseUrl && `${baseUrl}/api/login`);
+  const email = readRequired(env, 'WINE_API_EMAIL', problems, 'is not set (or set WINE_API_EMAIL_FILE)');
+  const password = readRequired(env, 'WINE_API_PASSWORD', problems, 'is not set (or set WINE_API_PASSWORD_FILE)');
+  const tokenField = readSetting(env, 'WINE_API_TOKEN_FIELD', problems);
+  if (!baseUrl || !loginUrl || email === undefined || password === undefined) return undefined;
+  const listingUrl = `${baseUrl}/api/bulk-wine-reconciliation-data?for_reporting=1`;
+  return { baseUrl, loginUrl, listingUrl, email, password, tokenField, ...transport };
+}
+
+/**
+ * The default heartbeat's own directories. Not a fixed name in the shared $TMPDIR: another user
+ * could make it first, or forge a heartbeat there.
+ */
+function privateHealthDirs(env: Env): string[] {
+  const cache = blankToUndefined(env.XDG_CACHE_HOME) ?? join(blankToUndefined(env.HOME) ?? homedir(), '.cache');
+  return [join(tmpdir(), `wine-recon-sync-${process.getuid?.() ?? 'user'}`), join(cache, 'wine-recon-sync')];
+}
+
+function refuseIfAny(problems: string[]): void {
+  if (problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** SYNC_BI_SCHEMA, by default `<SYNC_DB_SCHEMA>_bi`; never the data schema itself. */
+function biSchema(given: string | undefined, wasSet: boolean, schema: string, problems: string[]): string {
+  const name = given ?? `${schema}_bi`;
+  // A value that was set and refused is reported already.
+  if (given === undefined && wasSet) return name;
+  if (given === undefined && !identifier.safeParse(name).success) {
+    problems.push(`SYNC_BI_SCHEMA: the default "${name}" is too long; set SYNC_BI_SCHEMA`);
+  } else if (name === schema) {
+    problems.push(`SYNC_BI_SCHEMA: must differ from SYNC_DB_SCHEMA (got "${name}")`);
+  }
+  return name;
+}
+
+/** The demo's embedded PostgreSQL, when DATABASE_URL is not set. */
+export function loadDemoSettings(env: Env): { pgPort: number; dataDir: string | undefined } {
+  const problems: string[] = [];
+  const settings = {
+    pgPort: readSetting(env, 'DEMO_PG_PORT', problems),
+    dataDir: readSetting(env, 'DEMO_DATA_DIR', problems),
+  };
+  refuseIfAny(problems);
+  return settings;
 }
 
 /**
@@ -354,27 +273,16 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
  * connection, checked here once), and libpq's variables, which apply where the URL does not say.
  */
 function databaseSettings(env: Env, url: string, problems: string[]): DatabaseSettings | undefined {
-  const passwordFile = blankToUndefined(env.DATABASE_PASSWORD_FILE);
-  if (passwordFile !== undefined) {
-    try {
-      if (readFileSync(passwordFile, 'utf8').replace(/\r?\n$/, '') === '')
-        problems.push(`DATABASE_PASSWORD_FILE: the file ${passwordFile} is empty`);
-    } catch (error) {
-      problems.push(
-        `DATABASE_PASSWORD_FILE: cannot read ${passwordFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      );
-    }
-  }
   const settings: DatabaseSettings = {
     url,
-    urlFile: blankToUndefined(env.DATABASE_URL_FILE),
-    passwordFile,
+    urlFile: fileOf(env, 'DATABASE_URL'),
+    passwordFile: readSetting(env, 'DATABASE_PASSWORD_FILE', problems),
     libpq: {
-      sslmode: blankToUndefined(env.PGSSLMODE),
-      sslrootcert: blankToUndefined(env.PGSSLROOTCERT),
-      sslcert: blankToUndefined(env.PGSSLCERT),
-      sslkey: blankToUndefined(env.PGSSLKEY),
-      password: blankToUndefined(env.PGPASSWORD),
+      sslmode: readSetting(env, 'PGSSLMODE', problems),
+      sslrootcert: readSetting(env, 'PGSSLROOTCERT', problems),
+      sslcert: readSetting(env, 'PGSSLCERT', problems),
+      sslkey: readSetting(env, 'PGSSLKEY', problems),
+      password: readSetting(env, 'PGPASSWORD', problems),
     },
   };
   try {

@@ -5,8 +5,12 @@
  */
 import { parseArgs } from 'node:util';
 import { HelpRequested, UsageError } from '../errors.js';
+import { SETTINGS as TABLE, settingsIn, type SettingName } from '../settings/table.js';
 
 export const PROGRAM = 'wine-recon-sync';
+
+/** What a command that calls the upstream cannot run without. */
+export const API_NEEDS: readonly SettingName[] = ['WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'];
 
 export interface Flag {
   type: 'boolean' | 'string';
@@ -25,8 +29,8 @@ export interface Flag {
 
 /** The environment a command reads, shown in its --help: what it cannot run without, and what else it reads. */
 export interface CommandEnv {
-  needs: readonly string[];
-  reads?: readonly string[];
+  needs: readonly SettingName[];
+  reads?: readonly SettingName[];
 }
 
 export interface CommandSpec<F extends Record<string, Flag> = Record<string, Flag>> {
@@ -50,51 +54,14 @@ export type FlagValues<F extends Record<string, Flag>> = {
         : string | undefined;
 };
 
-/** Groups of settings for the commands' help (each command also names what it cannot run without). */
-// How the database is reached (besides DATABASE_URL, which a command needs), then its schemas.
-const SCHEMA_SETTINGS = [
-  'DATABASE_PASSWORD_FILE',
-  'PGSSLMODE',
-  'PGSSLROOTCERT',
-  'PGSSLCERT',
-  'PGSSLKEY',
-  'SYNC_DB_SCHEMA',
-  'SYNC_BI_SCHEMA',
-  'SYNC_BI_SCALE',
-];
+/** Groups of settings for the commands' help, from the settings table (each command also names what it needs). */
+const SCHEMA_SETTINGS = [...settingsIn('database').filter((name) => name !== 'DATABASE_URL'), ...settingsIn('schema')];
 export const SETTINGS = {
   SCHEMA_SETTINGS,
-  LOAD_SETTINGS: [
-    ...SCHEMA_SETTINGS,
-    'SYNC_MAX_REJECT_RATIO',
-    'SYNC_MAX_DELETE_RATIO',
-    'SYNC_ARCHIVE_KEEP',
-    'SYNC_REJECTS_KEEP',
-    'SYNC_EXTRA_FIELDS',
-    'SYNC_LOCK_TIMEOUT_MS',
-    'SYNC_RUN_TIMEOUT_MS',
-    'SYNC_CHECKS',
-    'SYNC_CHECKS_FILE',
-  ],
-  API_SETTINGS: [
-    'WINE_API_LOGIN_URL',
-    'WINE_API_TOKEN_FIELD',
-    'WINE_API_TIMEOUT_MS',
-    'WINE_API_RETRIES',
-    'WINE_API_ALLOW_INSECURE_HTTP',
-    'HTTPS_PROXY',
-    'HTTP_PROXY',
-    'NO_PROXY',
-  ],
-  REPORTING: [
-    'SYNC_NOTIFY_URL',
-    'SYNC_NOTIFY_ON',
-    'LOG_LEVEL',
-    'SYNC_OPENLINEAGE_URL',
-    'SYNC_OPENLINEAGE_API_KEY',
-    'SYNC_OPENLINEAGE_NAMESPACE',
-  ],
-} as const;
+  LOAD_SETTINGS: [...SCHEMA_SETTINGS, ...settingsIn('load')],
+  API_SETTINGS: [...settingsIn('upstream').filter((name) => !API_NEEDS.includes(name)), ...settingsIn('network')],
+  REPORTING: [...settingsIn('reporting').filter((name) => name !== 'SYNC_PUSHGATEWAY_URL'), ...settingsIn('output')],
+};
 
 /** Keeps the literal flag types of a spec written as a constant. */
 export function defineCommand<F extends Record<string, Flag>>(spec: CommandSpec<F>): CommandSpec<F> {
@@ -115,6 +82,8 @@ export function usageOf(spec: CommandSpec): string {
   rows.push(['-h, --help', 'show this help and exit']);
   const width = Math.max(...rows.map(([left]) => left.length));
   const { needs, reads = [] } = spec.env;
+  // NAME_FILE: the value read from a file (Docker and Kubernetes secrets).
+  const files = [...needs, ...reads].filter((name) => TABLE[name].file).map((name) => `${name}_FILE`);
   return [
     `usage: ${PROGRAM} ${[spec.name, ...synopsis].join(' ')}`,
     '',
@@ -123,9 +92,10 @@ export function usageOf(spec: CommandSpec): string {
     'options:',
     ...rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`),
     '',
-    'environment (see README "Configuration"):',
+    'environment (docs/configuration.md):',
     ...wrapList('  needs  ', needs.length > 0 ? needs : ['nothing']),
     ...(reads.length > 0 ? wrapList('  reads  ', reads) : []),
+    ...(files.length > 0 ? wrapList('  files  ', files) : []),
     ...(spec.notes ? ['', spec.notes] : []),
   ].join('\n');
 }

@@ -8,6 +8,7 @@ import { statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { homedir } from 'node:os';
 import { PACKAGE_ROOT } from '../io/paths.js';
+import { loadDemoSettings } from '../config.js';
 
 /** The settings that say which database and schema the job writes into. */
 const DATABASE_SETTINGS = [
@@ -48,8 +49,8 @@ export function demoEnv(env: Env, databaseUrl: string, named: boolean): Env {
  * ~/.local/share). Its password file and the demo's log sit beside it.
  */
 export function demoDataDir(env: Env): string {
-  const chosen = env.DEMO_DATA_DIR?.trim();
-  if (chosen) return chosen;
+  const chosen = loadDemoSettings(env).dataDir;
+  if (chosen !== undefined) return chosen;
   const xdg = env.XDG_DATA_HOME?.trim();
   const home = env.HOME?.trim() || homedir();
   const dataHome = xdg && isAbsolute(xdg) ? xdg : join(home, '.local', 'share');

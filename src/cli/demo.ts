@@ -7,7 +7,7 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative } from 'node:path';
-import type { Config } from '../config.js';
+import { loadDemoSettings, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { migrate } from '../db/migrate.js';
@@ -44,10 +44,10 @@ export const DEMO = defineCommand({
   },
   env: {
     needs: [],
-    reads: ['DEMO_DATA_DIR', 'XDG_DATA_HOME', 'DEMO_PG_PORT', 'LOG_LEVEL', 'with --database-url: SYNC_DB_SCHEMA'],
+    reads: ['DEMO_DATA_DIR', 'DEMO_PG_PORT', 'LOG_LEVEL', 'SYNC_DB_SCHEMA'],
   },
   notes:
-    'without --database-url, an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data in DEMO_DATA_DIR (default $XDG_DATA_HOME/wine-recon-sync/postgres, ~/.local/share/wine-recon-sync/postgres); a DATABASE_URL or SYNC_DB_SCHEMA in the environment is not used. With --database-url, its password is best given by DATABASE_PASSWORD_FILE or PGPASSWORD: a password in the URL shows in `ps`',
+    'without --database-url, an embedded PostgreSQL on port DEMO_PG_PORT (default 54329), its data in DEMO_DATA_DIR (default $XDG_DATA_HOME/wine-recon-sync/postgres, ~/.local/share/wine-recon-sync/postgres); a DATABASE_URL or SYNC_DB_SCHEMA in the environment is not used. With --database-url, SYNC_DB_SCHEMA names the schema, and its password is best given by DATABASE_PASSWORD_FILE or PGPASSWORD: a password in the URL shows in `ps`',
 });
 
 export async function demoCommand(args: string[], io: Io): Promise<number> {
@@ -157,7 +157,7 @@ async function startOwnServer(
       `${held.join(', ')} ${held.length === 1 ? 'is' : 'are'} set here and not used: ` +
         'the demo writes only into a PostgreSQL it starts itself, or into the database --database-url names',
     );
-  const port = Number(env.DEMO_PG_PORT ?? 54329);
+  const port = loadDemoSettings(env).pgPort;
   out(`starting an embedded PostgreSQL on 127.0.0.1:${port} (data in ${dataDir})...`);
   return startEmbeddedPostgres({ dataDir, port, database: 'wine' });
 }

@@ -15,6 +15,8 @@ import type { Pool } from '../db/pool.js';
 import { formatRun, formatRunsTable, formatSummary } from './summary.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
+import { attemptsAllowed } from '../daemon/retry-plan.js';
+import { readSetting } from '../settings/read.js';
 import { APP_VERSION } from '../io/paths.js';
 import { stripControls } from '../text/safe-text.js';
 import { stat } from 'node:fs/promises';
@@ -48,8 +50,7 @@ const RUN = defineCommand({
     needs: ['DATABASE_URL', 'WINE_API_BASE_URL', 'WINE_API_EMAIL', 'WINE_API_PASSWORD'],
     reads: [...API_SETTINGS, ...LOAD_SETTINGS, 'SYNC_PUSHGATEWAY_URL', ...REPORTING, 'SYNC_EXIT_FLUSH_TIMEOUT'],
   },
-  notes:
-    'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*). DATABASE_URL, WINE_API_EMAIL, WINE_API_PASSWORD and SYNC_NOTIFY_URL can also be read from a file named by *_FILE',
+  notes: 'with --from-file, DATABASE_URL is the only setting needed (no WINE_API_*).',
 });
 
 const REPLAY = defineCommand({
@@ -112,7 +113,7 @@ const STATUS = defineCommand({
     },
     json: { type: 'boolean', help: 'print the rows as JSON instead of a table (errors in full)' },
   },
-  env: { needs: ['DATABASE_URL'], reads: [...SCHEMA_SETTINGS, 'LOG_LEVEL'] },
+  env: { needs: ['DATABASE_URL'], reads: [...SCHEMA_SETTINGS, 'SYNC_RUN_RETRY_DELAYS', 'LOG_LEVEL'] },
 });
 
 /** Every command's spec, for `wine-recon-sync --help`; the lazily loaded commands are imported only here. */
@@ -195,7 +196,7 @@ export async function main(
     }
     // An error may quote the upstream: no ESC sequence of its reaches the terminal.
     io.stderr.write(`Error: ${stripControls(describeError(error))}\n`);
-    if (io.env.DEBUG && error instanceof Error) io.stderr.write(`${error.stack}\n`);
+    if (readSetting(io.env, 'DEBUG', []) && error instanceof Error) io.stderr.write(`${error.stack}\n`);
     return error instanceof SyncError ? error.exitCode : 1;
   }
 }
@@ -415,7 +416,7 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
         job.pool,
         runs.map((r) => String(r.id)),
       );
-      io.stdout.write(`${formatRunsTable(runs, checks)}
+      io.stdout.write(`${formatRunsTable(runs, attemptsAllowed(job.config.runRetryDelaysMs), checks)}
 `);
     }
     return 0;

@@ -39,7 +39,8 @@ export const HEALTHCHECK = defineCommand({
   name: 'healthcheck',
   summary: "exit 0 when the daemon's heartbeat (SYNC_HEALTH_FILE) is fresh",
   flags: {},
-  env: { needs: [], reads: ["SYNC_HEALTH_FILE (the same as the daemon's)"] },
+  env: { needs: [], reads: ['SYNC_HEALTH_FILE'] },
+  notes: "SYNC_HEALTH_FILE must be the same as the daemon's (or both unset, as the same user)",
 });
 
 export async function scheduleCommand(args: string[], io: Io): Promise<number> {

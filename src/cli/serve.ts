@@ -13,6 +13,7 @@ import { pageHandler, type PageHandler } from '../observe/page/routes.js';
 import { PageQueries } from '../observe/page/queries.js';
 import { isLoopback } from '../observe/page/security.js';
 import { roughDuration } from '../observe/page/format.js';
+import { attemptsAllowed } from '../daemon/retry-plan.js';
 
 /** The page's port when --port is not given (the daemon serves it on SYNC_METRICS_PORT instead). */
 export const DEFAULT_SERVE_PORT = 9465;
@@ -44,6 +45,7 @@ export const SERVE = defineCommand({
       'SYNC_UI_ALLOWED_HOSTS',
       'SYNC_STALE_AFTER',
       'SYNC_RUN_TIMEOUT_MS',
+      'SYNC_RUN_RETRY_DELAYS',
       'LOG_LEVEL',
     ],
   },
@@ -66,6 +68,7 @@ export function statusPage(job: Job, boundHost: string): PageHandler {
     allowedHosts: config.ui.allowedHosts,
     staleRule: () => ({ ms: staleMs, why }),
     runTimeoutMs: config.runTimeoutMs,
+    attempts: attemptsAllowed(config.runRetryDelaysMs),
     secrets: job.secrets,
     log: job.log,
   });

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { defineCommand, parseCommand } from './command-line.js';
 import type { Io } from './io.js';
 import { UsageError } from '../errors.js';
+import { readSetting } from '../settings/read.js';
 import { DEFAULT_EMAIL, DEFAULT_PASSWORD, startSimulator } from '../simulator/server.js';
 
 export const SIMULATE = defineCommand({
@@ -59,15 +60,17 @@ export async function simulateCommand(args: string[], io: Io): Promise<number> {
     host: flags.host,
     records: Number(flags.records),
     seed: Number(flags.seed),
-    email: io.env.SIMULATOR_EMAIL || undefined,
-    password: io.env.SIMULATOR_PASSWORD || undefined,
+    email: readSetting(io.env, 'SIMULATOR_EMAIL', []),
+    password: readSetting(io.env, 'SIMULATOR_PASSWORD', []),
   });
   // A changed upstream for re-sync benchmarks: deterministic from the seed.
   const change = Number(flags.change);
   if (change > 0) simulator.mutate({ change });
   // A line that works when pasted: the demo password is no secret and is printed; a password the
   // user chose is, so the line refers to the variable that holds it instead.
-  const password = io.env.SIMULATOR_PASSWORD ? '"$SIMULATOR_PASSWORD"' : shellQuote(DEFAULT_PASSWORD);
+  const password = readSetting(io.env, 'SIMULATOR_PASSWORD', [])
+    ? '"$SIMULATOR_PASSWORD"'
+    : shellQuote(DEFAULT_PASSWORD);
   io.stdout.write(
     `simulated upstream listening on ${simulator.url} with ${simulator.recordCount()} records\n` +
       `  WINE_API_BASE_URL=${shellQuote(simulator.url)} WINE_API_EMAIL=${shellQuote(simulator.email)} WINE_API_PASSWORD=${password}\n`,

@@ -54,11 +54,20 @@ export function checksCell(checks: ReadonlyArray<{ passed: boolean; severity: st
 
 type Checks = ReadonlyMap<string, ReadonlyArray<{ passed: boolean; severity: string }>>;
 
-const COLUMNS: Array<[string, (r: RunRow, checks: Checks) => string]> = [
+/**
+ * `attempts`: how many a chain may have (1 + SYNC_RUN_RETRY_DELAYS), as /healthz counts them. A run
+ * of a chain (a retry, or one to be retried) shows `2 of 4 (retry of 17)`: 17 is the first attempt.
+ */
+const columns = (attempts: number): Array<[string, (r: RunRow, checks: Checks) => string]> => [
   ['id', (r) => String(r.id)],
   ['trigger', (r) => r.trigger],
-  // A retry names its chain's first attempt: `2 of 17`.
-  ['attempt', (r) => (r.retry_of === null ? String(r.attempt) : `${r.attempt} of ${r.retry_of}`)],
+  [
+    'attempt',
+    (r) =>
+      r.retry_of === null && !r.retry_at
+        ? String(r.attempt)
+        : `${r.attempt} of ${attempts}${r.retry_of === null ? '' : ` (retry of ${r.retry_of})`}`,
+  ],
   [
     'status',
     (r) =>
@@ -101,8 +110,9 @@ export function formatRun(run: RunRow): string {
   return stripControls(lines.join('\n'));
 }
 
-export function formatRunsTable(runs: RunRow[], checks: Checks = new Map()): string {
+export function formatRunsTable(runs: RunRow[], attempts: number, checks: Checks = new Map()): string {
   if (runs.length === 0) return 'no runs yet';
+  const COLUMNS = columns(attempts);
   const cells = runs.map((r) => COLUMNS.map(([, get]) => stripControls(get(r, checks))));
   const widths = COLUMNS.map(([title], i) => Math.max(title.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: string[]) =>

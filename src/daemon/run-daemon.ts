@@ -15,7 +15,6 @@ import { RunReporter } from '../observe/run-reporter.js';
 import { CronSchedule } from '../schedule/cron-schedule.js';
 import { catchUp } from './catch-up.js';
 import { Daemon } from './daemon.js';
-import { attemptsAllowed } from './retry-plan.js';
 import { serveMetrics } from './status-server.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -83,7 +82,6 @@ export async function runDaemon(job: Job, options: DaemonOptions): Promise<void>
     nextRunAt: () => daemon.nextRunAt,
     progress: () => daemon.progress,
     runNow: () => daemon.start('page') !== undefined,
-    attempts: attemptsAllowed(config.runRetryDelaysMs),
   };
   const server = config.metrics && (await serveMetrics(job, reporter, health, view, schedule));
   // Listened for from the moment the daemon says it started: a SIGTERM while catch-up reads the

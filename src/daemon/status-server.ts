@@ -13,6 +13,7 @@ import { pageHandler, type DaemonView } from '../observe/page/routes.js';
 import { isLoopback } from '../observe/page/security.js';
 import type { RunReporter } from '../observe/run-reporter.js';
 import type { CronSchedule } from '../schedule/cron-schedule.js';
+import { attemptsAllowed } from './retry-plan.js';
 
 /** Starts the server; a port that cannot be bound is a configuration error (exit 2) naming the settings. */
 export async function serveMetrics(
@@ -49,6 +50,7 @@ export async function serveMetrics(
             staleRule: daemonStaleRule(config, schedule),
             runTimeoutMs: config.runTimeoutMs,
             daemon,
+            attempts: attemptsAllowed(config.runRetryDelaysMs),
             secrets: job.secrets,
             log,
           })

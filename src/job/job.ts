@@ -10,6 +10,7 @@ import type { WineApi, WineApiOptions } from '../extract/http/api.js';
 import { createLogger, type Logger } from '../log.js';
 import { SecretRegistry, urlSecrets } from '../text/secret-registry.js';
 import { proxySecrets } from '../outbound/proxy-env.js';
+import { readSetting } from '../settings/read.js';
 
 /** Where a Job reads its settings and writes its log. */
 export interface JobIo {
@@ -48,7 +49,7 @@ export function openJob(io: JobIo, needs: ConfigNeeds, overrides: Partial<Config
   const log = createLogger({
     level: config.logLevel,
     secrets,
-    debug: Boolean(io.env.DEBUG),
+    debug: readSetting(io.env, 'DEBUG', []),
     color: !config.noColor,
     destination: io.log,
   });

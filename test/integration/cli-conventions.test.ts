@@ -20,6 +20,7 @@ const COMMANDS: Record<string, string[]> = {
   healthcheck: [],
 };
 const VERSION: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+const CONFIGURATION_DOC = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
 
 describe('--help', () => {
   it('lists every command, exit 0', async () => {
@@ -70,9 +71,9 @@ describe('--help', () => {
     ],
     replay: ['SYNC_DB_SCHEMA', 'SYNC_ARCHIVE_KEEP'],
     migrate: ['SYNC_DB_SCHEMA', 'SYNC_BI_SCHEMA', 'SYNC_BI_SCALE'],
-    status: ['SYNC_DB_SCHEMA'],
-    serve: ['SYNC_DB_SCHEMA', 'SYNC_TIMEZONE', 'SYNC_UI_TOKEN', 'SYNC_STALE_AFTER'],
-    demo: ['DEMO_DATA_DIR', 'XDG_DATA_HOME', 'DEMO_PG_PORT'],
+    status: ['SYNC_DB_SCHEMA', 'SYNC_RUN_RETRY_DELAYS'],
+    serve: ['SYNC_DB_SCHEMA', 'SYNC_TIMEZONE', 'SYNC_UI_TOKEN', 'SYNC_STALE_AFTER', 'SYNC_RUN_RETRY_DELAYS'],
+    demo: ['DEMO_DATA_DIR', 'DEMO_PG_PORT'],
     simulate: ['SIMULATOR_EMAIL', 'SIMULATOR_PASSWORD'],
     healthcheck: ['SYNC_HEALTH_FILE'],
   };
@@ -82,9 +83,24 @@ describe('--help', () => {
     expect(r.code).toBe(0);
     const environment = r.stdout.slice(r.stdout.indexOf('\nenvironment'));
     expect(environment).toMatch(
-      new RegExp(`^\\nenvironment \\(see README "Configuration"\\):\\n  needs  ${NEEDS[command]}\\b`),
+      new RegExp(`^\\nenvironment \\(docs/configuration.md\\):\\n  needs  ${NEEDS[command]}\\b`),
     );
     for (const name of READS[command]!) expect(environment).toContain(name);
+    // Every variable the help names is documented, and its _FILE variant only where it has one.
+    const listed = environment.split('\n\n')[0]!.match(/\b[A-Z][A-Z0-9_]{2,}\b/g) ?? [];
+    const row = (name: string) => new RegExp(`^\\| \`${name}\`(.*)`, 'm').exec(CONFIGURATION_DOC)?.[1];
+    for (const name of listed) {
+      if (row(name) !== undefined) continue;
+      expect(name, 'a variable the help names is a row of docs/configuration.md').toMatch(/_FILE$/);
+      expect(row(name.slice(0, -'_FILE'.length)), name).toMatch(/^ \(.*`_FILE`/);
+    }
+  });
+
+  it('run --help names the variables that can be read from a file', async () => {
+    const r = await runCli(['run', '--help'], {});
+    expect(r.stdout).toMatch(
+      /^  files  DATABASE_URL_FILE, WINE_API_EMAIL_FILE, WINE_API_PASSWORD_FILE, SYNC_NOTIFY_URL_FILE,/m,
+    );
   });
 
   it('help <command> is <command> --help', async () => {

@@ -80,12 +80,46 @@ describe('run-level retries', () => {
         `SELECT last_run_trigger, last_run_attempt, last_run_retry_of::int FROM "${fx.db.schema}_bi".sync_freshness`,
       ),
     ).toEqual([{ last_run_trigger: 'retry', last_run_attempt: 3, last_run_retry_of: 1 }]);
-    const status = await runCli(['status'], fx.env);
-    expect(status.stdout).toMatch(/^3\s+retry\s+3 of 1\s+succeeded\s/m);
-    expect(status.stdout).toMatch(/^1\s+run-now\s+1\s+failed, retry \d{4}-\d\d-\d\d [\d:]+Z\s/m);
+    const status = await runCli(['status'], { ...fx.env, SYNC_RUN_RETRY_DELAYS: '1s,1s,1s' });
+    expect(status.stdout).toMatch(/^3\s+retry\s+3 of 4 \(retry of 1\)\s+succeeded\s/m);
+    expect(status.stdout).toMatch(/^1\s+run-now\s+1 of 4\s+failed, retry \d{4}-\d\d-\d\d [\d:]+Z\s/m);
     // The failed attempts were retried, and the success is no recovery from a failure anyone was told of.
     expect(receiver.posts.length).toBeLessThanOrEqual(1);
     expect(receiver.posts.map((p) => p.body.event)).not.toContain('failed');
+  });
+
+  it('counts attempts out of 1 + SYNC_RUN_RETRY_DELAYS alike in status, /healthz and the page of serve', async () => {
+    fx.sim.setFault('server-error', { status: 503, times: 3 });
+    const delays = { SYNC_RUN_RETRY_DELAYS: '1s,1s' };
+    const port = await freePort();
+    const d = daemon(['--run-now'], { SYNC_SCHEDULE: NEVER_SOON, ...delays, SYNC_METRICS_PORT: String(port) });
+    await d.waitForLog(/not retried \(retries-spent\)/, 60_000);
+    // The health is written just after that line: read it until it names the third attempt.
+    let detail = '';
+    for (const deadline = Date.now() + 10_000; !detail.includes('last run 3') && Date.now() < deadline;) {
+      detail = ((await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { detail: string }).detail;
+      if (!detail.includes('last run 3')) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(detail).toContain('last run 3 failed (attempt 3 of 3)');
+    expect(await stop(d)).toBe(0);
+    expect((await runs()).map((r) => [r.id, r.attempt, r.status])).toEqual([
+      [1, 1, 'failed'],
+      [2, 2, 'failed'],
+      [3, 3, 'failed'],
+    ]);
+
+    const status = await runCli(['status'], { ...fx.env, ...delays });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^3\s+retry\s+3 of 3 \(retry of 1\)\s+failed\s/m);
+    expect(status.stdout).toMatch(/^2\s+retry\s+2 of 3 \(retry of 1\)\s+failed, retry \d{4}-/m);
+    expect(status.stdout).toMatch(/^1\s+run-now\s+1 of 3\s+failed, retry \d{4}-/m);
+
+    const serve = startCli(['serve', '--port', '0'], { ...fx.env, ...delays });
+    daemons.push(serve);
+    const base = JSON.parse(await serve.waitForLog(/serving the status page/)).page as string;
+    const page = await (await fetch(base)).text();
+    expect(page).toContain('Failing: the last run (3) failed (attempt 3 of 3)');
+    expect(page).toContain('attempt 3 of 3, retry of <a href="/runs/1">1</a>');
   });
 
   it('does not retry a refused login: one attempt, one notification naming it', async () => {

@@ -37,7 +37,7 @@ export function judgeFreshness(input: {
   /** attempt and retry_at: the daemon's chain (sync_runs), when the run is a retry or is to be retried. */
   latest: { id: string; status: string; attempt?: number; retry_at?: Date | null } | undefined;
   rule: StaleRule;
-  /** Attempts a chain may have, when the daemon serves the page (SYNC_RUN_RETRY_DELAYS). */
+  /** Attempts a chain may have (1 + SYNC_RUN_RETRY_DELAYS), when the page's server knows them. */
   attempts?: number | undefined;
 }): Freshness {
   const { now, lastLoadAt, latest, rule } = input;

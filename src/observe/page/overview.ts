@@ -20,6 +20,8 @@ export interface OverviewData {
   running: RunningRun | undefined;
   progress: { received: number; bytes: number } | undefined;
   runTimeoutMs?: number | undefined;
+  /** Attempts a chain may have (1 + SYNC_RUN_RETRY_DELAYS), when the server knows them. */
+  attempts?: number | undefined;
   plotRuns: PlotRun[];
   plotN: number;
   /** The numeric fields' totals of the plotted runs, and the scale their labels are rounded to. */
@@ -211,11 +213,12 @@ function runRow(r: RunLine, d: OverviewData): Html {
     r.ms === null && r.status === 'running'
       ? null
       : num(r.inserted) + num(r.updated) + num(r.deleted) + num(r.restored);
-  // A retry links to its chain's first attempt; a failure to be retried says when.
+  // A retry counts its attempt as /healthz does and links to its chain's first; a failure to be retried says when.
+  const of = d.attempts === undefined ? '' : ` of ${d.attempts}`;
   const chain =
     r.retry_of === null
       ? null
-      : html` <span class="muted">attempt ${r.attempt} of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
+      : html` <span class="muted">attempt ${r.attempt}${of}, retry of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
   const retry =
     r.retry_at === null ? null : html` <span class="muted">retry ${formatTime(r.retry_at, d.timezone)}</span>`;
   return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td>

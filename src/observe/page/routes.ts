@@ -177,7 +177,7 @@ async function overviewRoute(x: Exchange): Promise<void> {
     lastLoadAt: lastLoad?.finished_at,
     latest,
     rule,
-    attempts: options.daemon?.attempts,
+    attempts: options.attempts,
   });
   const keep = { status: filter.status, trigger: filter.trigger, plot: plotN === 30 ? undefined : plotN };
   const data = {
@@ -190,6 +190,7 @@ async function overviewRoute(x: Exchange): Promise<void> {
     running,
     progress: running ? options.daemon?.progress() : undefined,
     runTimeoutMs: options.runTimeoutMs,
+    attempts: options.attempts,
     plotRuns,
     plotN,
     totals,

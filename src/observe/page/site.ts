@@ -16,8 +16,6 @@ export interface DaemonView {
   progress(): { received: number; bytes: number } | undefined;
   /** Starts a run as the schedule would: false when one is going (or the daemon is stopping). */
   runNow(): boolean;
-  /** Attempts a chain may have (SYNC_RUN_RETRY_DELAYS), for "attempt 1 of 4". */
-  attempts: number;
 }
 
 export interface PageOptions {
@@ -36,6 +34,8 @@ export interface PageOptions {
    */
   runTimeoutMs?: number | undefined;
   daemon?: DaemonView | undefined;
+  /** Attempts a chain may have (1 + SYNC_RUN_RETRY_DELAYS), for "attempt 2 of 4": read by the daemon and `serve`. */
+  attempts?: number | undefined;
   log: Logger;
   /** The process's secrets (passwords, tokens): removed from every page should one ever reach the database's text. */
   secrets?: SecretRegistry | undefined;
