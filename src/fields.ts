@@ -1,19 +1,7 @@
 /**
- * The field catalogue: each upstream field of a bulk wine reconciliation record, once. Everything
- * that spells the fields derives from this list: the row type, the zod schema and its normalizers
- * (transform/record.ts), the byte-level fast path's column kinds (transform/record-copy.ts), the
- * field counter, both COPY writers (transform/record-copy.ts, transform/copy-line.ts) and the
- * staging column order (load/staging.ts), the schema
- * drift guard, the column lists of the runtime SQL (db/field-sql.ts renders them into sql/), and
- * the start-up check that the migrated tables agree with it (db/catalogue-check.ts). The BI
- * views' type for its decimals, numeric(28, S), is defined here too.
- *
- * Migrations stay hand-written: adding a field means an entry here, one migration that adds its
- * column (to bulk_wine_reconciliation and bulk_wine_reconciliation_closed_versions, and to the two
- * views over them), and tests. The start-up check names a field whose migration is missing.
- *
- * Order matters: it is the staging table's COPY column order and the order of zod's issues.
- * Names are trusted constants: they are written into SQL text as identifiers.
+ * The field catalogue: each upstream field once; everything that spells the fields derives from it.
+ * Rule: order is the staging COPY column order, and names are written into SQL as identifiers, so
+ * they are trusted constants. Adding a field: docs/internals.md (Adding a field).
  */
 
 /**

@@ -1,14 +1,6 @@
 /**
- * Catch-up at start (SYNC_CATCH_UP): the daemon looks at the schedule's most recent slot before
- * now and runs once at start (trigger `catch-up`) when no run of the daemon has succeeded since
- * that slot and the slot's chain has not ended.
- *
- * A chain has ended when its newest run failed and the daemon planned no retry (sync_runs.retry_at
- * is null: a failure that needs a person, every retry spent, or the next slot coming first). A
- * failed run with a retry planned, and a run stopped by a signal, killed, or still marked running
- * by a dead process, leave the chain open: the catch-up is then its next attempt, so that it counts
- * against SYNC_RUN_RETRY_DELAYS like a retry. That bounds the catch-ups of a crash loop, and two
- * restarts after a catch-up that succeeded or gave up do nothing.
+ * Catch-up at start (SYNC_CATCH_UP): run once when no daemon run has succeeded since the last slot
+ * and its chain has not ended. Rule: a catch-up is the chain's next attempt and counts as a retry.
  */
 import type { CronSchedule } from '../schedule/cron-schedule.js';
 import type { Job } from '../job/job.js';

@@ -1,16 +1,7 @@
 /**
  * The daemon's runs: one at a time, on the schedule's slots, retried after a failure whose cause
- * may pass (SYNC_RUN_RETRY_DELAYS, retry-plan.ts), never past the next slot.
- *
- * One timer waits for whichever comes first, the next slot or the pending retry. It waits at most a
- * minute at a time and then looks at the clock again, so that a machine that slept or had its
- * clock set does not fire late by as much. The slots are computed by cron-schedule.ts, the same
- * reading of SYNC_SCHEDULE that catch-up and the status page use.
- *
- * A chain is a slot's first attempt (or a page's, a --run-now's, a catch-up's) and its retries:
- * each retry's row has trigger `retry`, the next attempt number, and retry_of the chain's first
- * recorded run. A new first attempt ends a pending chain; so does SIGTERM, after which catch-up
- * at the next start takes the chain up (sync_runs.retry_at says a retry was planned).
+ * may pass (SYNC_RUN_RETRY_DELAYS), never past the next slot. Rule: slots come only from
+ * cron-schedule.ts, the reading catch-up and the page use.
  */
 import type { Job } from '../job/job.js';
 import type { CronSchedule } from '../schedule/cron-schedule.js';

@@ -1,15 +1,7 @@
 /**
- * The BI views' columns for extra fields (sync_fields, load/extra-fields.ts):
- * one per field that has a column, read from extra_fields and typed by its BI kind. Rendered into
- * sql/bi/views.sql by bi-views.ts, after the settings, so nothing in them is read as a placeholder.
- *
- * Field names are the upstream's: they reach the SQL only as literals that PostgreSQL itself
- * quoted (quote_literal, the name passed as a parameter). Column names are ours ([a-z0-9_],
- * extra-fields.ts) and are written quoted all the same.
- *
- * Every cast is guarded (CASE evaluates in order; AND does not promise to): a value that does not
- * fit its column's type is NULL and named in overflow_columns, and the view never errors, even
- * when a later run brings a value of another kind before the views are rendered again.
+ * The BI views' columns for extra fields, rendered into sql/bi/views.sql.
+ * Rule: upstream names reach SQL only as literals PostgreSQL quoted, and every cast is guarded so
+ * the views never error.
  */
 import { quoteIdent } from './pool.js';
 

@@ -1,12 +1,6 @@
 /**
- * How each new database connection is made: the settings are read again for every one
- * (DATABASE_URL_FILE, DATABASE_PASSWORD_FILE, the certificate files), so that a secret rotated by
- * a sidecar (a Vault agent, a refreshed RDS IAM token) is used without a restart; pooled
- * connections that are already open keep going with what they logged in with. TLS follows
- * libpq's sslmode (database-url.ts), and a refused connection is told in a sentence that names
- * the host, the sslmode in force and the setting to change (connection-errors.ts). A URL of
- * several hosts, or with target_session_attrs, has each new connection choose its host first
- * (host-search.ts); the TLS settings apply to every host, each verified under its own name.
+ * How each new database connection is made. Rule: settings are read again for every connection, so
+ * a rotated secret is used without a restart.
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';

@@ -1,13 +1,6 @@
 /**
- * `COPY ... TO STDOUT` read straight off the connection, its CopyData payloads handed to a sink as
- * byte ranges of the socket's chunks. pg-copy-streams' `to` pushes every CopyData message (one
- * per row) through a buffer list and a Readable: a subarray, a concat and several calls a row, on
- * the thread the re-sync parses on; this takes the rows where they lie.
- *
- * It takes over the connection's socket as pg-copy-streams does (it is a pg "submittable": pg
- * calls `submit` when the statement's turn comes): the parser's data listener is set aside while
- * the COPY's messages are read, and given back, with whatever follows CopyDone (CommandComplete,
- * ReadyForQuery), or an ErrorResponse, for pg to handle as usual.
+ * `COPY ... TO STDOUT` read straight off the connection, CopyData payloads handed to a sink as byte
+ * ranges of the socket's chunks. Rule: the socket's data listener is always given back to pg.
  */
 import type { Readable } from 'node:stream';
 import type { Connection } from 'pg';

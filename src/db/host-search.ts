@@ -1,13 +1,6 @@
 /**
- * libpq's several hosts with target_session_attrs, which node-postgres does not offer: each new
- * connection tries the hosts in order and takes the first whose session suits the attribute. A
- * host is tried with a connection of its own that is closed again (pg cannot reuse a client whose
- * connect failed); the pooled client then connects to the host chosen and checks it once more, as
- * the roles may have changed in between (connection.ts).
- *
- * The role is read with one query, not from the ParameterStatus that PostgreSQL 14+ sends at
- * login (in_hot_standby): PgBouncer does not pass that one on. Nothing session-level is set, so
- * the check is safe through a transaction pooler.
+ * libpq's several hosts with target_session_attrs: each new connection takes the first suitable host.
+ * Rule: nothing session-level is set, so the check is safe through a transaction pooler.
  */
 import type pg from 'pg';
 import type { Endpoint, SessionAttrs, Target } from '../outbound/database-url.js';

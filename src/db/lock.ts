@@ -1,14 +1,6 @@
 /**
- * One run at a time per database and schema: a transaction-level advisory lock, taken by a
- * transaction of its own on a connection of its own and held open for the whole run (RunLock).
- *
- * Why not a session-level lock: through a transaction pooler (PgBouncer `pool_mode = transaction`)
- * the session is the pooler's server connection, which it hands to the next client after each
- * transaction without a reset: the lock stays behind on a connection no run owns, and every later
- * run is told "another run holds the lock". A transaction-level lock pins its server connection
- * for as long as it is held, through any pooler mode, and dies with its transaction: a killed
- * process's connection closes, the server (or the pooler, which closes a server connection left
- * in a transaction) rolls the transaction back, and a run started right after goes ahead.
+ * One run at a time per database and schema: a transaction-level advisory lock held by a
+ * transaction of its own for the whole run. Rule: never a session-level lock (transaction poolers).
  */
 import { SyncError } from '../errors.js';
 import { backendPid, type Pool, type PoolClient } from './pool.js';

@@ -1,17 +1,6 @@
 /**
- * `dbt-sources`: a dbt properties file (YAML, `version: 2`) for the relations of the one
- * description (src/db/relations.ts): the BI views as source `wine_recon`, optionally the exact
- * tables as `<name>_exact`; every column in the database's order with its COMMENT; the data tests
- * the database's own constraints imply; freshness from the run audit.
- *
- * Two forms. dbt 1.10 and later (and dbt Fusion): freshness under the source's `config:`, measured
- * by `loaded_at_query` reading the last successful non-dry run, so a night on which nothing changed
- * is still fresh; generic test arguments under `arguments:`. dbt 1.8 and 1.9: `freshness:` with
- * `loaded_at_field` on the one relation whose column carries that time (sync_freshness in the BI
- * schema, sync_last_load in the exact one), test arguments inline.
- *
- * The output depends on the description and the options only: the same database gives the same
- * bytes (no clock, no host name).
+ * `dbt-sources`: a dbt properties file for the relations of the one description (db/relations.ts).
+ * Rule: the output depends on the description and the options only (no clock, no host name).
  */
 import { Document, isPair, isScalar, isSeq, visit } from 'yaml';
 import type { ColumnDescription, DatabaseDescription, RelationDescription } from '../db/relations.js';

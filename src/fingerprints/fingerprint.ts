@@ -1,15 +1,6 @@
 /**
- * A 64-bit fingerprint of a record's exact source bytes, for the unchanged-record shortcut: equal
- * bytes give equal fingerprints, and a record whose fingerprint equals the one stored at the last
- * successful load is taken as unchanged without a transform or a database comparison.
- *
- * The mixing is MurmurHash3's x86_128 (four 32-bit lanes with cross-lane mixing and a full
- * avalanche finalizer), of which the first 64 bits are kept. Only a record compared with its own
- * id's previous fingerprint can be wrongly skipped, so the risk is one 2^-64 chance per changed
- * record: at a million changed records a day, about one in 50 million over a thousand years.
- * The source is the upstream API, not an adversary, so a non-cryptographic hash suffices.
- * Plain 32-bit integer arithmetic (Math.imul), no allocation: the result goes into `out`. Words
- * are read through a DataView of the caller's buffer (byte-view.ts), not a byte at a time.
+ * A 64-bit fingerprint of a record's exact source bytes for the unchanged-record shortcut.
+ * Rule: no allocation in here; the result goes into `out`.
  */
 import { viewOf } from '../io/byte-view.js';
 

@@ -1,16 +1,6 @@
 /**
- * A first load's fingerprints, COPYed straight into bulk_wine_reconciliation_source_hash: no
- * staging table, no INSERT ... SELECT.
- *
- * The rows themselves stream through the connection's one COPY while the listing is parsed, so
- * the fingerprints cannot go beside them. They are set aside in a file of the run's temp directory
- * instead, 20 bytes a row (id, fingerprint halves, record shape, listing position: int32 each; a
- * first load's main rows all have ids below the id bitmap's 2^27), and COPYed in binary after the
- * rows, so that memory stays flat whatever the table's size (docs/performance.md, "A first load
- * writes each row once").
- *
- * The listing position is there for duplicate ids: a later copy of an id found in the file goes
- * elsewhere (the run's side table), and settling it needs the position of the copy in the file.
+ * A first load's fingerprints, set aside in a file and COPYed in binary after the rows. Rule:
+ * memory stays flat whatever the table's size (docs/internals.md, A first load).
  */
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';

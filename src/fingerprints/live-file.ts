@@ -1,23 +1,7 @@
 /**
- * The live rows a re-sync compares the listing with, held in a cache of bounded size with the rest
- * on disk, so that a re-sync's memory does not grow with the table (in the heap they
- * would take 24 bytes a row).
- *
- * Rows come in blocks of `blockRows`. A block is five columns (the id as a float64, the
- * fingerprint's two int32 halves, its record's shape, the row's seen mark), so that reading one
- * from the file is a single read into typed-array views, with nothing to decode. The first
- * `cacheBlocks` blocks of the read stay in memory as the cache (19 MiB by default: a table of up to about 800,000 rows
- * is never written); the later ones go to a file in the run's temp directory, each at its place.
- * Listings usually come in id order: then each block on disk is read once, one after the other. A
- * listing in another order reads blocks as it needs them; the least recently used one leaves the
- * cache (written out whole if the file has no copy yet, else only its marks if they changed).
- * Reads and write-backs are synchronous calls from inside the parser's record hook, on a file the
- * page cache holds, having just been written.
- *
- * The rows can be found while they are still being read: a block kept in the cache can be found
- * as soon as it is full (`covers` says which ids that settles), so that a re-sync's parse follows
- * the read instead of waiting for its end. The rest (the in-progress block, blocks on their way
- * to the file) can be found once the read is over (`seal`).
+ * The live rows a re-sync compares the listing with: a cache of bounded size, the rest on disk, so
+ * that a re-sync's memory does not grow with the table. Rule: a row is found only once its block
+ * is full (`covers`) or the read is over (`seal`).
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { Block, DEFAULT_GEOMETRY, type Geometry } from './live-block.js';

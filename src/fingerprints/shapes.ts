@@ -1,16 +1,7 @@
 /**
- * Record shapes: what of a record the run's field counts (sync_runs.field_counts) take from it,
- * which catalogue fields it has and which of them are not null (bit masks), and its unknown
- * members (name, and the kind of the value when SYNC_EXTRA_FIELDS=keep). A fingerprint is stored
- * with the number of its record's shape, so that a re-sync can count a record whose bytes equal
- * the fingerprinted ones without reading it (shortcut.ts `known`).
- *
- * A shape's number is a 31-bit digest of its description (JSON text), never 0 (no shape). The
- * descriptions are stored in bulk_wine_reconciliation_source_shape and read with the live rows, in
- * their snapshot; one that does not digest to its number is ignored, and replaced when the run
- * finds the shape of that number. A number is never given to two descriptions: a new description
- * whose number another one holds gets none, and so does one past MAX_SHAPES, or with unknown names
- * that are not plain short ASCII. Their records are read as before.
+ * Record shapes: what the run's field counts take from a record, stored by number with its
+ * fingerprint so an unchanged record is counted without being read. Rule: a shape number is never
+ * given to two descriptions.
  */
 import type { FieldCounter } from '../transform/field-counts.js';
 import { fingerprint } from './fingerprint.js';

@@ -1,28 +1,7 @@
 /**
- * The unchanged-record shortcut: work in proportion to what changed. A record is skipped (not
- * transformed, staged or compared) only when two things hold:
- *   - its exact bytes have the fingerprint stored for its id (seeded with the program's trust key,
- *     so only this build's fingerprints can match), and
- *   - the row is still the version that fingerprint vouches for: its xmin is the one stored with
- *     it. PostgreSQL gives every new row version a new xmin, whoever writes it (replica role,
- *     disabled triggers, pg_restore, a concurrent transaction), so no write can go unnoticed.
- * A skipped record still counts: it is present (not deleted), and a later copy of its id still
- * makes it a duplicate.
- *
- * Run calls it once per phase: `prepare` (start reading the live rows and what vouches for them),
- * `decide` per compact record (skip, or hand on with its fingerprint), `staged` per record handed
- * on, `settle` (duplicates and deletions, once the read is over), `save` (fingerprints of what the
- * run wrote); `reset` when the listing is parsed again from its start (a download retried part way).
- *
- * The parse follows the read rather than waiting for its end (`pace`, between the parser's
- * pushes): in a listing in id order, each record's live row has been read by the time the record
- * is parsed. A record whose id the read has not reached yet (a listing in another order, a new
- * id) is handed on, as if changed, and compared in the database, which is always right; its
- * mark waits for the read's end.
- *
- * Live rows sit in a file in id order, read through a cache of bounded size (live-file.ts), each
- * with a mark of where the listing had it. Deletions come from this side: a live id the listing
- * never had is one whose row was not marked.
+ * The unchanged-record shortcut: work in proportion to what changed. Rule: a record is skipped only
+ * when its bytes have its id's stored fingerprint AND its row still has the xmin stored with it; a
+ * skipped record still counts as present and for duplicates. Phases: docs/internals.md.
  */
 import type { Pool, PoolClient } from '../db/pool.js';
 import type { Logger } from '../log.js';

@@ -1,19 +1,7 @@
 /**
- * The upstream fields a run found that the field catalogue does not know: their values are kept in
- * extra_fields (transform/extra-fields.ts); here each is recorded in sync_fields and, when its name
- * can become one, given a column of the BI views (db/bi-views.ts renders them), typed from the
- * kinds of values seen over every run.
- *
- * The column rule (README "New upstream fields"), stable because a field keeps the column it was
- * first given:
- * - snake_case: camelCase humps and every run of characters other than a-z and 0-9 become one `_`
- *   (accents dropped), lower case, no `_` at either end: `inventoryInTransit` -> `inventory_in_transit`;
- * - a name of more than 63 bytes, or with no letter or digit, gets no column;
- * - a column that would start with a digit is prefixed `field_`;
- * - one that is a reserved word of PostgreSQL or a column the views already have gets `_field`;
- * - one already given to another field gets `_2`, `_3`, ...: the field seen first (in an earlier
- *   run, or in the same run in more records, then by name) keeps the plain one;
- * - at most MAX_COLUMNS fields get a column; later ones stay in extra_fields only.
+ * Extra fields (upstream fields outside the catalogue): recorded in sync_fields and given a BI view column when
+ * their name can become one. Rule: a field keeps the column it was first given (the column rule is
+ * in docs/internals.md, Module notes).
  */
 import type { BiKind } from '../db/bi-extra-fields.js';
 import type { PoolClient } from '../db/pool.js';

@@ -1,14 +1,6 @@
 /**
- * A first load writes each row once. Into a table with no row at all, the listing's rows are
- * COPYed straight into bulk_wine_reconciliation while it is parsed, instead of into staging and
- * then across with INSERT ... SELECT and a duplicate pass over every staged row. The run decides it before the COPY
- * starts, in its transaction and under its advisory lock; a re-sync keeps the staging path (staging.ts, apply.ts).
- *
- * A row's line carries what every row of the run shares (timestamp, run id) as text, read once:
- * the columns have no default to fill them, and a default set for the run would lock the table
- * against BI readers. Copies of an id the run had already written are set aside (as staging lines,
- * in a file) and settled afterwards against the copy in the table: the last copy wins, as in the
- * staging path (sql/load/first_load.sql).
+ * A first load's COPY straight into bulk_wine_reconciliation while the listing is parsed. Rule: the
+ * run decides it before the COPY starts, in its transaction and under its lock (docs/internals.md).
  */
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';

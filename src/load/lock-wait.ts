@@ -1,13 +1,6 @@
 /**
- * Names what a run waited for when SYNC_LOCK_TIMEOUT_MS ran out.
- *
- * PostgreSQL's lock_timeout error (55P03) names neither the lock nor its holder, and once the
- * statement is cancelled its wait is gone: pg_blocking_pids() then answers nothing, and reading
- * pg_locks afterwards could only guess which table the statement wanted. So while the run's
- * connections are at work, another connection samples their backends every fifth of the timeout
- * (between 0.1 and 1 s): when pg_stat_activity shows it waiting on a Lock, the sample records the
- * relation of its ungranted lock and every session pg_blocking_pids() names. A wait that times out
- * lasts the whole timeout, so it is sampled several times; the newest sample is what the error says.
+ * Names what a run waited for when SYNC_LOCK_TIMEOUT_MS ran out, from samples taken while it waited.
+ * Rule: sample during the wait; after the cancel the wait is gone.
  */
 import type { Pool } from '../db/pool.js';
 import { LockTimeoutError } from '../errors.js';

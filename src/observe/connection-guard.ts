@@ -1,14 +1,6 @@
 /**
- * Keeps slow and idle clients from starving the daemon's port, without a cap that they could fill.
- *
- * A connection is "waiting" while the server waits for a request head on it: just opened, or idle
- * between keep-alive requests. Waiting connections cost a file descriptor and nothing else, and a
- * slowloris holds nothing but waiting connections. So a new connection is always accepted (a probe
- * or a scrape is never turned away at the door), and when one address holds more than
- * `perAddress` waiting connections, or all addresses together more than `total`, the OLDEST waiting
- * one is closed: a probe, which sends its request as soon as it connects, is the newest and is
- * never the one cut. Node's own header timeout (the server's headersTimeout) closes a waiting
- * connection that is slow anyway; this bounds how many there can be in the meantime.
+ * Keeps slow and idle clients from starving the daemon's port, without a cap they could fill.
+ * Rule: a new connection is always accepted; over a limit the OLDEST waiting one is closed.
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';

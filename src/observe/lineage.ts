@@ -1,16 +1,6 @@
 /**
- * OpenLineage run events (SYNC_OPENLINEAGE_URL): each run sends START when its row is written,
- * then COMPLETE, FAIL or ABORT when it ends; a run left `running` by a dead process gets its ABORT
- * from the run that marks it abandoned. The runId is sync_runs.lineage_run_id, so whichever process
- * sends an event names the same run.
- *
- * Dry runs send none: they commit nothing, and a catalogue would record a new version of every
- * output for a run that wrote nothing.
- *
- * Delivery is the webhooks' (notify.ts deliver: proxy rules, three attempts, 10 s each) and never
- * waited for by the run: events go out in the background, in order, and a catalogue that is
- * down or hangs delays and fails nothing. Undelivered events are counted in a metric and logged
- * once per run; those that `signal` gave up on (a batch command's exit) are left to its caller's log.
+ * OpenLineage run events (SYNC_OPENLINEAGE_URL): START, then COMPLETE, FAIL or ABORT, keyed by
+ * sync_runs.lineage_run_id. Rule: delivery is never waited for by the run, and dry runs send none.
  */
 import { hostname } from 'node:os';
 import type { Config } from '../config.js';

@@ -1,13 +1,7 @@
 /**
- * Everything around a run for those who watch it: the metrics, the chat notification and, for the
- * batch commands, the Pushgateway push. None of it changes a run's outcome or exit code: each
- * failure here is logged and dropped. A batch command waits for what is still on its way before it
- * exits, at most SYNC_EXIT_FLUSH_TIMEOUT (flush): a receiver that hangs never holds the process.
- *
- * The metrics exist only where someone reads them: the daemon's, and a batch command's when
- * SYNC_PUSHGATEWAY_URL is set. A plain `run` or `replay` neither loads prom-client (a noticeable
- * part of its start-up) nor reads sync_runs for them; prom-client and the outbound HTTP agents are
- * loaded when first used.
+ * Everything around a run for those who watch it: metrics, chat notification, Pushgateway push.
+ * Rule: none of it changes a run's outcome or exit code; each failure is logged and dropped.
+ * A batch command waits for what is on its way at most SYNC_EXIT_FLUSH_TIMEOUT before it exits.
  */
 import { hostname } from 'node:os';
 import type { Config } from '../config.js';

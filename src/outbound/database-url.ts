@@ -1,14 +1,6 @@
 /**
- * DATABASE_URL read as libpq reads a connection URI, and the TLS settings it asks for, with
- * libpq's PG* variables where the URL says nothing. Parsed here rather than by pg-connection-string:
- * that one reads `sslmode=require` as verify-full (psql, pgjdbc and dbt encrypt without verifying)
- * and prints a deprecation warning on stderr. A shared leaf with no `pg` import: config.ts checks the
- * settings at start with the same code that each new connection uses (db/connection.ts).
- *
- * Several hosts (`postgres://u@h1:5432,h2:5433/db`, or `?host=h1,h2&port=5432,5433`) with
- * `target_session_attrs` are libpq's way of following a primary through a failover without DNS:
- * WHATWG's URL parser refuses a host list, so the authority is split here and the rest is read
- * with `new URL`.
+ * DATABASE_URL read as libpq reads a connection URI (sslmode, PG* variables, several hosts).
+ * Rule: a leaf with no `pg` import, so config.ts checks settings with the code each connection uses.
  */
 
 export const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;

@@ -1,22 +1,7 @@
 /**
- * A first load in a run, which writes each row once: into a table with no row
- * at all, each valid record's row is COPYed straight into bulk_wine_reconciliation while the
- * listing is parsed (load/first-load.ts), and its fingerprint set aside for one binary COPY into
- * the fingerprint table after it (fingerprints/initial-fingerprints.ts). No staging table, no
- * INSERT ... SELECT, no pass over every row.
- *
- * Duplicate ids come from the run's id bitmap, as records are written: the first copy of an id
- * within the bitmap goes to the table; any copy of an id the bitmap has seen, and every copy of an
- * id beyond it (2^27 and more), is set aside in a file as a staging line. Copies arrive out of
- * order (the zod path handles a chunk's declined records after the fast path wrote the chunk's
- * others), so the copy in the table is not always the earliest: after the COPY, the set-aside
- * copies and the table's copy of their ids are settled by listing position, the last wins, on
- * those few ids only. Memory stays flat: both files are written as the parse goes.
- *
- * The BI rounding count comes from the rows as they are written (both writers count each decimal
- * that goes into the table, transform/bi-effect.ts), corrected on the settled ids by counting
- * their rows in the table before and after settlement: the count of the final rows, without the
- * scan of every row that a full count is.
+ * A first load in a run: into a table with no row at all, each row is COPYed once, straight into
+ * bulk_wine_reconciliation. Rule: memory stays flat; duplicates and BI rounding are settled on the
+ * set-aside ids only (docs/internals.md, A first load).
  */
 import { join } from 'node:path';
 import { AppendFile } from '../io/file-write.js';

@@ -1,14 +1,6 @@
 /**
- * The reject reasons of one listing, counted for the summary, the webhook's error and the
- * reject-ratio guard's message ("id: required (3016)"). Bounded whatever the listing: at most
- * MAX_REASONS distinct reasons are counted one by one, each of at most MAX_REASON_CHARS
- * characters; a reason first seen after that is counted with the others as "other reasons". A
- * listing of 20,000 distinct bad field names gave 20,000 entries before.
- *
- * Which reasons are kept: the first MAX_REASONS distinct ones met, with exact counts. A listing's
- * reasons come from a few templates (one per rule of the README) over a few paths, so only a
- * listing whose paths are its own new field names comes near the cap, and then the reasons met
- * first are as telling as any.
+ * The reject reasons of one listing, counted for the summary, the webhook and the reject-ratio guard.
+ * Rule: bounded whatever the listing (MAX_REASONS reasons of MAX_REASON_CHARS characters).
  */
 import { shownName } from '../transform/field-name.js';
 

@@ -1,14 +1,6 @@
 /**
- * A run's archive of its listing (sync_payloads): the upstream's own gzip body when it sent one
- * (nothing to compress); otherwise the listing compressed on libuv's thread pool while it is
- * parsed and applied, stopped if the run fails. The same listing as the newest archived one is
- * not stored again: re-runs write no payload WAL.
- *
- * It is written beside the run, not after it: on a connection and in a transaction of its own,
- * while the run parses and applies (storing it is the longest step after the apply). That transaction commits just
- * before the run's, which then prunes the older payloads; a run that fails before rolls it back, and one that fails in
- * between deletes it. Should the process die in between, the payload's run is marked abandoned, and the next prune
- * removes it (sql/load/audit.sql prune_payloads keeps payloads of successful runs only).
+ * A run's archive of its listing (sync_payloads), written beside the run on a connection and in a
+ * transaction of its own. Rule: it commits just before the run's, and a failed run removes it.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';

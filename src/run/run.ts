@@ -1,15 +1,8 @@
 /**
  * One run's work, in named phases, all in ONE transaction on the run's connection:
- *
- *   extract -> begin -> prepare the shortcut -> stage -> guard -> settle duplicates ->
- *   classify and apply -> count BI rounding -> new fields -> profile and checks -> archive -> commit
- *
- * A download (extract) goes on while the transaction begins and the stage parses the spool file
- * behind it; a download attempt that fails part way makes the stage start over (forgetAttempt).
- *
- * Most phases are a method of their own name below; new fields (extra-fields.ts) and the archive
- * (run-archive.ts) are objects of their own. Each phase's wall time goes to sync_runs.phases
- * (phase-timer.ts). runSync (sync.ts) wraps it with the run lock and the audit row.
+ * extract -> begin -> prepare the shortcut -> stage -> guard -> settle duplicates -> classify and
+ * apply -> count BI rounding -> new fields -> profile and checks -> archive -> commit. runSync (sync.ts)
+ * adds lock and audit.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,22 +1,6 @@
 /**
- * The one reading of SYNC_SCHEDULE in SYNC_TIMEZONE: config.ts checks it with this, the daemon
- * waits for its next slot with it, catch-up asks it for the slot before now, and the status page's
- * "late" rule measures its rhythm with it. One parser for all of them, so that they cannot disagree
- * on a DST day or on an odd expression.
- *
- * croner computes both the previous and the next slot, which node-cron cannot (it only fires
- * forwards): with it alone there is no reading of "the slot that was missed". The daemon fires its
- * ticks from these same computed times (daemon/daemon.ts) instead of keeping a second scheduler
- * beside it, which could read the expression differently from the one that answers "when was the
- * last slot".
- *
- * DST: a slot whose local time does not exist (02:30 on the spring-forward day in Europe/Paris)
- * runs at the first valid time after the gap (03:00); a slot whose local time occurs twice (02:30
- * on the fall-back day) runs once, at its first occurrence. Expressions that fire every few minutes
- * or hours keep their interval through both.
- *
- * croner's CommonJS build is required on first use: loadConfig is synchronous, and most commands
- * never read a schedule.
+ * The one reading of SYNC_SCHEDULE in SYNC_TIMEZONE, for config, the daemon, catch-up and the page.
+ * Rule: nothing else parses the expression, so that they cannot disagree on a DST day.
  */
 import { createRequire } from 'node:module';
 import type * as croner from 'croner';

@@ -1,20 +1,7 @@
 /**
- * The process's secrets, and the scrubbing of them from every text that leaves it: log lines,
- * `sync_runs.error` (which BI users and the status page read), the webhook body and the page.
- *
- * A secret is found by what it is, in every form it can take on its way out: as it is;
- * JSON-escaped once (a log line, a JSON body), twice (an error quoting a JSON excerpt, logged) or
- * more (JSON_LEVELS); HTML-escaped (the page) or chat-escaped (`&amp;`, `&lt;`, `&gt;`: the webhook
- * text); URL-encoded (`%20` or `+` for a space); whitespace-folded (an error excerpt collapses runs
- * of whitespace to one space); and cut at the edge of an excerpt (a prefix of at least
- * MIN_FULL_SCRUB characters right before `…` or at the end of the text).
- *
- * Only secrets are registered (passwords, tokens, keys, a URL's password and `password` parameter,
- * a webhook's path), never a user name or a bare `/`: whatever is registered is censored wherever it
- * appears. A secret shorter than MIN_FULL_SCRUB characters is censored only where it stands alone
- * (between the text's ends, whitespace, quotes, backslashes or one of `.!?=,;:@&()[]{}<>`), as it
- * is or JSON-escaped: in other forms, or as a part of a word or a path, it would censor ordinary
- * text all over the audit (a `/` in every URL), and a secret that short is weak anyway.
+ * The process's secrets, scrubbed from every text that leaves it (logs, sync_runs.error, webhook,
+ * page) in every form they can take. Rule: register only secrets, never a user name or a bare `/`:
+ * whatever is registered is censored wherever it appears.
  */
 
 const CENSOR = '[Redacted]';

@@ -1,13 +1,6 @@
 /**
- * What the BI views do to each decimal a first load writes, counted from its digits as written so
- * that the run need not scan the table afterwards: a value is `rounded` when it has more than S
- * fraction digits and still fits numeric(P, S) (P = BI_PRECISION, S = SYNC_BI_SCALE), `overflow`
- * when its magnitude reaches the threshold T = P-S nines, a point, S nines and a 5 (the smallest
- * that rounds to more than P-S integer digits: NULL in the views). This is sql/load/bi.sql's
- * count (`scale(c) > S AND abs(c) < T`, `abs(c) >= T`) exactly: PostgreSQL's scale() is the
- * number of fraction digits as written (trailing zeros count, which canonical text has none of),
- * and abs(c) >= T is read off the digits, never through a JS number.
- * test/integration/bi-effect.test.ts holds the two to the same answer on awkward values.
+ * What the BI views do to each decimal a first load writes (rounded, overflow), counted from digits.
+ * Rule: this must equal sql/load/bi.sql's count exactly, never via a JS number (bi-effect.test.ts).
  */
 import { BI_PRECISION, FIELDS, checkBiScale, type KnownField, type Row } from '../fields.js';
 import { MAX_DIGITS } from './decimal.js';

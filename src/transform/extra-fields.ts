@@ -1,25 +1,7 @@
 /**
- * A record's members that the field catalogue does not know become its extra_fields: the jsonb
- * text `{"name":value,...}` made of the members' own bytes as sent (so every digit of a number
- * survives), written as a COPY text field. Both paths write it here, from bytes:
- * - the byte-level fast path (record-copy.ts), from the member spans MemberReader found, for
- *   plain values only (an ASCII string without a \u escape, a number of at most 1000 characters
- *   with an exponent of at most 4 digits, true, false, null: all well inside what jsonb holds);
- *   anything else declines the record to
- * - the zod path (extraFieldsOf), from the record's raw text, which also checks what jsonb cannot
- *   hold: a \u0000 escape, an unpaired surrogate, and a number that would print as more than
- *   MAX_DIGITS digits (below). Such a record is rejected with the field's name and the reason,
- *   like a bad value of a known field.
- *
- * The number rule: jsonb keeps a number as a numeric, which prints every digit of it
- * (`extra_fields::text`, the comparison of a changed row, the BI views' extra_fields column):
- * `1e131000` is 8 bytes of JSON and 131,001 digits of text, and a record under the 64 kB raw cap
- * could carry 500 MB of them. So a number kept in extra_fields, at any depth, may print at most
- * the known decimals' MAX_DIGITS (1000) digits, counted from its text alone (printedDigits), as
- * PostgreSQL prints it: its digits from the first significant one to the point, and as many
- * fraction digits as it was written with less its exponent (`1.500e1` prints `15.00`).
- * Each value's kind (valueKind) is counted per field name: the BI views type a field's column
- * from the kinds seen (load/extra-fields.ts).
+ * A record's members outside the field catalogue become its extra_fields (jsonb text of the members'
+ * own bytes, so every digit survives). Rule: both paths write it from bytes, and a number kept here
+ * may print at most MAX_DIGITS digits (docs/internals.md, Module notes).
  */
 import { viewCache, viewOf } from '../io/byte-view.js';
 import { copyText } from './copy-line.js';

@@ -1,15 +1,6 @@
 /**
- * How an upstream field name outside the catalogue is stored and shown (README "New upstream
- * fields"): wherever a name is kept or printed (sync_fields, sync_runs.unknown_fields and
- * field_counts, the run summary, the webhook, logs, reject reasons), a name of more than
- * MAX_NAME_BYTES bytes of UTF-8 is shown as its first bytes, cut on a character boundary, then '…'
- * and the first 8 hex digits of the SHA-256 of the whole name: distinct long names stay distinct,
- * and every place shows the same text for the same name. Only its value's key in extra_fields is
- * the exact name.
- *
- * A name of 3 kB broke every run (a btree row of sync_fields' primary key holds 2704 bytes at
- * most), and a few thousand long names would have filled memory and the audit row; with the rule,
- * at most MAX_EXTRA_FIELDS names of at most MAX_NAME_BYTES bytes are ever kept.
+ * How an upstream field name outside the catalogue is stored and shown. Rule: a name longer than
+ * MAX_NAME_BYTES is shown everywhere as the same cut text plus a hash; only extra_fields keeps it whole.
  */
 import { createHash } from 'node:crypto';
 

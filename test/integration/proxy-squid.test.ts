@@ -4,10 +4,11 @@
  * `http://` requests are forwarded in absolute form (the packaged rules deny CONNECT to any port
  * but 443, so a tunnel for http:// fails with 403), `https://` goes through CONNECT to 443.
  *
- * The https:// upstream must therefore listen on port 443, and on an address of this machine other
- * than loopback (loopback targets are never proxied): port 443 of that address needs root or
- * CAP_NET_BIND_SERVICE, as CI has. Where binding 443 is refused (or taken), the smallest honest
- * deviation is taken and printed: one line adds the simulator's port to `SSL_ports`.
+ * The https:// upstream must therefore listen on port 443, and on an address other than loopback
+ * (loopback targets are never proxied): the host end of a network of the file's own (a namespace
+ * and a veth pair, 198.18.0.0/15, test/support/test-network.ts), which needs root, as CI has.
+ * Where binding 443 is refused (or taken), the smallest honest deviation is taken and printed: one
+ * line adds the simulator's port to `SSL_ports`.
  */
 import { existsSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,13 +20,15 @@ import { runCli, syncEnv } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 import { startReceiver } from '../support/receiver.js';
 import { PACKAGED_CONFIG, SQUID, startSquid, type Squid } from '../support/squid.js';
-import { issueServerCertificate, makeTestPki, siteAddress, type TestPki } from '../support/tls-and-proxy.js';
+import { needs, openTestNetwork } from '../support/test-network.js';
+import { issueServerCertificate, makeTestPki, type TestPki } from '../support/tls-and-proxy.js';
 
 const hasOpenssl = runs('openssl', ['version']);
 const hasSquid = runs(SQUID, ['-v']) && existsSync(PACKAGED_CONFIG);
 const hasPushgateway = runs('prometheus-pushgateway');
 /** Where the upstreams, the webhook and the Pushgateway listen: loopback targets are never proxied. */
-const SITE = siteAddress();
+const network = hasOpenssl && hasSquid ? await openTestNetwork() : undefined;
+const SITE = network?.ok ? network.network.address : undefined;
 const RECORDS = 90;
 const PROXY_USER = 'sync-user';
 // '@' and ':' must be percent-encoded in the URL: the test proves they are decoded for the header.
@@ -78,11 +81,13 @@ async function lastRun(): Promise<{ status: string; inserted: number; error: str
 }
 
 describeWith(
-  'openssl, squid (Debian packages) and an address other than loopback',
-  hasOpenssl && hasSquid && SITE !== undefined,
+  needs('openssl, squid (Debian packages)', network),
+  network?.ok === true,
   'through a stock Squid (Debian packaged rules)',
   () => {
     beforeAll(async () => {
+      // Registered first, so closed last: after the upstreams that listen on it.
+      if (network?.ok) fx.onTeardown(() => network.network.close());
       pki = await makeTestPki('openssl', fx.dir);
       ({ sim: upstream, sslPortAdded } = await upstreamOn443());
       fx.onTeardown(() => upstream.close());

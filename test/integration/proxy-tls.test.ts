@@ -13,10 +13,10 @@ import { freePort } from '../support/global-setup.js';
 import { inProcess, runCli, startCli, syncEnv } from '../support/harness.js';
 import { describeWith, runs } from '../support/programs.js';
 import { startReceiver } from '../support/receiver.js';
+import { needs, openTestNetwork } from '../support/test-network.js';
 import {
   issueServerCertificate,
   makeTestPki,
-  siteAddress,
   startTinyproxy,
   type TestPki,
   type Tinyproxy,
@@ -24,8 +24,12 @@ import {
 
 const hasOpenssl = runs('openssl', ['version']);
 const hasTinyproxy = runs('tinyproxy', ['-v']);
-/** Where the proxied upstreams listen: loopback targets are never proxied. */
-const SITE = siteAddress();
+/**
+ * Where the proxied upstreams listen: the host end of a network of the file's own (a namespace and a
+ * veth pair, 198.18.0.0/15), since loopback targets are never proxied; made only when the proxy runs.
+ */
+const network = hasOpenssl && hasTinyproxy ? await openTestNetwork() : undefined;
+const SITE = network?.ok ? network.network.address : undefined;
 const RECORDS = 120;
 const PROXY_USER = 'sync-user';
 const PROXY_PASSWORD = 'proxy-Pa55word-xyz';
@@ -187,8 +191,8 @@ describeWith(
 );
 
 describeWith(
-  'openssl, tinyproxy (Debian packages) and an address other than loopback',
-  hasOpenssl && hasTinyproxy && SITE !== undefined,
+  needs('openssl, tinyproxy (Debian packages)', network),
+  network?.ok === true,
   'through a proxy (tinyproxy)',
   () => {
     let httpsSim: Simulator;
@@ -202,6 +206,8 @@ describeWith(
       syncEnv(fx.db, upstream, { WINE_API_ALLOW_INSECURE_HTTP: 'true', ...extra });
 
     beforeAll(async () => {
+      // Registered first, so closed last: after the upstreams that listen on it.
+      if (network?.ok) fx.onTeardown(() => network.network.close());
       siteCert = await issueServerCertificate('openssl', fx.dir, 'site', SITE!, `IP:${SITE!}`);
       httpsSim = await sim(siteCert, SITE);
       httpSim = await sim(undefined, SITE);

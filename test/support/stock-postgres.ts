@@ -1,8 +1,9 @@
 /**
- * A throwaway cluster of Debian's PostgreSQL 15 (the server sites run), started by a test with the
- * postgresql.conf and pg_hba.conf lines it needs (ssl = on, hostssl/hostnossl, scram-sha-256), as
- * .ci/run starts its own. As root the server runs as the `postgres` user. The test's own admin
- * connections go through the Unix socket (trusted), so pg_hba lines only describe TCP.
+ * A throwaway cluster of Debian's PostgreSQL 15 (the server sites run), or of the server programs in
+ * another directory (`binDir`: the registry's binaries of another major, see global-setup.ts),
+ * started with the postgresql.conf and pg_hba.conf lines a test needs (ssl = on, hostssl/hostnossl,
+ * scram-sha-256). As root the server runs as the `postgres` user. The test's own admin connections
+ * go through the Unix socket (trusted), so pg_hba lines only describe TCP.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from './global-setup.js';
+import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -19,6 +20,8 @@ export const PG15_BIN = '/usr/lib/postgresql/15/bin';
 export const hasPg15 = (): boolean => existsSync(join(PG15_BIN, 'postgres')) && existsSync(join(PG15_BIN, 'initdb'));
 
 export interface StockPostgresOptions {
+  /** Where initdb, pg_ctl and postgres are (default: Debian's PostgreSQL 15). */
+  binDir?: string;
   /** Lines added to postgresql.conf (e.g. `ssl = on`). */
   conf?: string[];
   /** pg_hba.conf's TCP lines, in order (default: `host all all 127.0.0.1/32 trust`). */
@@ -51,11 +54,12 @@ export function asPostgres(command: string, args: string[]): Promise<unknown> {
 }
 
 export async function startStockPostgres(options: StockPostgresOptions = {}): Promise<StockPostgres> {
-  const dir = await mkdtemp(join(tmpdir(), 'wrs-pg15-'));
+  const bin = options.binDir ?? PG15_BIN;
+  const dir = await mkdtemp(join(tmpdir(), 'wrs-pg-'));
   await chmod(dir, 0o755);
   const data = join(dir, 'data');
   if (asRoot) await run('chown', ['postgres', dir]);
-  await asPostgres(join(PG15_BIN, 'initdb'), [
+  await asPostgres(join(bin, 'initdb'), [
     '-D',
     data,
     '-U',
@@ -85,11 +89,11 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
   if (asRoot) await run('chown', ['-R', 'postgres', data]);
   const logFile = join(dir, 'log');
   try {
-    await asPostgres(join(PG15_BIN, 'pg_ctl'), ['-D', data, '-l', logFile, '-w', '-t', '60', 'start']);
+    await asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-l', logFile, '-w', '-t', '60', 'start']);
   } catch (error) {
     const log = await readFile(logFile, 'utf8').catch(() => '');
     await rm(dir, { recursive: true, force: true });
-    throw new Error(`PostgreSQL 15 did not start: ${(error as Error).message}\n${log}`);
+    throw new Error(`the PostgreSQL of ${bin} did not start: ${(error as Error).message}\n${log}`);
   }
   return {
     port,
@@ -110,10 +114,10 @@ export async function startStockPostgres(options: StockPostgresOptions = {}): Pr
     },
     log: () => readFile(logFile, 'utf8').catch(() => ''),
     restart: async (mode) => {
-      await asPostgres(join(PG15_BIN, 'pg_ctl'), ['-D', data, '-l', logFile, '-m', mode, '-w', '-t', '60', 'restart']);
+      await asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-l', logFile, '-m', mode, '-w', '-t', '60', 'restart']);
     },
     stop: async () => {
-      await asPostgres(join(PG15_BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+      await asPostgres(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -2,7 +2,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './global-setup.js';
@@ -17,19 +16,6 @@ export interface TestPki {
   expired: { key: Buffer; cert: Buffer };
   /** Valid and signed by the CA, but for wrong.example.com only. */
   wrongHost: { key: Buffer; cert: Buffer };
-}
-
-/**
- * An IPv4 address of this machine that is not loopback, or undefined when it has none: where a
- * proxy test puts its upstream, since loopback targets are never proxied. A proxy on loopback
- * reaches it all the same.
- */
-export function siteAddress(): string | undefined {
-  for (const list of Object.values(networkInterfaces())) {
-    const found = list?.find((a) => a.family === 'IPv4' && !a.internal);
-    if (found) return found.address;
-  }
-  return undefined;
 }
 
 /** A certificate authority and three server certificates, made with openssl in `dir`. */

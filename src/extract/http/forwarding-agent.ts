@@ -1,16 +1,6 @@
 /**
- * An http:// request through an HTTP proxy the way curl, wget, Python and Go send it: a plain
- * request to the proxy with the target in absolute form (`GET http://host:port/path HTTP/1.1`),
- * plus `Proxy-Authorization: Basic …` when the proxy URL has credentials.
- *
- * Why not hpagent: its HttpProxyAgent opens a CONNECT tunnel even for http:// targets, and a stock
- * Squid (`http_access deny CONNECT !SSL_ports`) refuses a tunnel to any port but 443. A forwarded
- * request is what every proxy expects for http://, and all of them allow it.
- *
- * How: Node's ClientRequest builds its request line from `req.path` when the headers are first
- * written, which is after the agent's `addRequest`. So `addRequest` turns the path into the
- * absolute URL and adds the proxy header, and `createConnection` dials the proxy instead of the
- * target. Everything else (headers, body, streaming, timeouts) is Node's own.
+ * An http:// request through an HTTP proxy in absolute form, as curl and wget send it, instead of
+ * hpagent's CONNECT tunnel. Rule: only the request line and proxy header are ours; the rest is Node's.
  */
 import { Agent, type AgentOptions, type ClientRequest, type RequestOptions } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';

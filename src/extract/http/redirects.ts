@@ -1,16 +1,7 @@
 /**
  * Where a redirect of the login or the listing may lead, decided by us for every hop (got follows
- * none: it would re-POST the password to any host on a 307, and keep the token on https -> http).
- *
- * - Login: only 307/308 (a re-POST), and only to the configured login's origin or the same host
- *   over https. The password goes nowhere else.
- * - Listing: the token goes only to the configured listing's origin or the same host over https.
- *   Another origin may be followed over https without the token (a pre-signed download address);
- *   once dropped, the token stays dropped for the rest of the chain.
- * - Never from https to http, and WINE_API_ALLOW_INSECURE_HTTP's rule holds on every hop.
- *
- * A hop that breaks a rule fails the request before it is made, naming the Location without its
- * user info and query string (a pre-signed address carries its signature there).
+ * none). Rule: the password and the token go only to the configured origin (or its https twin),
+ * never from https to http.
  */
 import { UpstreamError } from '../../errors.js';
 import { insecureHttpProblem } from '../../outbound/insecure-http.js';

@@ -1,17 +1,7 @@
 /**
- * The spool file as it grows: the download (api.ts) says what it has written, and a reader
- * follows the file behind it, so that the listing can be parsed while it downloads.
- *
- * Why follow the file rather than hand the parser the bytes from the socket: the download keeps
- * its own pace. The parse is slower than the network (a first load parses for several times as
- * long as it downloads); bytes handed over with backpressure would hold the upstream connection
- * open for the whole parse (and against WINE_API_TIMEOUT_MS), and without backpressure they would
- * pile up in memory. The file holds them instead, in the page cache, at no cost to the heap.
- *
- * Each download attempt rewrites the file from its start. A reader follows one attempt; when that
- * attempt fails (a body cut off, a 5xx after a retry, a 401 before the renewed login) the reader
- * stops with AttemptAbandoned at once, even while the download waits to retry, so that whoever
- * parses can throw away what it made of the attempt and start over with the next one.
+ * The spool file as it grows: the download says what it has written, and a reader follows the file
+ * behind it. Rule: a reader follows one attempt and stops with AttemptAbandoned as soon as that
+ * attempt fails (docs/internals.md, Parsing while the download streams).
  */
 import { open } from 'node:fs/promises';
 import { AbortedError } from '../../errors.js';

@@ -1,17 +1,7 @@
 /**
- * The scanner's fast lane for the usual record: a compact flat object of ASCII keys and values
- * (`{"id":1,"wpi":"W-1","qty":12.50,"ok":true,"note":null}`: no whitespace between tokens, no
- * escape, no nested value, no NaN/Infinity), validated and its member ends noted in one tight loop,
- * without writing any output. The state machine (listing-scanner.ts) spends most of a record's
- * time on per-token dispatch and on copying every byte into its output, which is thrown away for
- * every record the record hook or the flat builder takes. Strings and digit runs are read four
- * bytes at a time while no byte is special.
- *
- * It accepts only what the state machine accepts, with the same member ends; anything else
- * (including a record that runs past the window) answers -1 having changed nothing but `ends`,
- * and the state machine scans the record from its first byte as before. When a record taken here
- * does need the rewritten output (it goes through JSON.parse after all), `quoteFlatRecord` writes
- * exactly what the state machine would have.
+ * The scanner's fast lane for the usual compact flat record: validated, member ends noted, no output.
+ * Rule: it accepts only what the state machine accepts, with the same member ends; anything else
+ * answers -1 having changed nothing but `ends`.
  */
 import { MAX_MEMBER_ENDS } from './scanner-state.js';
 import { viewOf } from '../../io/byte-view.js';

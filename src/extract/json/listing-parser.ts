@@ -1,44 +1,7 @@
 /**
- * Push-based, streaming, lossless parser of the listing document: bytes in, records out, each
- * with its exact source text, numbers never passing through a JavaScript number.
- *
- * Layers, each in its own file: the JSON state machine (listing-scanner.ts, with its resumable
- * state in scanner-state.ts), the envelope around the records (listing-envelope.ts), and here
- * what becomes of each record.
- *
- * Why the layers are a class chain (ScannerState <- ListingScanner <- ListingEnvelopeScanner <-
- * ListingParser, only the last one instantiated) rather than one class or separate objects:
- * - The hot loop (ListingScanner.scan) resumes from, and writes back to, fields that every layer
- *   also reads (`out`, `o`, `state`, `mode`, `valueStart`, `memberEnds`...). As fields of one
- *   object of one shape they are plain monomorphic property accesses for V8; separate objects
- *   would add a hop per access, or copying between objects at every record and key boundary.
- * - Each layer is one concern in a file that reads in one sitting: bytes and JSON states ->
- *   the envelope -> records (here) -> values (record-values.ts, a separate object: it keeps no
- *   scanner state). One class would be a file of some 1,200 lines.
- * - A layer hands work to the one above only through a few abstract hooks (valueDone,
- *   envelopeStep, startRecord; startArray, finishRecord, endArray), each with one
- *   implementation, so those calls stay monomorphic too.
- *
- * What becomes of each record:
- * - Fast path: a record that is a flat object (scalar member values only, the usual record) is
- *   built from its `raw` text (record-values.ts), using the member ends the scanner recorded,
- *   and its rewritten bytes are dropped (a compact one the scanner's fast lane took has none: they
- *   are written only if it goes to JSON.parse after all, see flat-record.ts). Its string values are slices of `raw` (V8
- * may keep a   long one as a view of `raw`, so holding such a value holds that record's raw text).
- * - Anything else stays in the batch buffer `out` as rewritten text (numbers quoted) and is
- *   parsed per batch (one JSON.parse of `[a,b,c]`): at the end of every push, and whenever the
- *   batch exceeds BATCH_BYTES within a push. A record still incomplete at the end of a push
- *   stays in the buffer and is finished by a later push.
- * - A chunk is scanned in windows of at most WINDOW bytes; before each window `out` is made
- *   large enough for the worst-case expansion of that window, so the hot loop writes without
- *   capacity checks. A value over its limit (depth, record size, 64 KiB for top-level values)
- *   keeps being scanned (validated) but its output is dropped at each window boundary, so
- *   memory stays bounded whatever the document holds.
- * - `raw` is decoded per record straight from the chunk (a fresh string, not a slice of a larger
- *   one, so keeping a few rejected records' raw text never pins whole chunks in memory), with
- *   latin1Slice when the record is ASCII. A record spanning chunks keeps its first bytes (enough
- *   for maxRawChars characters) in a side buffer.
- * - byteOffset/byteLength count bytes of the document as received (a BOM included).
+ * Push-based, streaming, lossless parser of the listing document: bytes in, records out, each with
+ * its exact source text. Rule: numbers never pass through a JavaScript number. The layers' class
+ * chain and each record's path are in docs/internals.md (The parser).
  */
 import { quoteFlatRecord } from './flat-record.js';
 import { ListingEnvelopeScanner } from './listing-envelope.js';

@@ -1,17 +1,7 @@
 /**
- * The hot loop: a byte-level JSON (RFC 8259) state machine over one window of a chunk. While it
- * validates, it copies each value into `out` with every number token wrapped in quotes
- * (`12.50` -> `"12.50"`) and every non-ASCII character written as Latin-1 or a \u escape, so
- * that JSON.parse of `out` keeps numbers as their exact text and decodes with latin1Slice.
- * At depth 1 of a record it notes where each member ends (the record fast paths use them).
- * The envelope states (outside any value) are handed to `envelopeStep`.
- *
- * One function, one switch: the scanner's state is in locals for a whole window and goes back to
- * fields only around the rare calls out (slow paths in scanner-state.ts, the envelope, a
- * completed value). The number token's fast path (number-token.ts) and the decoding of a non-ASCII
- * character (scanner-state.ts utf8Char) are functions V8 inlines.
- * The usual record (a compact flat object) does not come through the states at all: the fast
- * lane (flat-record.ts) takes it whole when it starts, and only what it declines is scanned here.
+ * The hot loop: a byte-level JSON (RFC 8259) state machine over one window of a chunk, copying each
+ * value into `out` with numbers quoted. Rule: `scan` stays one function (see its head); the usual
+ * compact flat record is taken by the fast lane (flat-record.ts) and never comes through here.
  */
 import { scanFlatRecord } from './flat-record.js';
 import { quoteNumber } from './number-token.js';
@@ -58,8 +48,12 @@ export abstract class ListingScanner extends ScannerState {
   /** Scans envelope bytes from `i` (state in `this.state`, output in `this.o`); returns the next position. */
   protected abstract envelopeStep(b: Buffer, i: number, end: number): number;
 
-  // Everything the loop needs is in locals; they are written back before any method call that
-  // reads or changes scanner state, and on exit.
+  // The hot loop, kept as ONE function with one switch on purpose: every byte of every record the
+  // fast lane declines passes through here, so the scanner's state lives in locals for a whole
+  // window (V8 keeps them in registers) and goes back to fields only around the rare calls out
+  // (slow paths, the envelope, a completed value). Split into methods, each token would pay a call
+  // and a round trip of the state through `this`. Do not split it; keep the rare cases out of line.
+  // Locals are written back before any method call that reads or changes scanner state, and on exit.
   protected scan(b: Buffer, start: number, end: number): void {
     let i = start;
     let state = this.state;

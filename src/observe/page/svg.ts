@@ -3,7 +3,7 @@
  * axes with units, a legend), each bar a link to its run. Colours come from the stylesheet by
  * class (no style attribute: the Content-Security-Policy allows none).
  */
-import { html, type Html } from './html.js';
+import { Html, html } from './html.js';
 
 export interface Series {
   key: string;
@@ -100,16 +100,25 @@ export function barChart(chart: Chart): Html {
 
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
     const v = top * f;
-    return html`<g class="tick"><line x1="${LEFT - 4}" x2="${W - RIGHT}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"></line><text x="${LEFT - 7}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${tickText(v)}</text></g>`;
+    const at = y(v).toFixed(1);
+    const line = html`<line x1="${LEFT - 4}" x2="${W - RIGHT}" y1="${at}" y2="${at}"></line>`;
+    const text = html`<text x="${LEFT - 7}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${tickText(v)}</text>`;
+    return html`<g class="tick">${line}${text}</g>`;
   });
   // Each id centred under its bar; as many as fit side by side, counted from the newest run, which is always named.
   const widest = Math.max(1, ...chart.bars.map((b) => b.runId.length)) * DIGIT_W + LABEL_GAP;
   const every = Math.max(1, Math.ceil(widest / slot));
   const xLabels = chart.bars.map((b, i) =>
     (n - 1 - i) % every === 0
-      ? html`<text class="x-label" data-run="${b.runId}" x="${center(i).toFixed(2)}" y="${H - BOTTOM + 16}" text-anchor="middle">${b.runId}</text>`
+      ? html`<text class="x-label" data-run="${b.runId}" x="${center(i).toFixed(2)}" y="${H - BOTTOM + 16}"${
+          MIDDLE
+        }>${b.runId}</text>`
       : null,
   );
+  const hit = (i: number) =>
+    html`<rect class="hit" x="${(LEFT + slot * i).toFixed(2)}" y="${TOP}"${html` width="${slot.toFixed(2)}"`} height="${
+      plotH
+    }"></rect>`;
   const cut: Array<{ runId: string; total: number }> = [];
   const bars = chart.bars.map((b, i) => {
     const x = LEFT + slot * i + (slot - barW) / 2;
@@ -122,14 +131,20 @@ export function barChart(chart: Chart): Html {
       const y0 = y(base);
       const y1 = y(base + v);
       base += v;
-      return html`<rect class="bar s-${series}${
-        b.marks?.length ? ` ${b.marks.join(' ')}` : ''
-      }" x="${x.toFixed(2)}" y="${y1.toFixed(2)}" width="${barW.toFixed(2)}" height="${Math.max(y0 - y1, 0).toFixed(2)}" data-series="${series}" data-value="${value}"></rect>`;
+      const classes = `bar s-${series}${b.marks?.length ? ` ${b.marks.join(' ')}` : ''}`;
+      const box = html`x="${x.toFixed(2)}" y="${y1.toFixed(2)}" width="${barW.toFixed(2)}"`;
+      const height = Math.max(y0 - y1, 0).toFixed(2);
+      const data = html`data-series="${series}" data-value="${value}"`;
+      return html`<rect class="${classes}" ${box} height="${height}" ${data}></rect>`;
     });
     // A cut bar: a gap across it near the top, and its total written above it.
-    const mark = isCut
-      ? html`<path class="cut" d="M${(x - 1).toFixed(2)} ${TOP + 9} l${(barW + 2).toFixed(2)} -4 m0 4 l${-(barW + 2).toFixed(2)} 4"></path><text class="cut-value" x="${center(i).toFixed(2)}" y="${TOP - 6}" text-anchor="middle">${valueText(total)}</text>`
-      : null;
+    const across = (barW + 2).toFixed(2);
+    // The way back is the negated number (as it always was): "-8.5", not "-8.50".
+    const gap = `M${(x - 1).toFixed(2)} ${TOP + 9} l${across} -4 m0 4 l${-across} 4`;
+    const cutMark = html`<path class="cut" d="${gap}"></path>`;
+    const cutAt = html`x="${center(i).toFixed(2)}" y="${TOP - 6}"`;
+    const cutValue = html`<text class="cut-value" ${cutAt}${MIDDLE}>${valueText(total)}</text>`;
+    const mark = isCut ? html`${cutMark}${cutValue}` : null;
     // A warned run (a check failed at warn level): a mark above its bar.
     const warned = b.marks?.includes('warned') === true;
     const markY = isCut ? TOP - 4 : y(total) - 9;
@@ -138,10 +153,7 @@ export function barChart(chart: Chart): Html {
       : null;
     return html`<a href="/runs/${b.runId}" class="run-bar" data-run="${b.runId}"${
       isCut ? html` data-cut="${total}"` : null
-    }${warned ? html` data-warned="true"` : null}><title>${b.label}</title><rect class="hit" x="${(
-      LEFT +
-      slot * i
-    ).toFixed(2)}" y="${TOP}" width="${slot.toFixed(2)}" height="${plotH}"></rect>${rects}${mark}${warn}</a>`;
+    }${warned ? html` data-warned="true"` : null}><title>${b.label}</title>${hit(i)}${rects}${mark}${warn}</a>`;
   });
   const cutWords = cut.length === 0 ? '' : ` ${cutSentence(cut, chart.unit)}`;
   const desc =
@@ -151,15 +163,16 @@ export function barChart(chart: Chart): Html {
           chart.bars.length === 1
             ? `1 run, run ${chart.bars[0]!.runId}`
             : `${chart.bars.length} runs, from run ${chart.bars[0]!.runId} to run ${chart.bars.at(-1)!.runId}`
-        }; the highest bar is ${valueText(Math.max(...totals))} ${chart.unit}.${cutWords} The same numbers are in the table below the plots.`;
+        }; the highest bar is ${valueText(Math.max(...totals))} ${chart.unit}.${cutWords}` +
+        ' The same numbers are in the table below the plots.';
   return html`<figure class="chart" id="${chart.id}">
 <figcaption>${chart.title}</figcaption>
-<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${chart.id}-t ${chart.id}-d">
+<svg ${SVG_NS} viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${chart.id}-t ${chart.id}-d">
 <title id="${chart.id}-t">${chart.title}</title><desc id="${chart.id}-d">${desc}</desc>
 ${ticks}
 <line class="axis" x1="${LEFT}" x2="${LEFT}" y1="${TOP}" y2="${TOP + plotH}"></line>
 <line class="axis" x1="${LEFT}" x2="${W - RIGHT}" y1="${TOP + plotH}" y2="${TOP + plotH}"></line>
-<text class="axis-label" transform="rotate(-90)" x="${-(TOP + plotH / 2)}" y="13" text-anchor="middle">${chart.unit}</text>
+<text class="axis-label" transform="rotate(-90)" x="${-(TOP + plotH / 2)}" y="13"${MIDDLE}>${chart.unit}</text>
 <text class="axis-label" x="${LEFT + plotW / 2}" y="${H - 3}" text-anchor="middle">run id (oldest left)</text>
 ${xLabels}
 ${bars}
@@ -171,6 +184,30 @@ ${bars}
   }</ul>
 ${cut.length === 0 ? null : html`<p class="chart-note">${cutSentence(cut, chart.unit)}</p>`}
 </figure>`;
+}
+
+const SVG_NS = new Html('xmlns="http://www.w3.org/2000/svg"');
+const MIDDLE = new Html(' text-anchor="middle"');
+
+/** One phase's row of the phase chart: its name, its bar (with a tooltip) and its value. */
+function phaseRow(
+  p: { phase: string; ms: number },
+  rowTop: number,
+  left: number,
+  x: (s: number) => number,
+  rowH: number,
+): Html {
+  const name = html`<text x="${left - 6}" y="${rowTop + 21}" text-anchor="end">${p.phase}</text>`;
+  const width = Math.max(x(p.ms / 1000) - left, 0.5).toFixed(2);
+  const box = html`x="${left}" y="${rowTop + 8}" width="${width}" height="${rowH - 6}"`;
+  const bar = html`<rect class="bar s-phase" ${box}><title>${p.phase}: ${p.ms} ms</title></rect>`;
+  const value = html`<text x="${(x(p.ms / 1000) + 4).toFixed(1)}" y="${rowTop + 21}">${formatMs(p.ms)}</text>`;
+  return html`${name}${bar}${value}`;
+}
+
+/** The phase chart's description: each phase and its time. */
+function phaseWords(phases: ReadonlyArray<{ phase: string; ms: number }>): string {
+  return `${phases.map((p) => `${p.phase} ${formatMs(p.ms)}`).join('; ')}. The download overlaps the parse.`;
 }
 
 /** What a chart says of its cut bars, in words: which runs, and their totals. */
@@ -191,17 +228,19 @@ export function phaseChart(id: string, phases: ReadonlyArray<{ phase: string; ms
   const plotW = W - left - right;
   const height = phases.length * rowH + 40;
   const x = (s: number) => left + (s / top) * plotW;
-  const ticks = [0, 0.5, 1].map(
-    (f) =>
-      html`<g class="tick"><line x1="${x(top * f).toFixed(1)}" x2="${x(top * f).toFixed(1)}" y1="4" y2="${phases.length * rowH + 6}"></line><text x="${x(top * f).toFixed(1)}" y="${phases.length * rowH + 20}" text-anchor="middle">${tickText(top * f)}</text></g>`,
-  );
+  const ticks = [0, 0.5, 1].map((f) => {
+    const at = x(top * f).toFixed(1);
+    const line = html`<line x1="${at}" x2="${at}" y1="4" y2="${phases.length * rowH + 6}"></line>`;
+    const text = html`<text x="${at}" y="${phases.length * rowH + 20}"${MIDDLE}>${tickText(top * f)}</text>`;
+    return html`<g class="tick">${line}${text}</g>`;
+  });
   const bars = phases.map(
     (p, i) =>
-      html`<g class="phase" data-phase="${p.phase}" data-ms="${p.ms}"><text x="${left - 6}" y="${i * rowH + 21}" text-anchor="end">${p.phase}</text><rect class="bar s-phase" x="${left}" y="${i * rowH + 8}" width="${Math.max(x(p.ms / 1000) - left, 0.5).toFixed(2)}" height="${rowH - 6}"><title>${p.phase}: ${p.ms} ms</title></rect><text x="${(x(p.ms / 1000) + 4).toFixed(1)}" y="${i * rowH + 21}">${formatMs(p.ms)}</text></g>`,
+      html`<g class="phase" data-phase="${p.phase}" data-ms="${p.ms}">${phaseRow(p, i * rowH, left, x, rowH)}</g>`,
   );
   return html`<figure class="chart phases" id="${id}">
-<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
-<title id="${id}-t">Wall time of each phase, in seconds</title><desc id="${id}-d">${phases.map((p) => `${p.phase} ${formatMs(p.ms)}`).join('; ')}. The download overlaps the parse.</desc>
+<svg ${SVG_NS} viewBox="0 0 ${W} ${height}" role="img" aria-labelledby="${id}-t ${id}-d">
+<title id="${id}-t">Wall time of each phase, in seconds</title><desc id="${id}-d">${phaseWords(phases)}</desc>
 ${ticks}
 <line class="axis" x1="${left}" x2="${left}" y1="4" y2="${phases.length * rowH + 6}"></line>
 <text class="axis-label" x="${left + plotW / 2}" y="${height - 2}" text-anchor="middle">seconds</text>
