@@ -18,9 +18,9 @@
  * Without BENCH_DATABASE_URL (or --database-url) an embedded PostgreSQL is started in a temp dir.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, tmpdir, totalmem, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -32,6 +32,7 @@ import { BENCH_EMAIL, BENCH_PASSWORD, startListingServer, type ListingServer } f
 import { captionOf, renderBenchSvg } from './plot.js';
 import {
   firstLoadRatioLines,
+  profileShareLines,
   judge,
   NAMES,
   stepTable,
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
   const dataDir = values['data-dir'] ?? join(tmpdir(), 'wrs-bench-data');
   await mkdir(dataDir, { recursive: true });
   const work = await mkdtemp(join(tmpdir(), 'wrs-bench-'));
+  // As root the embedded server runs as the `postgres` user (src/db/embedded.ts): it must reach its data directory.
+  if (userInfo().uid === 0) await chmod(work, 0o755);
   let databaseUrl = values['database-url'] ?? process.env.BENCH_DATABASE_URL;
   let stopDb: () => Promise<void> = async () => undefined;
   if (!databaseUrl) {
@@ -161,6 +164,8 @@ async function main(): Promise<void> {
             ...[NAMES.first, NAMES.newFields, NAMES.unchanged, NAMES.changed].map((name) => stepTable(results, name)),
             '',
             ...firstLoadRatioLines(results),
+            '',
+            ...profileShareLines(results),
             '',
             ...targetLines(results),
           ]),

@@ -282,6 +282,32 @@ export function stepTable(runs: BenchRun[], name: string): string {
 }
 
 /**
+ * What the run's profile (its `profile` phase, sync_runs.phases) cost in each measurement, and its
+ * share of the run's wall time: median and range over the runs.
+ * `unchanged re-sync: profile 4 ms (0.2% of the run; 3-6 ms, 0.1-0.3% over 3 runs)`.
+ */
+export function profileShareLines(runs: BenchRun[]): string[] {
+  return [NAMES.first, NAMES.unchanged, NAMES.changed].flatMap((name) => {
+    const ms: number[] = [];
+    const shares: number[] = [];
+    for (const r of runs) {
+      const m = r.syncs.find((s) => s.name === name);
+      const profile = m?.phasesMs?.profile;
+      if (m === undefined || profile === undefined || !Number.isFinite(m.seconds)) continue;
+      ms.push(profile);
+      shares.push((100 * profile) / (m.seconds * 1000));
+    }
+    if (ms.length === 0) return [];
+    const range = (xs: number[], digits: number) =>
+      `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`;
+    return [
+      `${name}: profile ${median(ms).toFixed(0)} ms (${median(shares).toFixed(1)}% of the run; ` +
+        `${range(ms, 0)} ms, ${range(shares, 1)}% over ${ms.length} run${ms.length === 1 ? '' : 's'})`,
+    ];
+  });
+}
+
+/**
  * Each measurement whose target is relative to the first load, as that ratio per run (the tables
  * give ratios to the floor): `first load, 2 new fields per record: 1.08x, 1.12x the run's first load (target <=
  * 1.25x)`.

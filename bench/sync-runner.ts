@@ -35,6 +35,8 @@ export interface SyncMeasure {
   counts: Record<string, number | null>;
   /** Duration of each step and statement, from the run's debug log. */
   stepsMs: Record<string, number>;
+  /** Each phase's wall time as the run stored it (sync_runs.phases); absent in older reports. */
+  phasesMs?: Record<string, number>;
   /**
    * The steps (spans inside no other step, statements of a step excluded) summed, and how much of that ran beside
    * another step.
@@ -118,6 +120,9 @@ export async function measureSync(
       ]),
     ),
     stepsMs: steps(stderr),
+    phasesMs: Object.fromEntries(
+      ((run.phases as Array<{ phase: string; ms: number }> | null) ?? []).map((p) => [p.phase, p.ms]),
+    ),
     overlap: {
       stepsSeconds: overlap.sumMs / 1000,
       coveredSeconds: overlap.coveredMs / 1000,

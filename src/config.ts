@@ -9,6 +9,7 @@ import { ConfigError } from './errors.js';
 import { resolveTarget, SettingsProblem, type DatabaseSettings } from './outbound/database-url.js';
 import { insecureHttpProblem } from './outbound/insecure-http.js';
 import { readProxyEnv, type ProxyConfig } from './outbound/proxy-env.js';
+import { ChecksFileProblem, readChecksFile, type CheckRule, type ChecksSettings } from './checks/checks-file.js';
 import { fileOf, readRequired, readSetting } from './settings/read.js';
 import { blankToUndefined, identifier, type Env } from './settings/readers.js';
 import type { SettingName, SettingValue } from './settings/table.js';
@@ -77,7 +78,9 @@ export interface Config {
    * Webhook notifications when set; the URL is a secret. `retries`: also a failed attempt that the
    * daemon will retry (SYNC_NOTIFY_ON=retry), which is otherwise told only when the daemon gives up.
    */
-  notify: { url: string; on: 'failure' | 'all'; retries: boolean } | undefined;
+  notify: { url: string; on: 'failure' | 'all'; retries: boolean; checks: boolean } | undefined;
+  /** The checks every run makes before it commits (SYNC_CHECKS, SYNC_CHECKS_FILE; checks/). */
+  checks: ChecksSettings;
   /** The daemon's waits before retrying a failed run, one per retry (SYNC_RUN_RETRY_DELAYS; empty: none). */
   runRetryDelaysMs: readonly number[];
   /** The daemon runs once at start when the schedule's most recent slot's chain has not ended (SYNC_CATCH_UP). */
@@ -139,6 +142,16 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
   const metricsHost = read('SYNC_METRICS_HOST');
   const notifyUrl = read('SYNC_NOTIFY_URL');
   const notifyOn = read('SYNC_NOTIFY_ON');
+  const checksFile = read('SYNC_CHECKS_FILE');
+  let checkRules: CheckRule[] = [];
+  if (checksFile !== undefined) {
+    try {
+      checkRules = readChecksFile(checksFile);
+    } catch (error) {
+      if (!(error instanceof ChecksFileProblem)) throw error;
+      problems.push(error.message);
+    }
+  }
   const openLineageUrl = read('SYNC_OPENLINEAGE_URL');
   const openLineageKey = read('SYNC_OPENLINEAGE_API_KEY');
   const openLineageNamespace = read('SYNC_OPENLINEAGE_NAMESPACE');
@@ -166,6 +179,7 @@ export function loadConfig(env: Env, needs: ConfigNeeds): Config {
     pushgatewayUrl: read('SYNC_PUSHGATEWAY_URL'),
     exitFlushTimeoutMs: read('SYNC_EXIT_FLUSH_TIMEOUT'),
     notify: notifyUrl === undefined ? undefined : { url: notifyUrl, ...notifyOn },
+    checks: { enabled: read('SYNC_CHECKS') === 'on', file: checksFile, rules: checkRules },
     runRetryDelaysMs: read('SYNC_RUN_RETRY_DELAYS'),
     catchUp: read('SYNC_CATCH_UP'),
     ui: {

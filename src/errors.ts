@@ -22,7 +22,8 @@ export type ErrorCode =
   | 'LOCAL_DISK'
   | 'CATALOGUE_MISMATCH'
   | 'SCHEMA_TOO_NEW'
-  | 'LOCK_LOST';
+  | 'LOCK_LOST'
+  | 'CHECK_FAILED';
 
 export class SyncError extends Error {
   readonly code: ErrorCode;
@@ -98,6 +99,16 @@ export class InvalidListingError extends SyncError {
 export class GuardError extends SyncError {
   constructor(code: 'REJECT_THRESHOLD' | 'MASS_DELETE' | 'SCHEMA_CHANGE', message: string) {
     super(code, message);
+  }
+}
+
+/**
+ * An error-level check failed on what the run would commit (checks/evaluate.ts): refused before the
+ * commit, until a run with --accept-check NAME. A person must look: never retried.
+ */
+export class CheckFailedError extends SyncError {
+  constructor(message: string) {
+    super('CHECK_FAILED', message);
   }
 }
 

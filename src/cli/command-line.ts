@@ -23,6 +23,8 @@ export interface Flag {
   required?: boolean;
   /** A whole number in this range: checked here, with a message of its own. */
   integer?: { min: number; max: number };
+  /** May be given more than once: the values in order. */
+  multiple?: boolean;
 }
 
 /** The environment a command reads, shown in its --help: what it cannot run without, and what else it reads. */
@@ -43,11 +45,13 @@ export interface CommandSpec<F extends Record<string, Flag> = Record<string, Fla
 }
 
 export type FlagValues<F extends Record<string, Flag>> = {
-  [K in keyof F]: F[K] extends { default: string } | { required: true }
-    ? string
-    : F[K] extends { type: 'boolean' }
-      ? boolean | undefined
-      : string | undefined;
+  [K in keyof F]: F[K] extends { multiple: true }
+    ? string[] | undefined
+    : F[K] extends { default: string } | { required: true }
+      ? string
+      : F[K] extends { type: 'boolean' }
+        ? boolean | undefined
+        : string | undefined;
 };
 
 /** Groups of settings for the commands' help, from the settings table (each command also names what it needs). */
@@ -121,7 +125,7 @@ export function parseCommand<F extends Record<string, Flag>>(spec: CommandSpec<F
   // Not strict: node's own messages ("Unknown option", "argument is ambiguous") are replaced by ours.
   const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
   const refuse = (message: string) => new UsageError(`${message}\n\n${usageOf(spec)}`);
-  const values: Record<string, string | boolean | undefined> = {};
+  const values: Record<string, string | string[] | boolean | undefined> = {};
   for (const token of tokens) {
     if (token.kind === 'positional')
       throw refuse(`unexpected argument "${token.value}": ${spec.name} takes only options`);
@@ -137,7 +141,8 @@ export function parseCommand<F extends Record<string, Flag>>(spec: CommandSpec<F
     if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-') && !/^-\d/.test(token.value))) {
       throw refuse(`${token.rawName} needs a value (${flag.value ?? 'VALUE'})`);
     }
-    values[token.name] = token.value;
+    if (flag.multiple) values[token.name] = [...((values[token.name] as string[] | undefined) ?? []), token.value];
+    else values[token.name] = token.value;
   }
   for (const [name, flag] of Object.entries(spec.flags)) {
     if (values[name] === undefined && flag.default !== undefined) values[name] = flag.default;

@@ -10,6 +10,8 @@ import { forceExitLater } from '../job/shutdown.js';
 import { migrate } from '../db/migrate.js';
 import { HelpRequested, SyncError, UsageError, describeError } from '../errors.js';
 import { findRun, recentRuns, type RunRow } from '../load/audit.js';
+import { checksOfRuns, profilesOfRuns } from '../load/checks-store.js';
+import type { Pool } from '../db/pool.js';
 import { formatRun, formatRunsTable, formatSummary } from './summary.js';
 import { RunReporter } from '../observe/run-reporter.js';
 import { runSync, type SyncOutcome, type SyncRequest } from '../run/sync.js';
@@ -34,6 +36,12 @@ const RUN = defineCommand({
     'accept-schema-change': {
       type: 'boolean',
       help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)',
+    },
+    'accept-check': {
+      type: 'string',
+      value: 'NAME',
+      multiple: true,
+      help: 'let this run through although the error-level check NAME fails (e.g. nulls:inventory_sales); repeatable',
     },
     'from-file': { type: 'string', value: 'F', help: 'load a saved listing document instead of calling the API' },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
@@ -64,6 +72,12 @@ const REPLAY = defineCommand({
     'accept-schema-change': {
       type: 'boolean',
       help: 'load even though a field the last successful run saw is now absent (it becomes the new reference)',
+    },
+    'accept-check': {
+      type: 'string',
+      value: 'NAME',
+      multiple: true,
+      help: 'let this run through although the error-level check NAME fails (e.g. nulls:inventory_sales); repeatable',
     },
     json: { type: 'boolean', help: 'print the finished sync_runs row as JSON on stdout' },
   },
@@ -196,6 +210,7 @@ async function runCommand(args: string[], io: Io): Promise<number> {
     dryRun: flags['dry-run'] === true,
     allowMassDelete: flags['allow-mass-delete'] === true,
     acceptSchemaChange: flags['accept-schema-change'] === true,
+    acceptChecks: flags['accept-check'] ?? [],
   };
   // A file's size is known: the progress line then shows a bar and the time left.
   const total =
@@ -216,6 +231,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     dryRun: flags['dry-run'] === true,
     allowMassDelete: flags['allow-mass-delete'] === true,
     acceptSchemaChange: flags['accept-schema-change'] === true,
+    acceptChecks: flags['accept-check'] ?? [],
   };
   return syncOnce(io, { api: false, database: true }, request, flags.json === true);
 }
@@ -355,7 +371,7 @@ export function printOutcome(io: Io, outcome: SyncOutcome, json: boolean): void 
   io.stdout.write(
     json
       ? `${JSON.stringify(outcome.run)}\n`
-      : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi, outcome.newFields)}\n`,
+      : `${formatSummary(outcome.run, outcome.topReasons, outcome.bi, outcome.newFields, outcome.checks)}\n`,
   );
 }
 
@@ -375,6 +391,13 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
   }
 }
 
+/** Runs with their checks (failed ones first) and their profile, as `status --json` gives them. */
+async function withChecksAndProfile(pool: Pool, runs: RunRow[]): Promise<RunRow[]> {
+  const ids = runs.map((r) => String(r.id));
+  const [checks, profiles] = await Promise.all([checksOfRuns(pool, ids), profilesOfRuns(pool, ids)]);
+  return runs.map((r) => ({ ...r, checks: checks.get(String(r.id)) ?? [], profile: profiles.get(String(r.id)) ?? [] }));
+}
+
 async function statusCommand(args: string[], io: Io): Promise<number> {
   const flags = parseCommand(STATUS, args);
   const job = openJob(io, { api: false, database: true });
@@ -383,15 +406,22 @@ async function statusCommand(args: string[], io: Io): Promise<number> {
     if (flags.run !== undefined) {
       const run = await findRun(job.pool, flags.run);
       if (!run) throw new UsageError(`there is no run ${flags.run} in sync_runs`);
-      io.stdout.write(flags.json ? `${JSON.stringify(run)}\n` : `${formatRun(run)}\n`);
+      const [withChecks] = await withChecksAndProfile(job.pool, [run]);
+      io.stdout.write(flags.json ? `${JSON.stringify(withChecks)}\n` : `${formatRun(withChecks!)}\n`);
       return 0;
     }
     const runs: RunRow[] = await recentRuns(job.pool, Number(flags.limit));
-    io.stdout.write(
-      flags.json
-        ? `${JSON.stringify(runs)}\n`
-        : `${formatRunsTable(runs, attemptsAllowed(job.config.runRetryDelaysMs))}\n`,
-    );
+    if (flags.json)
+      io.stdout.write(`${JSON.stringify(await withChecksAndProfile(job.pool, runs))}
+`);
+    else {
+      const checks = await checksOfRuns(
+        job.pool,
+        runs.map((r) => String(r.id)),
+      );
+      io.stdout.write(`${formatRunsTable(runs, attemptsAllowed(job.config.runRetryDelaysMs), checks)}
+`);
+    }
     return 0;
   } finally {
     await job.close();

@@ -9,6 +9,7 @@ export function formatSummary(
   topReasons: Array<{ reason: string; count: number }>,
   bi?: BiRounding,
   newFields: readonly NewField[] = [],
+  checks: ReadonlyArray<{ check_name: string; severity: string; passed: boolean; message: string }> = [],
 ): string {
   const lines = [
     `run ${run.id} ${run.status}${run.dry_run ? ' (dry run: nothing committed)' : ''} in ${duration(run)} ` +
@@ -37,6 +38,9 @@ export function formatSummary(
   for (const line of listNewFields(newFields)) lines.push(`  ${line}`);
   if (run.unknown_fields && run.unknown_fields.length > 0)
     lines.push(`  fields not in the catalogue: ${run.unknown_fields.join(', ')}`);
+  const failed = checks.filter((c) => !c.passed);
+  if (checks.length > 0) lines.push(`  checks: ${checks.length - failed.length} of ${checks.length} passed`);
+  for (const c of failed) lines.push(`    ${c.severity}: ${c.message}`);
   const biWarning = bi && describeBiRounding(bi);
   if (biWarning) lines.push(`  warning: ${biWarning}`);
   if (run.error) lines.push(`  error: ${run.error}`);
@@ -44,11 +48,22 @@ export function formatSummary(
   return stripControls(lines.join('\n'));
 }
 
+/** A run's checks in a few words: `2 warn`, `1 error, 1 warn` (failed ones), `ok`, or `-` when none were made. */
+export function checksCell(checks: ReadonlyArray<{ passed: boolean; severity: string }> | undefined): string {
+  if (checks === undefined || checks.length === 0) return '-';
+  const errors = checks.filter((c) => !c.passed && c.severity === 'error').length;
+  const warns = checks.filter((c) => !c.passed && c.severity === 'warn').length;
+  const parts = [...(errors > 0 ? [`${errors} error`] : []), ...(warns > 0 ? [`${warns} warn`] : [])];
+  return parts.length === 0 ? 'ok' : parts.join(', ');
+}
+
+type Checks = ReadonlyMap<string, ReadonlyArray<{ passed: boolean; severity: string }>>;
+
 /**
  * `attempts`: how many a chain may have (1 + SYNC_RUN_RETRY_DELAYS), as /healthz counts them. A run
  * of a chain (a retry, or one to be retried) shows `2 of 4 (retry of 17)`: 17 is the first attempt.
  */
-const columns = (attempts: number): Array<[string, (r: RunRow) => string]> => [
+const columns = (attempts: number): Array<[string, (r: RunRow, checks: Checks) => string]> => [
   ['id', (r) => String(r.id)],
   ['trigger', (r) => r.trigger],
   [
@@ -75,6 +90,7 @@ const columns = (attempts: number): Array<[string, (r: RunRow) => string]> => [
   ['unchanged', (r) => n(r.unchanged)],
   ['deleted', (r) => n(r.deleted)],
   ['restored', (r) => n(r.restored)],
+  ['checks', (r, checks) => checksCell(checks.get(String(r.id)))],
   ['error', (r) => shortError(r.error)],
 ];
 
@@ -99,10 +115,10 @@ export function formatRun(run: RunRow): string {
   return stripControls(lines.join('\n'));
 }
 
-export function formatRunsTable(runs: RunRow[], attempts: number): string {
+export function formatRunsTable(runs: RunRow[], attempts: number, checks: Checks = new Map()): string {
   if (runs.length === 0) return 'no runs yet';
   const COLUMNS = columns(attempts);
-  const cells = runs.map((r) => COLUMNS.map(([, get]) => stripControls(get(r))));
+  const cells = runs.map((r) => COLUMNS.map(([, get]) => stripControls(get(r, checks))));
   const widths = COLUMNS.map(([title], i) => Math.max(title.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: string[]) =>
     row

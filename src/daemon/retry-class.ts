@@ -67,6 +67,10 @@ export const RETRY_BY_CODE: Readonly<Record<ErrorCode, RetryRule>> = {
     class: 'needs-a-person',
     why: 'a field vanished from the listing: the guard waits for a person (or --accept-schema-change)',
   },
+  CHECK_FAILED: {
+    class: 'needs-a-person',
+    why: 'an error-level check failed on what the run would commit: a person looks at the data (or runs with --accept-check)',
+  },
   SCHEMA_TOO_NEW: {
     class: 'needs-a-person',
     why: 'the database was migrated by a newer release: this one must be upgraded',

@@ -13,7 +13,16 @@ import { listNewFields, type NewField } from '../transform/schema-drift.js';
 
 export type { NewField };
 
-export type NotifyEvent = 'failed' | 'retrying' | 'aborted' | 'recovered' | 'succeeded' | 'new_fields';
+export type NotifyEvent = 'failed' | 'retrying' | 'aborted' | 'recovered' | 'succeeded' | 'new_fields' | 'checks';
+
+/** A check that failed but let the run commit (a warning, or an error accepted with --accept-check). */
+export interface WarnedCheck {
+  check_name: string;
+  severity: 'warn' | 'error';
+  observed: string | null;
+  expected: string | null;
+  message: string;
+}
 
 /** The daemon's chain around a run: which attempt it was, and what comes next. */
 export interface ChainNotice {
@@ -41,9 +50,10 @@ const FAILED: ReadonlySet<RunStatus> = new Set(['failed', 'aborted', 'abandoned'
 export function notifyEvent(
   run: RunRow,
   previous: RunRow | undefined,
-  notify: { on: 'failure' | 'all'; retries: boolean },
+  notify: { on: 'failure' | 'all'; retries: boolean; checks?: boolean },
   newFields: readonly NewField[] = [],
   chain?: ChainNotice,
+  warned: readonly WarnedCheck[] = [],
 ): NotifyEvent | undefined {
   const { on } = notify;
   // A failed attempt that the daemon will try again is told when it gives up, not three times per incident.
@@ -55,6 +65,8 @@ export function notifyEvent(
   if (previous !== undefined && FAILED.has(previous.status) && (previous.retry_at === null || notify.retries))
     return 'recovered';
   if (on === 'all') return 'succeeded';
+  // One notification per run, naming every check that failed (SYNC_NOTIFY_ON=check, on by default).
+  if (notify.checks === true && warned.length > 0) return 'checks';
   return newFields.length > 0 ? 'new_fields' : undefined;
 }
 
@@ -75,6 +87,8 @@ export interface RunNotice {
   newFields?: readonly NewField[];
   /** The daemon's attempt and retry plan around this run. */
   chain?: ChainNotice;
+  /** Checks that failed but let the run commit. */
+  checks?: readonly WarnedCheck[];
 }
 
 export function notificationBody(notice: RunNotice): Record<string, unknown> {
@@ -88,6 +102,7 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
     recovered: 'succeeded again (recovered after a failure)',
     succeeded: 'succeeded',
     new_fields: 'succeeded; the upstream listing has new fields',
+    checks: 'succeeded with failed checks',
   }[event];
   const lines = [
     `wine-recon-sync${run ? ` run ${run.id}` : ''} ${headline}${run?.dry_run ? ' (dry run)' : ''}` +
@@ -102,6 +117,11 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
       lines.push(`first attempt's error: ${chain.firstError}`);
   }
   if (notice.newFields && notice.newFields.length > 0) lines.push(...listNewFields(notice.newFields));
+  for (const c of notice.checks ?? [])
+    lines.push(
+      `check ${c.check_name} (${c.severity}): observed ${c.observed ?? '-'}, ` +
+        `expected ${c.expected ?? '-'}: ${c.message}`,
+    );
   if (run) lines.push(`started ${run.started_at}, finished ${run.finished_at ?? '-'}`);
   return {
     // Upstream text reaches it (errors, field names): it is shown as text, never as markup.
@@ -115,6 +135,7 @@ export function notificationBody(notice: RunNotice): Record<string, unknown> {
     error,
     unknown_fields: run?.unknown_fields ?? [],
     new_fields: notice.newFields ?? [],
+    checks: notice.checks ?? [],
     started_at: run?.started_at ?? null,
     finished_at: run?.finished_at ?? null,
     attempt: chain?.attempt ?? run?.attempt ?? 1,

@@ -174,8 +174,10 @@ export class RunReporter {
       if (run) {
         // Upstream fields seen for the first time are on the outcome of the run that saw them: sent once.
         const newFields = 'outcome' in result ? result.outcome.newFields : [];
-        const event = notifyEvent(run, await latestFinishedBefore(this.ctx.pool, run.id), notify, newFields, chain);
-        if (event) notice = { event, run, where: this.where, newFields, chain };
+        const checks = 'outcome' in result ? result.outcome.warnedChecks : [];
+        const previous = await latestFinishedBefore(this.ctx.pool, run.id);
+        const event = notifyEvent(run, previous, notify, newFields, chain, checks);
+        if (event) notice = { event, run, where: this.where, newFields, chain, checks };
       } else if (
         !('outcome' in result) &&
         !(result.error instanceof LockHeldError) &&

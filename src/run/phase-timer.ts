@@ -16,6 +16,8 @@ export const PHASES = [
   'apply',
   'BI count',
   'new fields',
+  'profile',
+  'checks',
   'archive',
   'commit',
 ] as const;

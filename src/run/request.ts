@@ -18,6 +18,8 @@ export interface SyncRequest {
   allowMassDelete?: boolean;
   /** Load even when a field the last successful run had is gone (the schema-drift guard). */
   acceptSchemaChange?: boolean;
+  /** Error-level checks to let through for this run (run --accept-check NAME). */
+  acceptChecks?: readonly string[];
   /** A retry's attempt number and the chain's first run (the daemon's retries); a first attempt otherwise. */
   retry?: RetryOf;
 }

@@ -1,7 +1,8 @@
 /**
  * One run's work, in named phases, all in ONE transaction on the run's connection:
  * extract -> begin -> prepare the shortcut -> stage -> guard -> settle duplicates -> classify and
- * apply -> count BI rounding -> new fields -> archive -> commit. runSync (sync.ts) adds lock and audit.
+ * apply -> count BI rounding -> new fields -> profile and checks -> archive -> commit. runSync (sync.ts)
+ * adds lock and audit.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,7 @@ import { settleDuplicates } from './duplicates.js';
 import { openListing, type ListingSource } from './listing-source.js';
 import { RunExtraFields } from './extra-fields.js';
 import { RunArchive } from './run-archive.js';
+import { RunChecks } from './run-checks.js';
 import { PhaseTimer } from './phase-timer.js';
 import {
   fileChunks,
@@ -67,6 +69,8 @@ export class Run {
   private readonly lockWait: LockWaitWatch;
   /** Each phase's wall time, stored with the run (sync_runs.phases). */
   readonly phases = new PhaseTimer();
+  /** The run's profile and its checks (run-checks.ts). */
+  readonly checks: RunChecks;
 
   constructor(
     private readonly config: Config,
@@ -78,6 +82,7 @@ export class Run {
     private readonly lock: Pick<RunLock, 'check'>,
   ) {
     this.extraFields = new RunExtraFields(config);
+    this.checks = new RunChecks(config, runId, request.acceptChecks ?? []);
     this.lockWait = new LockWaitWatch(deps.pool, config.lockTimeoutMs);
   }
 
@@ -203,6 +208,19 @@ export class Run {
         this.extraFields.record(this.client, this.runId, this.tally.fields),
       );
       this.warnNewFields(log);
+      await this.checks.make(
+        this.client,
+        {
+          baseRunId: last?.id,
+          // The live rows provably as runs left them, and changed by this run only through its classified changes.
+          trusted: shortcut.tableAsRunsLeftIt && !counts.initialLoad && counts.backfilled === 0,
+          changes: counts,
+          received: this.tally.received,
+          commits: !this.request.dryRun,
+        },
+        t,
+        log,
+      );
       if (archive) await t.time('archive', archive.store(this.client, this.config.archiveKeep, log));
       await t.time('commit', this.commit());
       if (keptFields && !this.request.dryRun) await this.extraFields.refreshViews(this.deps.pool, log);
@@ -425,6 +443,8 @@ export class Run {
     if (!this.request.acceptSchemaChange)
       throw new GuardError('SCHEMA_CHANGE', schemaChangeRefusal(changes, found, { extraFields }));
     log.warn({ fields: found.map((d) => d.field) }, `schema change accepted (--accept-schema-change): ${changes}`);
+    // Accepting that a field is gone accepts that it is now null: its nulls check does not refuse the run.
+    this.checks.accept(found.map((d) => `nulls:${d.field}`));
   }
 
   /** On abort, stop whatever statement the run's connection is executing. */

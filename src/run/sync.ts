@@ -23,6 +23,9 @@ import { APP_VERSION } from '../io/paths.js';
 import { runDeadline } from './deadline.js';
 import { idleTimeoutMs, type SyncDeps, type SyncRequest, type SyncSource } from './request.js';
 import { Run } from './run.js';
+import { checkRuleFields } from './run-checks.js';
+import type { CheckResult } from '../checks/evaluate.js';
+import { setAcceptedChecks } from '../load/checks-store.js';
 
 export type { SyncDeps, SyncRequest, SyncSource } from './request.js';
 
@@ -34,6 +37,9 @@ export interface SyncOutcome {
   newFields: Array<{ name: string; count: number }>;
   /** What the BI views round or leave NULL, after a successful run. */
   bi?: BiRounding;
+  /** Every check of the run (sync_run_checks), and those that failed but let it commit. */
+  checks: CheckResult[];
+  warnedChecks: CheckResult[];
   /** What made the run fail (the daemon decides from it whether to try again); undefined when it succeeded. */
   failure?: unknown;
 }
@@ -52,6 +58,7 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     if (abandoned.length > 0)
       deps.log.warn({ runs: abandoned }, 'marked runs left running by a dead process as abandoned');
     const source = await describeSource(deps, request.source);
+    await checkRuleFields(pool, config);
     const started = await startRun(pool, {
       trigger: request.trigger,
       dryRun: request.dryRun === true,
@@ -60,6 +67,8 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       retry: request.retry,
     });
     const runId = started.id;
+    if (request.acceptChecks && request.acceptChecks.length > 0)
+      await setAcceptedChecks(pool, runId, request.acceptChecks);
     const log = deps.log.child({ runId: Number(runId) });
     log.info(
       {
@@ -96,6 +105,13 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
     } finally {
       deadline.clear();
     }
+    // A dry run's or a refused run's profile and checks: what it would have committed.
+    if (!broken)
+      await run.checks
+        .storeOutside(pool, failure, request.dryRun === true)
+        .catch((e: unknown) =>
+          log.warn({ err: e }, `the run's profile and checks were not stored: ${(e as Error).message}`),
+        );
     const row = await finishRun(pool, runId, {
       status,
       error: error === null ? null : (deps.secrets?.scrub(error) ?? error),
@@ -115,6 +131,8 @@ export async function runSync(config: Config, deps: SyncDeps, request: SyncReque
       topReasons: run.topReasons(),
       newFields: run.newFields(),
       bi: status === 'succeeded' ? run.bi : undefined,
+      checks: run.checks.results(),
+      warnedChecks: status === 'succeeded' ? run.checks.warned() : [],
       failure,
     };
   } finally {

@@ -76,17 +76,18 @@ export const byteSize = zodReader(
 
 /** SYNC_NOTIFY_ON: `failure` or `all`, and `retry` beside either (`all,retry`); `retry` alone means `failure,retry`. */
 export const notifyEvents = zodReader(
-  '`failure` or `all`, and `retry` beside either (`all,retry`)',
+  '`failure`, `check`, `all` and `retry`, comma-separated (`failure,check,retry`)',
   z
     .string()
     .transform((v) => v.split(',').map((w) => w.trim().toLowerCase()))
     .refine(
-      (words) => words.every((w) => w === 'failure' || w === 'all' || w === 'retry'),
-      'must be failure, all or retry, or a comma-separated list of them (e.g. all,retry)',
+      (words) => words.every((w) => w === 'failure' || w === 'all' || w === 'retry' || w === 'check'),
+      'must be failure, check, all or retry, or a comma-separated list of them (e.g. failure,check,retry)',
     )
     .transform((words) => ({
       on: words.includes('all') ? ('all' as const) : ('failure' as const),
       retries: words.includes('retry'),
+      checks: words.includes('check') || words.includes('all'),
     })),
 );
 

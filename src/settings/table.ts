@@ -260,6 +260,19 @@ export const SETTINGS = {
     description:
       "`keep`: a record's fields that this version does not know are kept in `extra_fields` and shown in the BI views; `drop`: they are not loaded (their names are still recorded)",
   }),
+  SYNC_CHECKS: setting({
+    group: 'load',
+    reader: r.oneOf(['on', 'off'], 'must be on or off'),
+    default: 'on',
+    description: "`off`: no [checks](checks.md) before the commit (the run's profile is still stored)",
+  }),
+  SYNC_CHECKS_FILE: setting({
+    group: 'load',
+    reader: r.nonEmpty,
+    defaultText: 'none',
+    description:
+      "a YAML file that changes the checks' thresholds and severities, turns checks off, and adds rules on values ([checks.md](checks.md))",
+  }),
   SYNC_LOCK_TIMEOUT_MS: setting({
     group: 'load',
     reader: r.count(0),
@@ -370,9 +383,9 @@ export const SETTINGS = {
   SYNC_NOTIFY_ON: setting({
     group: 'reporting',
     reader: r.notifyEvents,
-    default: 'failure',
+    default: 'failure,check',
     description:
-      '`all`: a message for every run; `retry`: also each failed attempt that the daemon will retry, which is otherwise told only when it gives up',
+      '`failure`: failed and aborted runs and recovery; `check`: a run that committed although some of its [checks](checks.md) failed (one message naming each); `all`: a message for every run; `retry`: also each failed attempt that the daemon will retry, which is otherwise told only when it gives up',
   }),
   SYNC_OPENLINEAGE_URL: setting({
     group: 'reporting',

@@ -43,6 +43,9 @@ type Check = [
 ];
 
 async function writeRows(runId: string, checks: Check[]): Promise<void> {
+  // The run stored its own profile and checks: replaced by these hard values.
+  await fx.db.rows('DELETE FROM sync_run_profiles WHERE run_id = $1', [runId]);
+  await fx.db.rows('DELETE FROM sync_run_checks WHERE run_id = $1', [runId]);
   const profile: Array<[string, string | null, string | null, string | null]> = [
     ['inventory_bulk_wine', BULK_TOTAL, '-0.005', '99999999999999.999999'],
     ['vintage_make', HUGE_TOTAL, '0', HUGE_TOTAL],

@@ -199,6 +199,8 @@ describeWith('chromium and playwright-core', chromiumAvailable, 'the status page
       'duplicates',
       'BI count',
       'new fields',
+      'profile',
+      'checks',
       'archive',
       'commit',
     ]);

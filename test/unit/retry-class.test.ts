@@ -48,6 +48,7 @@ describe('the retry-class table', () => {
       ['SourceError', new errors.SourceError('x')],
       ['InvalidListingError', new errors.InvalidListingError('x')],
       ['GuardError', new errors.GuardError('MASS_DELETE', 'x')],
+      ['CheckFailedError', new errors.CheckFailedError('x')],
       ['LockHeldError', new errors.LockHeldError('x')],
       ['AbortedError', new errors.AbortedError()],
       ['LockTimeoutError', new errors.LockTimeoutError('x')],
@@ -80,6 +81,7 @@ describe('the retry-class table', () => {
     for (const code of ['MASS_DELETE', 'REJECT_THRESHOLD', 'SCHEMA_CHANGE'] as const)
       expect(retried(new errors.GuardError(code, 'x'))).toBe(false);
     expect(retried(new errors.SchemaTooNewError('x'))).toBe(false);
+    expect(retried(new errors.CheckFailedError('x'))).toBe(false);
     expect(retried(new errors.LocalDiskError('ENOSPC'))).toBe(false);
     expect(retried(new errors.ConfigError('x'))).toBe(false);
     // Database errors by SQLSTATE or Node's code, as pg and net raise them.
