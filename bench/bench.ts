@@ -21,7 +21,7 @@ import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { cpus, loadavg, platform, release, tmpdir, totalmem, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
@@ -39,6 +39,7 @@ import {
   summaryTable,
   targetLines,
   timeTable,
+  fixtureRefusal,
   type BenchRun,
 } from './report.js';
 import { scaleCheck } from './scale-check.js';
@@ -62,6 +63,13 @@ async function main(): Promise<void> {
   const runs = wholeNumber('--runs', values.runs, 0);
   const scaleRecords =
     values.scale === undefined ? undefined : wholeNumber('--scale (more than --records)', values.scale, records + 1);
+  // Refused before the hours of measuring: a fixture the docs quote names the commit it measured.
+  const refusal = fixtureRefusal(resolve(values.out ?? ''), PACKAGE_ROOT, commit());
+  if (values.out !== undefined && refusal !== undefined) {
+    log(refusal);
+    process.exitCode = 2;
+    return;
+  }
   const dataDir = values['data-dir'] ?? join(tmpdir(), 'wrs-bench-data');
   await mkdir(dataDir, { recursive: true });
   const work = await mkdtemp(join(tmpdir(), 'wrs-bench-'));

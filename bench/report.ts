@@ -354,3 +354,18 @@ export function targetLines(runs: BenchRun[]): string[] {
   }
   return lines;
 }
+
+/**
+ * Why a report may not be written to `out`, or undefined when it may: a fixture under
+ * bench/fixtures/ is what the docs quote, so it must name a commit that holds the code it measured,
+ * never `<commit>+changes` (a dirty checkout) or no commit at all.
+ */
+export function fixtureRefusal(out: string, packageRoot: string, commit: string | undefined): string | undefined {
+  const fixtures = `${packageRoot.replace(/\/+$/, '')}/bench/fixtures/`;
+  if (!out.startsWith(fixtures)) return undefined;
+  if (commit === undefined) return `refusing to write ${out}: not a git checkout, so the fixture could name no commit`;
+  if (commit.endsWith('+changes')) {
+    return `refusing to write ${out}: the checkout has uncommitted changes (git status); commit them, then bench`;
+  }
+  return undefined;
+}

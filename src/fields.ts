@@ -5,7 +5,7 @@
  */
 
 /**
- * How a field is read and stored; each kind has one rule (the README's transform rules):
+ * How a field is read and stored; each kind has one rule (docs/data-safety.md's record rules):
  * id: an integer 1..2^63-1 (bigint); text: trimmed, not empty (text); decimal: exact canonical
  * decimal text, never a JS number (numeric); date: YYYY-MM-DD as written (date).
  */

@@ -85,7 +85,7 @@ export function programWord(cwd = process.cwd()): string {
   return rel.startsWith('..') || isAbsolute(rel) ? launcher : `./${rel}`;
 }
 
-/** How the demo is started again: `npm run demo` in a checkout, as its README says. */
+/** How the demo is started again: `npm run demo` in a checkout, as docs/getting-started.md says. */
 export function demoAgainWord(): string {
   return INSTALLED ? 'wine-recon-sync demo' : 'npm run demo';
 }

@@ -247,7 +247,10 @@ function explain(
     return true;
   }
   out(
-    `  => about that warning: the simulated upstream sends decimals with more than ${bi.scale} places, as real ones do. An analyst's BI tool reads the views in ${config.bi.schema}, which show those values rounded to ${bi.scale} places (SYNC_BI_SCALE); every digit as sent stays in ${config.schema}.bulk_wine_reconciliation_current and _history. Nothing is lost.`,
+    `  => about that warning: the simulated upstream sends decimals with more than ${bi.scale} places, as ` +
+      `real ones do. An analyst's BI tool reads the views in ${config.bi.schema}, which show those values ` +
+      `rounded to ${bi.scale} places (SYNC_BI_SCALE); every digit as sent stays in ` +
+      `${config.schema}.bulk_wine_reconciliation_current and _history. Nothing is lost.`,
   );
   return true;
 }

@@ -93,7 +93,8 @@ export async function dbtSourcesCommand(args: string[], io: Io): Promise<number>
   return withDescription(io, async (job, description) => {
     if (description.bi.length === 0) {
       throw new ConfigError(
-        `SYNC_BI_SCHEMA: the schema "${job.config.bi.schema}" has none of the BI views; run \`wine-recon-sync migrate\` with the same settings first (this command only reads)`,
+        `SYNC_BI_SCHEMA: the schema "${job.config.bi.schema}" has none of the BI views; run ` +
+          `\`wine-recon-sync migrate\` with the same settings first (this command only reads)`,
       );
     }
     const warnAfterMs = warnAfter(job.config);
@@ -125,7 +126,8 @@ async function withDescription(
     const description = await describeDatabase(job.pool, { data: job.config.schema, bi: job.config.bi.schema });
     if (!description.data.some((r) => r.name === 'sync_runs')) {
       throw new ConfigError(
-        `SYNC_DB_SCHEMA: the schema "${job.config.schema}" has no sync_runs table; run \`wine-recon-sync migrate\` first (this command only reads)`,
+        `SYNC_DB_SCHEMA: the schema "${job.config.schema}" has no sync_runs table; run \`wine-recon-sync ` +
+          `migrate\` first (this command only reads)`,
       );
     }
     return await work(job, description);
@@ -151,7 +153,8 @@ async function refuseForeignFile(path: string): Promise<void> {
   });
   if (text !== undefined && !text.startsWith(DBT_HEADER)) {
     throw new UsageError(
-      `--out: ${path} exists and was not written by dbt-sources (its first line is not "${DBT_HEADER} ..."); choose another file, or add --force to overwrite it`,
+      `--out: ${path} exists and was not written by dbt-sources (its first line is not "${DBT_HEADER} ` +
+        `..."); choose another file, or add --force to overwrite it`,
     );
   }
 }

@@ -359,7 +359,10 @@ export function progressText(p: {
   }
   if (p.download?.declared !== undefined) {
     const b = bar(Math.min(p.download.received / p.download.declared, 1));
-    return `  ${b.text} of ${mb(p.download.declared)} MB downloaded  ${records} (${mb(p.bytes)} MB), ${seconds}${b.left} `;
+    return (
+      `  ${b.text} of ${mb(p.download.declared)} MB downloaded  ${records} (${mb(p.bytes)} MB), ` +
+      `${seconds}${b.left} `
+    );
   }
   return `  ${records} (${mb(p.bytes)} MB), ${seconds} `;
 }

@@ -69,7 +69,8 @@ export async function healthcheckCommand(args: string[], io: Io): Promise<number
           reason:
             state === 'gone'
               ? `process ${health.pid} is gone`
-              : `process ${health.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user`,
+              : `process ${health.pid} is another user's (EPERM): not this daemon; run healthcheck as the ` +
+                `daemon's user`,
         };
   if (!verdict.healthy) {
     io.stderr.write(`unhealthy: ${stripControls(verdict.reason)}\n`);

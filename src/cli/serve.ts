@@ -81,12 +81,15 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
   try {
     if (!isLoopback(flags.host) && config.ui.token === undefined) {
       throw new ConfigError(
-        `SYNC_UI_TOKEN: is not set, and --host ${flags.host} is not a loopback address: the page would show the job's history to anyone who reaches it. Set SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE), or serve on 127.0.0.1`,
+        `SYNC_UI_TOKEN: is not set, and --host ${flags.host} is not a loopback address: the page would ` +
+          `show the job's history to anyone who reaches it. Set SYNC_UI_TOKEN (or SYNC_UI_TOKEN_FILE), or ` +
+          `serve on 127.0.0.1`,
       );
     }
     if (!(await new PageQueries(job.pool, config.schema).schemaReady())) {
       throw new ConfigError(
-        `SYNC_DB_SCHEMA: the schema "${config.schema}" has no sync_runs table; run \`wine-recon-sync migrate\` first (serve only reads)`,
+        `SYNC_DB_SCHEMA: the schema "${config.schema}" has no sync_runs table; run \`wine-recon-sync ` +
+          `migrate\` first (serve only reads)`,
       );
     }
     let server;

@@ -73,7 +73,8 @@ export async function simulateCommand(args: string[], io: Io): Promise<number> {
     : shellQuote(DEFAULT_PASSWORD);
   io.stdout.write(
     `simulated upstream listening on ${simulator.url} with ${simulator.recordCount()} records\n` +
-      `  WINE_API_BASE_URL=${shellQuote(simulator.url)} WINE_API_EMAIL=${shellQuote(simulator.email)} WINE_API_PASSWORD=${password}\n`,
+      `  WINE_API_BASE_URL=${shellQuote(simulator.url)} WINE_API_EMAIL=${shellQuote(simulator.email)} ` +
+      `WINE_API_PASSWORD=${password}\n`,
   );
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);

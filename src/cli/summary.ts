@@ -12,18 +12,23 @@ export function formatSummary(
   checks: ReadonlyArray<{ check_name: string; severity: string; passed: boolean; message: string }> = [],
 ): string {
   const lines = [
-    `run ${run.id} ${run.status}${run.dry_run ? ' (dry run: nothing committed)' : ''} in ${duration(run)} (${run.trigger})`,
-    `  received ${n(run.received)}  rejected ${n(run.rejected)}  duplicates ${n(run.duplicates)}  bytes ${n(run.bytes)}`,
-    `  inserted ${n(run.inserted)}  updated ${n(run.updated)}  unchanged ${n(run.unchanged)}  deleted ${n(run.deleted)}  restored ${n(run.restored)}`,
+    `run ${run.id} ${run.status}${run.dry_run ? ' (dry run: nothing committed)' : ''} in ${duration(run)} ` +
+      `(${run.trigger})`,
+    `  received ${n(run.received)}  rejected ${n(run.rejected)}  duplicates ${n(run.duplicates)}  bytes ` +
+      `${n(run.bytes)}`,
+    `  inserted ${n(run.inserted)}  updated ${n(run.updated)}  unchanged ${n(run.unchanged)}  deleted ` +
+      `${n(run.deleted)}  restored ${n(run.restored)}`,
   ];
   if ((run.backfilled ?? 0) > 0) {
     lines.push(
-      `  backfilled ${n(run.backfilled)}: rows filled in with what the release that wrote them could not store (no new version)`,
+      `  backfilled ${n(run.backfilled)}: rows filled in with what the release that wrote them could not ` +
+        `store (no new version)`,
     );
   }
   if ((run.kept_on_reject ?? 0) > 0) {
     lines.push(
-      `  kept ${n(run.kept_on_reject)}: live rows left as their last valid version because their record was rejected (rejected_in_run = ${run.id})`,
+      `  kept ${n(run.kept_on_reject)}: live rows left as their last valid version because their record ` +
+        `was rejected (rejected_in_run = ${run.id})`,
     );
   }
   if (topReasons.length > 0) {

@@ -1,6 +1,6 @@
 /**
  * Which failed runs the daemon tries again (SYNC_RUN_RETRY_DELAYS): one table, by error code, with
- * the reason for each. The README's "Which failures are retried" is this table in words; a unit
+ * the reason for each. docs/operations.md's "Which failures are retried" is this table in words; a unit
  * test checks that every code the job raises has exactly one row.
  *
  * Retried: a cause that passes by itself (an upstream outage, a failover, a maintenance window, a
@@ -13,7 +13,7 @@ export type RetryClass = 'retried' | 'needs-a-person';
 
 export interface RetryRule {
   class: RetryClass;
-  /** One line: why (printed in the README's table). */
+  /** One line: why (printed in docs/operations.md's table). */
   why: string;
 }
 

@@ -30,7 +30,8 @@ export async function serveMetrics(
   if (!pageOn) {
     log.warn(
       { host },
-      `status page off: SYNC_METRICS_HOST ${host} is not a loopback address and SYNC_UI_TOKEN is not set; serving /metrics and /healthz only (set SYNC_UI_TOKEN to serve the page)`,
+      `status page off: SYNC_METRICS_HOST ${host} is not a loopback address and SYNC_UI_TOKEN is not set; ` +
+        `serving /metrics and /healthz only (set SYNC_UI_TOKEN to serve the page)`,
     );
   }
   try {

@@ -36,7 +36,10 @@ export interface BiShape {
 function typed(kind: BiKind, x: string, shape: BiShape): string {
   switch (kind) {
     case 'number':
-      return `CASE WHEN jsonb_typeof(${x}) = 'number' THEN CASE WHEN abs(round((${x})::numeric, ${shape.scale})) < ${shape.limit} THEN round((${x})::numeric, ${shape.scale}) END END::${shape.biType}`;
+      return (
+        `CASE WHEN jsonb_typeof(${x}) = 'number' THEN CASE WHEN abs(round((${x})::numeric, ` +
+        `${shape.scale})) < ${shape.limit} THEN round((${x})::numeric, ${shape.scale}) END END::${shape.biType}`
+      );
     case 'date':
       return `CASE WHEN jsonb_typeof(${x}) = 'string' THEN ${shape.data}.sync_extra_date(${x} #>> '{}') END`;
     case 'boolean':
@@ -52,7 +55,10 @@ function typed(kind: BiKind, x: string, shape: BiShape): string {
 function typeNote(kind: BiKind, shape: BiShape): string {
   switch (kind) {
     case 'number':
-      return `Its numbers rounded half away from zero to ${shape.scale} decimal places, ${shape.biType}; NULL when one needs more integer digits or is not a number (see overflow_columns).`;
+      return (
+        `Its numbers rounded half away from zero to ${shape.scale} decimal places, ${shape.biType}; ` +
+        `NULL when one needs more integer digits or is not a number (see overflow_columns).`
+      );
     case 'date':
       return 'Its YYYY-MM-DD strings as dates; NULL when one names no date or is not a string (see overflow_columns).';
     case 'boolean':
@@ -66,7 +72,11 @@ function typeNote(kind: BiKind, shape: BiShape): string {
 
 /** The comment of an extra field's column in `view`; quoted by PostgreSQL before it is rendered. */
 export function extraFieldComment(c: ExtraFieldColumn, source: string, shape: BiShape): string {
-  return `New upstream field ${c.name_json}, not in this version's field catalogue; first seen by run ${c.first_run_id}. ${typeNote(c.bi_kind, shape)} Exact value: ${shape.dataName}.${source}.extra_fields->${c.name_json}.`;
+  return (
+    `New upstream field ${c.name_json}, not in this version's field catalogue; first seen by run ` +
+    `${c.first_run_id}. ${typeNote(c.bi_kind, shape)} Exact value: ` +
+    `${shape.dataName}.${source}.extra_fields->${c.name_json}.`
+  );
 }
 
 /**
@@ -88,7 +98,8 @@ export function extraFieldFragments(
     extra_overflow: each((c, x) =>
       c.bi_kind === 'text' || c.bi_kind === 'json'
         ? ''
-        : `,\n         CASE WHEN jsonb_typeof(${x}) <> 'null' AND (${typed(c.bi_kind, x, shape)}) IS NULL THEN ${c.column_literal} END`,
+        : `,\n         CASE WHEN jsonb_typeof(${x}) <> 'null' AND (${typed(c.bi_kind, x, shape)}) IS NULL ` +
+          `THEN ${c.column_literal} END`,
     ),
     extra_live_comments: each((_, x, k) => `\nCOMMENT ON COLUMN ${bi}.reconciliation.${x} IS ${comments[2 * k]!};`),
     extra_history_comments: each(

@@ -89,7 +89,8 @@ export function renderBiViews(
 }
 
 /**
- * The views' SQL as the database's sync_fields has it: the extra fields' columns and their comments read and quoted there.
+ * The views' SQL as the database's sync_fields has it: the extra fields' columns and their comments read and
+ * quoted there.
  */
 async function renderInstalled(client: PoolClient, dataSchema: string, bi: BiSettings): Promise<string> {
   const { rows } = await client.query<ExtraFieldColumn>(SQL.extra_field_columns, [KNOWN_FIELDS]);

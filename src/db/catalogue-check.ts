@@ -26,12 +26,17 @@ export function columnProblem(field: Field, table: string, column: Column | unde
   if (column === undefined) return `${field.name} has no column in ${table} (add a migration)`;
   const expected = SQL_TYPE[field.kind];
   if (column.type !== expected)
-    return `${field.name} is ${column.type} in ${table}, but the catalogue's kind ${field.kind} needs ${expected} (fix it with a migration)`;
+    return (
+      `${field.name} is ${column.type} in ${table}, but the catalogue's kind ${field.kind} needs ` +
+      `${expected} (fix it with a migration)`
+    );
   if (field.required && !column.not_null)
     return `${field.name} may be NULL in ${table}, but the catalogue says it is required (add NOT NULL in a migration)`;
   // A record may lack an optional field: a NOT NULL column would fail the run's load.
   if (!field.required && column.not_null)
-    return `${field.name} is NOT NULL in ${table}, but the catalogue says it is optional (drop NOT NULL in a migration)`;
+    return (
+      `${field.name} is NOT NULL in ${table}, but the catalogue says it is optional (drop NOT NULL in ` + `a migration)`
+    );
   return undefined;
 }
 
@@ -49,7 +54,8 @@ export async function checkFieldCatalogue(client: PoolClient, schema: string): P
     const extra = byName.get(`${table}.${EXTRA_COLUMN}`);
     if (extra?.type !== 'jsonb')
       problems.push(
-        `${EXTRA_COLUMN} is ${extra === undefined ? 'missing' : extra.type} in ${table}, but must be jsonb (add a migration)`,
+        `${EXTRA_COLUMN} is ${extra === undefined ? 'missing' : extra.type} in ${table}, but must be jsonb ` +
+          `(add a migration)`,
       );
   }
   if (problems.length > 0) throw new CatalogueMismatchError(problems);

@@ -60,22 +60,39 @@ export function explainConnectFailure(error: Error, attempt: Attempt): Error {
   if (prefer && noTlsAtServer(error)) {
     return new PreferWithoutTls(undefined);
   } else if (attempt.tls && noTlsAtServer(error)) {
-    sentence = `${where}: the server does not accept TLS connections (its ssl setting is off), and sslmode=${mode} requires TLS; turn ssl on at the server, or set ${modeSetting} to disable if an unencrypted connection is acceptable`;
+    sentence =
+      `${where}: the server does not accept TLS connections (its ssl setting is off), and ` +
+      `sslmode=${mode} requires TLS; turn ssl on at the server, or set ${modeSetting} to disable if an ` +
+      `unencrypted connection is acceptable`;
   } else if (attempt.tls && typeof code === 'string' && UNTRUSTED.has(code)) {
     const given = target.ssl.rootcert;
     const trusted =
       given === undefined || given.value === 'system'
         ? 'the CAs Node.js trusts'
         : `the CA in ${given.value} (${settingName('sslrootcert', given.from, target.urlVariable)})`;
-    sentence = `${where}: the server's certificate is not signed by ${trusted} (${code}); give the certificate of the CA that signed it with sslrootcert= in ${target.urlVariable} or PGSSLROOTCERT${mode === 'verify-full' || mode === 'verify-ca' ? '' : ', or leave sslrootcert out to encrypt without verifying (sslmode=require)'}`;
+    sentence =
+      `${where}: the server's certificate is not signed by ${trusted} (${code}); give the ` +
+      `certificate of the CA that signed it with sslrootcert= in ${target.urlVariable} or ` +
+      `PGSSLROOTCERT${
+        mode === 'verify-full' || mode === 'verify-ca'
+          ? ''
+          : ', or leave sslrootcert out to encrypt without verifying (sslmode=require)'
+      }`;
   } else if (attempt.tls && code === WRONG_HOST) {
     const names = (error as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
     const presented = typeof names === 'string' ? `it names ${names}` : error.message;
-    sentence = `${where}: the server's certificate is not issued for ${endpoint.host ?? 'localhost'} (${presented}); use a host name the certificate names in ${target.urlVariable}, or set ${modeSetting} to verify-ca to check the CA but not the name`;
+    sentence =
+      `${where}: the server's certificate is not issued for ${endpoint.host ?? 'localhost'} ` +
+      `(${presented}); use a host name the certificate names in ${target.urlVariable}, or set ` +
+      `${modeSetting} to verify-ca to check the CA but not the name`;
   } else if (attempt.tls && typeof code === 'string' && EXPIRED.has(code)) {
-    sentence = `${where}: the server's certificate is outside its validity period (${code}); it must be renewed at the server (or this machine's clock is wrong)`;
+    sentence =
+      `${where}: the server's certificate is outside its validity period (${code}); it must be ` +
+      `renewed at the server (or this machine's clock is wrong)`;
   } else if (attempt.tls && typeof code === 'string' && /^(ERR_SSL_|ERR_TLS_|CERT_|ERR_OSSL_)/.test(code)) {
-    sentence = `${where}: the TLS handshake failed (${code}: ${error.message}); check the server's TLS setup and ${settingName('sslmode', target.ssl.modeFrom, target.urlVariable)}`;
+    sentence =
+      `${where}: the TLS handshake failed (${code}: ${error.message}); check the server's TLS ` +
+      `setup and ${settingName('sslmode', target.ssl.modeFrom, target.urlVariable)}`;
   } else if (code === REFUSED_LOGIN && !prefer) {
     // pg_hba.conf refused this connection: with or without TLS may be what it wants (hostssl, hostnossl).
     const change = attempt.tls

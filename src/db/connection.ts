@@ -204,7 +204,8 @@ export class Connector {
         : readSecretFile('DATABASE_PASSWORD_FILE', file);
     if (password === undefined) {
       throw new ConfigError(
-        `the database server at ${target.urlVariable} asks for a password and none is set: put it in ${target.urlVariable}, DATABASE_PASSWORD_FILE or PGPASSWORD`,
+        `the database server at ${target.urlVariable} asks for a password and none is set: put it in ` +
+          `${target.urlVariable}, DATABASE_PASSWORD_FILE or PGPASSWORD`,
       );
     }
     return password;

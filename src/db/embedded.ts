@@ -156,7 +156,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await server.stop();
     if ((error as { code?: unknown }).code !== '28P01') throw error;
     throw new ConfigError(
-      `the embedded PostgreSQL in ${options.dataDir} refused the password kept in ${passwordFile}; for a fresh start, delete both`,
+      `the embedded PostgreSQL in ${options.dataDir} refused the password kept in ${passwordFile}; for a ` +
+        `fresh start, delete both`,
     );
   });
   try {

@@ -51,7 +51,8 @@ const STATEMENT_FRAGMENTS: Record<string, Fragment> = {
   late_backfillable: () =>
     LATE_COLUMNS.map(
       (c, i) =>
-        `(t.${c.compared} IS NOT DISTINCT FROM s.${c.compared} OR (t.${c.name} IS NULL AND t.run_id <= ($2::bigint[])[${i + 1}]))`,
+        `(t.${c.compared} IS NOT DISTINCT FROM s.${c.compared} OR (t.${c.name} IS NULL AND t.run_id <= ` +
+        `($2::bigint[])[${i + 1}]))`,
     ).join('\n                   AND '),
   /** {{c.late_assignments}}: `extra_fields = c.extra_fields`, for each late column. */
   late_assignments: (a) => LATE_COLUMNS.map((c) => `${c.name} = ${a}${c.name}`).join(', '),
@@ -131,7 +132,9 @@ const BI_FRAGMENTS: Record<string, Fragment> = {
 function biFieldComments(view: string, source: string): string {
   const comment = (f: Field) =>
     f.kind === 'decimal'
-      ? `${f.meaning} Rounded half away from zero to {{scale}} decimal places, {{bi_type}}; NULL when it needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: {{data_name}}.${source}.${f.name}.`
+      ? `${f.meaning} Rounded half away from zero to {{scale}} decimal places, {{bi_type}}; NULL when it ` +
+        `needs more than {{int_digits}} integer digits (see overflow_columns). Every digit: ` +
+        `{{data_name}}.${source}.${f.name}.`
       : `${f.meaning} Same as in {{data_name}}.${source}.`;
   // {{data_name}} is filled later, already escaped for a string literal; the meaning is escaped here.
   return list(FIELDS, (f) => `COMMENT ON COLUMN {{bi}}.${view}.${f.name} IS ${sqlString(comment(f))};`, '\n');

@@ -37,7 +37,8 @@ export class RunLock {
     } catch (error) {
       throw new SyncError(
         'LOCK_LOST',
-        `the run lock's connection to the database was lost (${(error as Error).message}), so another run may have started: nothing was committed`,
+        `the run lock's connection to the database was lost (${(error as Error).message}), so another run ` +
+          `may have started: nothing was committed`,
         { cause: error },
       );
     }

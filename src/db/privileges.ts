@@ -47,17 +47,23 @@ export async function explainMissingPrivilege(
     const name = quoteIdent(t.name);
     if (t.owner === null && !s.may_create_schemas) {
       return new ConfigError(
-        `cannot create schema ${name} (${t.setting}) as role ${role}, which may not create schemas in database ${quoteIdent(s.database)}: as a superuser or the database owner, run CREATE SCHEMA ${name} AUTHORIZATION ${role}; or GRANT CREATE ON DATABASE ${quoteIdent(s.database)} TO ${role}; (${see})`,
+        `cannot create schema ${name} (${t.setting}) as role ${role}, which may not create schemas in ` +
+          `database ${quoteIdent(s.database)}: as a superuser or the database owner, run CREATE SCHEMA ` +
+          `${name} AUTHORIZATION ${role}; or GRANT CREATE ON DATABASE ${quoteIdent(s.database)} TO ${role}; (${see})`,
       );
     }
     if (t.owner !== null && t.owner !== s.role && t.mayCreate === false) {
       return new ConfigError(
-        `cannot create tables and views in schema ${name} (${t.setting}) as role ${role}: the schema belongs to ${quoteIdent(t.owner)}; as a superuser or its owner, run ALTER SCHEMA ${name} OWNER TO ${role}; (${see})`,
+        `cannot create tables and views in schema ${name} (${t.setting}) as role ${role}: the schema ` +
+          `belongs to ${quoteIdent(t.owner)}; as a superuser or its owner, run ALTER SCHEMA ${name} OWNER ` +
+          `TO ${role}; (${see})`,
       );
     }
   }
   return new ConfigError(
-    `setting up schema ${quoteIdent(schema)} as role ${role} was refused (${denied.message}): the job's role must own SYNC_DB_SCHEMA and SYNC_BI_SCHEMA and everything in them, e.g. ALTER TABLE … OWNER TO ${role}; (${see})`,
+    `setting up schema ${quoteIdent(schema)} as role ${role} was refused (${denied.message}): the job's ` +
+      `role must own SYNC_DB_SCHEMA and SYNC_BI_SCHEMA and everything in them, e.g. ALTER TABLE … OWNER TO ` +
+      `${role}; (${see})`,
   );
 }
 

@@ -63,7 +63,8 @@ export function dbtSources(description: DatabaseDescription, options: DbtOptions
   const body = document.toString({ lineWidth: 100, minContentWidth: 40 });
   const header = [
     `${DBT_HEADER} from the database's own description of its tables (columns, types, COMMENTs);`,
-    `# regenerate it rather than edit it: wine-recon-sync dbt-sources --out FILE. Form: ${options.form === 'config' ? 'dbt 1.10 and later (loaded_at_query)' : 'dbt 1.8 and 1.9 (loaded_at_field)'}.`,
+    `# regenerate it rather than edit it: wine-recon-sync dbt-sources --out FILE. Form: ` +
+      `${options.form === 'config' ? 'dbt 1.10 and later (loaded_at_query)' : 'dbt 1.8 and 1.9 (loaded_at_field)'}.`,
   ];
   return `${header.join('\n')}\n${body}`;
 }

@@ -20,7 +20,10 @@ export function toJsonSchema(
   return {
     $schema: JSON_SCHEMA_DIALECT,
     title: `${program.name}: tables and views of database ${description.database}`,
-    description: `The relations ${program.name} owns, as the database describes them (columns in its order, types, nullability, keys and COMMENTs). One definition per relation; a row of it validates against its definition.`,
+    description:
+      `The relations ${program.name} owns, as the database describes them (columns in its ` +
+      `order, types, nullability, keys and COMMENTs). One definition per relation; a row of it validates ` +
+      `against its definition.`,
     'x-database': description.database,
     $defs: defs,
   };

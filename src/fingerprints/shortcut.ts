@@ -176,7 +176,10 @@ export class UnchangedShortcut {
       return 'unchanged-record shortcut off: no fingerprints stored (first run, or the cache was emptied by crash recovery, TRUNCATE or a restore): every record compared';
     }
     if (live.storedBy !== undefined && live.storedBy.trustKey !== key.key) {
-      return `unchanged-record shortcut off: the program changed${since}: every record compared, fingerprints stored again`;
+      return (
+        `unchanged-record shortcut off: the program changed${since}: every record compared, ` +
+        `fingerprints stored again`
+      );
     }
     const parts: string[] = [];
     if (live.stale > 0)
@@ -187,7 +190,8 @@ export class UnchangedShortcut {
       parts.push(`${live.unknown} live row${live.unknown === 1 ? ' has' : 's have'} no fingerprint: compared`);
     if (live.orphans > 0)
       parts.push(
-        `${live.orphans} fingerprint${live.orphans === 1 ? '' : 's'} of rows no longer live (deleted outside a sync run): dropped`,
+        `${live.orphans} fingerprint${live.orphans === 1 ? '' : 's'} of rows no longer live (deleted ` +
+          `outside a sync run): dropped`,
       );
     return parts.length === 0
       ? undefined

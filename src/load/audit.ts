@@ -93,7 +93,7 @@ export interface Reject {
 /** Raw text kept for an earlier copy of a duplicate id, read back from the spooled listing. */
 export const MAX_DUPLICATE_RAW_BYTES = 65_536;
 
-/** The reject of an earlier copy of an id: the last copy in the listing wins (README, "Data safety"). */
+/** The reject of an earlier copy of an id: the last copy in the listing wins (docs/data-safety.md). */
 export function duplicateIdReject(position: number | string, id: string, raw: string): Reject {
   return {
     position,

@@ -204,11 +204,13 @@ export function describeBiRounding(r: BiRounding): string | undefined {
   const parts: string[] = [];
   if (r.rounded > 0)
     parts.push(
-      `${r.rounded} live value${r.rounded === 1 ? ' has' : 's have'} more than ${r.scale} decimal places and ${r.rounded === 1 ? 'is' : 'are'} rounded`,
+      `${r.rounded} live value${r.rounded === 1 ? ' has' : 's have'} more than ${r.scale} decimal places ` +
+        `and ${r.rounded === 1 ? 'is' : 'are'} rounded`,
     );
   if (r.overflow > 0)
     parts.push(
-      `${r.overflow} live value${r.overflow === 1 ? ' does' : 's do'} not fit ${biDecimalType(r.scale)} and ${r.overflow === 1 ? 'is' : 'are'} NULL (see overflow_columns)`,
+      `${r.overflow} live value${r.overflow === 1 ? ' does' : 's do'} not fit ${biDecimalType(r.scale)} ` +
+        `and ${r.overflow === 1 ? 'is' : 'are'} NULL (see overflow_columns)`,
     );
   return `BI views: ${parts.join('; ')}; the exact tables keep every digit`;
 }

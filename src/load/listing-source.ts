@@ -57,17 +57,20 @@ export async function checkReplaySource(pool: Pool, runId: string): Promise<{ ru
   if (run.sha256 !== null) return { runId: String(run.id), sha256: run.sha256 };
   if (run.status !== 'succeeded')
     throw refuse(
-      `it ${run.status === 'running' ? 'is still running' : run.status}, and only successful runs archive their listing`,
+      `it ${run.status === 'running' ? 'is still running' : run.status}, and only successful runs archive ` +
+        `their listing`,
     );
   if (run.dry_run) throw refuse('it was a dry run, which archives nothing');
   if (run.oldest_kept === null)
     throw refuse('no payload is archived at all (SYNC_ARCHIVE_KEEP=0 turns the archive off)');
   if (BigInt(run.id) < BigInt(run.oldest_kept)) {
     throw refuse(
-      `its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept, and the oldest still archived is run ${run.oldest_kept}'s`,
+      `its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept, and the oldest still ` +
+        `archived is run ${run.oldest_kept}'s`,
     );
   }
   throw refuse(
-    `it archived no payload of its own, because its listing was identical to the newest archived one (run ${run.archived_before}'s: replay --run ${run.archived_before}) or SYNC_ARCHIVE_KEEP was 0 then`,
+    `it archived no payload of its own, because its listing was identical to the newest archived one (run ` +
+      `${run.archived_before}'s: replay --run ${run.archived_before}) or SYNC_ARCHIVE_KEEP was 0 then`,
   );
 }

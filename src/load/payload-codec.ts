@@ -26,7 +26,8 @@ export function decompressor(algorithm: PayloadAlgorithm): Transform {
   if (algorithm === 'gzip') return zlib.createGunzip({ chunkSize: 256 * 1024 });
   if (typeof zstd.createZstdDecompress !== 'function') {
     throw new InvalidListingError(
-      `this archived payload is zstd-compressed and Node ${process.version} has no zstd: replay it with Node 22.15 or newer`,
+      `this archived payload is zstd-compressed and Node ${process.version} has no zstd: replay it with ` +
+        `Node 22.15 or newer`,
     );
   }
   return zstd.createZstdDecompress();

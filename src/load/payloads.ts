@@ -212,7 +212,8 @@ export async function restorePayload(pool: Pool, runId: string, path: string): P
   const sha256 = hash.digest('hex');
   if (sha256 !== info.sha256) {
     throw new InvalidListingError(
-      `archived payload of run ${runId} is damaged: its SHA-256 is ${sha256}, ${info.sha256} was recorded; nothing was loaded`,
+      `archived payload of run ${runId} is damaged: its SHA-256 is ${sha256}, ${info.sha256} was recorded; ` +
+        `nothing was loaded`,
     );
   }
   return sha256;

@@ -58,7 +58,9 @@ export function assessHealth(health: Health, nowMs: number, heartbeat: boolean):
     if (runMs > health.runTimeoutMs + RUN_GRACE_MS) {
       return {
         healthy: false,
-        reason: `a run started ${Math.round(runMs / 1000)} s ago, beyond SYNC_RUN_TIMEOUT_MS=${health.runTimeoutMs} plus ${RUN_GRACE_MS / 1000} s of grace: it is stuck`,
+        reason:
+          `a run started ${Math.round(runMs / 1000)} s ago, beyond ` +
+          `SYNC_RUN_TIMEOUT_MS=${health.runTimeoutMs} plus ${RUN_GRACE_MS / 1000} s of grace: it is stuck`,
       };
     }
   }
@@ -130,7 +132,8 @@ export async function heartbeatFile(dirs: readonly string[], make: boolean): Pro
   }
   if (!make) return join(dirs[0]!, 'health');
   throw new Error(
-    `no private directory of this user's (mode 0700) for the heartbeat: ${problems.join('; ')}; remove the one another user made, or set SYNC_HEALTH_FILE to a file in a directory of the daemon's user`,
+    `no private directory of this user's (mode 0700) for the heartbeat: ${problems.join('; ')}; remove the ` +
+      `one another user made, or set SYNC_HEALTH_FILE to a file in a directory of the daemon's user`,
   );
 }
 
@@ -176,7 +179,9 @@ export async function readHealth(path: string): Promise<HeartbeatRead> {
     if (uid !== undefined && stat.uid !== uid) {
       return {
         ok: false,
-        problem: `${path} belongs to uid ${stat.uid}, not to this user (uid ${uid}): not trusted; run healthcheck as the daemon's user`,
+        problem:
+          `${path} belongs to uid ${stat.uid}, not to this user (uid ${uid}): not trusted; run ` +
+          `healthcheck as the daemon's user`,
       };
     }
     try {

@@ -103,17 +103,21 @@ export function resolveTarget(url: string, settings: Pick<DatabaseSettings, 'url
   if (!(SSL_MODES as readonly string[]).includes(mode)) {
     const allow = mode === 'allow' ? ' (allow is not supported: use prefer, which tries TLS first)' : '';
     throw new SettingsProblem(
-      `${settingName('sslmode', modeFrom, urlVariable)}: must be one of ${SSL_MODES.join(', ')}${allow} (got "${mode}")`,
+      `${settingName('sslmode', modeFrom, urlVariable)}: must be one of ${SSL_MODES.join(', ')}${allow} ` +
+        `(got "${mode}")`,
     );
   }
   if (rootcert?.value === 'system' && mode !== 'verify-full') {
     throw new SettingsProblem(
-      `${settingName('sslmode', modeFrom, urlVariable)}: sslrootcert=system needs sslmode=verify-full, as in libpq (got "${mode}")`,
+      `${settingName('sslmode', modeFrom, urlVariable)}: sslrootcert=system needs sslmode=verify-full, as ` +
+        `in libpq (got "${mode}")`,
     );
   }
   if ((mode === 'verify-ca' || mode === 'verify-full') && rootcert === undefined) {
     throw new SettingsProblem(
-      `${settingName('sslmode', modeFrom, urlVariable)}: sslmode=${mode} verifies the server's certificate against a CA: give the CA certificate with sslrootcert=/path/ca.pem in ${urlVariable} or PGSSLROOTCERT (sslrootcert=system: the CAs Node.js trusts)`,
+      `${settingName('sslmode', modeFrom, urlVariable)}: sslmode=${mode} verifies the server's certificate ` +
+        `against a CA: give the CA certificate with sslrootcert=/path/ca.pem in ${urlVariable} or ` +
+        `PGSSLROOTCERT (sslrootcert=system: the CAs Node.js trusts)`,
     );
   }
   const cert = pick('sslcert', 'PGSSLCERT');
@@ -215,7 +219,8 @@ function splitHostList(url: string, urlVariable: string): { rest: string; hosts:
       if (e === null) {
         const which = all.length > 1 ? ` (entry ${i + 1} of the host list is not)` : '';
         throw new SettingsProblem(
-          `${urlVariable}: the host must be host, host:port or [IPv6]:port, several separated by commas such as h1:5432,h2:5433${which}`,
+          `${urlVariable}: the host must be host, host:port or [IPv6]:port, several separated by commas ` +
+            `such as h1:5432,h2:5433${which}`,
         );
       }
       hosts.push(decode(e[1]!));

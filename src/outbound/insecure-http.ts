@@ -8,5 +8,8 @@ const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 /** Why an http:// URL may not carry credentials here; undefined when it may (https, loopback, or allowed). */
 export function insecureHttpProblem(url: URL, allowInsecure: boolean): string | undefined {
   if (url.protocol !== 'http:' || LOOPBACK.test(url.hostname) || allowInsecure) return undefined;
-  return `http:// to ${url.hostname} would send credentials in clear text; use https:// or set WINE_API_ALLOW_INSECURE_HTTP=true`;
+  return (
+    `http:// to ${url.hostname} would send credentials in clear text; use https:// or set ` +
+    `WINE_API_ALLOW_INSECURE_HTTP=true`
+  );
 }

@@ -58,7 +58,8 @@ export class RunExtraFields {
     } catch (error) {
       log.warn(
         { err: error },
-        `the BI views were not rendered again with the new fields (the next start or run will): ${(error as Error).message}`,
+        `the BI views were not rendered again with the new fields (the next start or run will): ` +
+          `${(error as Error).message}`,
       );
     }
   }

@@ -9,7 +9,8 @@ import type { ListingEnvelope } from '../extract/json/listing-types.js';
 export function checkEnvelope(envelope: ListingEnvelope): void {
   if (envelope.recordsType !== 'array') {
     throw new InvalidListingError(
-      `listing has no "bulk_wine_reconciliation" array (found ${envelope.recordsType}; top-level keys: ${envelope.topLevelKeys.join(', ') || 'none'}); nothing was loaded`,
+      `listing has no "bulk_wine_reconciliation" array (found ${envelope.recordsType}; top-level keys: ` +
+        `${envelope.topLevelKeys.join(', ') || 'none'}); nothing was loaded`,
     );
   }
   const count = integerText(envelope.scalars.count);
@@ -17,7 +18,8 @@ export function checkEnvelope(envelope: ListingEnvelope): void {
   const length = String(envelope.recordCount);
   if (count !== length || recordCount !== length) {
     throw new InvalidListingError(
-      `listing envelope disagrees with itself: count=${shown(envelope.scalars.count)}, recordCount=${shown(envelope.scalars.recordCount)}, array length=${length}; nothing was loaded`,
+      `listing envelope disagrees with itself: count=${shown(envelope.scalars.count)}, ` +
+        `recordCount=${shown(envelope.scalars.recordCount)}, array length=${length}; nothing was loaded`,
     );
   }
 }
@@ -33,7 +35,8 @@ export function checkRejectRatio(
   if (received > 0 && rejected / received > maxRejectRatio) {
     throw new GuardError(
       'REJECT_THRESHOLD',
-      `${rejected} of ${received} records rejected (${percent(rejected / received)}): ${why()}. Above SYNC_MAX_REJECT_RATIO=${maxRejectRatio}, so nothing was loaded (see sync_rejects for run ${runId})`,
+      `${rejected} of ${received} records rejected (${percent(rejected / received)}): ${why()}. Above ` +
+        `SYNC_MAX_REJECT_RATIO=${maxRejectRatio}, so nothing was loaded (see sync_rejects for run ${runId})`,
     );
   }
 }
@@ -49,7 +52,10 @@ export function checkDeletes(
   if (emptyListing || deleted / liveBefore > maxDeleteRatio) {
     throw new GuardError(
       'MASS_DELETE',
-      `refusing to soft-delete ${deleted} of ${liveBefore} live rows (${percent(deleted / liveBefore)}${emptyListing ? ', the listing has no valid records' : ''}), above SYNC_MAX_DELETE_RATIO=${maxDeleteRatio}; nothing was changed. If the upstream really removed them, run again with --allow-mass-delete`,
+      `refusing to soft-delete ${deleted} of ${liveBefore} live rows ` +
+        `(${percent(deleted / liveBefore)}${emptyListing ? ', the listing has no valid records' : ''}), ` +
+        `above SYNC_MAX_DELETE_RATIO=${maxDeleteRatio}; nothing was changed. If the upstream really ` +
+        `removed them, run again with --allow-mass-delete`,
     );
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The canonical ids of the records a run rejected whose id itself was valid: their live rows are
- * kept as their last valid version rather than soft-deleted (README, "Data safety"). Held as 8
+ * kept as their last valid version rather than soft-deleted (docs/data-safety.md). Held as 8
  * bytes an id (a growable Float64Array, sorted once when asked), not as strings: a listing may
  * reject many records.
  */

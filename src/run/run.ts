@@ -401,7 +401,8 @@ export class Run {
       const n = counts.backfilled;
       log.info(
         { backfilled: n },
-        `${n} row${n === 1 ? '' : 's'} filled in with what the release that wrote ${n === 1 ? 'it' : 'them'} could not store (extra_fields): no new version, changed_at and run_id kept`,
+        `${n} row${n === 1 ? '' : 's'} filled in with what the release that wrote ` +
+          `${n === 1 ? 'it' : 'them'} could not store (extra_fields): no new version, changed_at and run_id kept`,
       );
     }
     await shortcut.save(client, { runId, initialLoad: counts.initialLoad, copied: firstLoad !== undefined }, log);
@@ -409,7 +410,8 @@ export class Run {
     if (this.kept > 0)
       log.warn(
         { keptOnReject: this.kept },
-        `${this.kept} live row${this.kept === 1 ? '' : 's'} kept as their last valid version: their record was rejected (see sync_rejects); marked with rejected_in_run`,
+        `${this.kept} live row${this.kept === 1 ? '' : 's'} kept as their last valid version: their record ` +
+          `was rejected (see sync_rejects); marked with rejected_in_run`,
       );
     this.applied = counts;
     this.skipped = shortcut.skipped;

@@ -135,7 +135,8 @@ export const retryDelays: Reader<number[]> = {
     const delays = raw.split(',').map(durationMs);
     if (delays.every((ms): ms is number => ms !== undefined && ms <= 2_147_483_647)) return delays;
     problems.push(
-      `${name}: must be none, or durations separated by commas such as 5m,15m,45m (s, m, h or d; each above 0 and at most 24 days) (got "${raw}")`,
+      `${name}: must be none, or durations separated by commas such as 5m,15m,45m (s, m, h or d; each ` +
+        `above 0 and at most 24 days) (got "${raw}")`,
     );
     return undefined;
   },
@@ -210,7 +211,8 @@ export const hostList: Reader<string[]> = {
       const url = parseUrl(`http://${entry}`);
       if (url === undefined || (url.host !== entry && `${url.host}:80` !== entry) || entry.includes('*')) {
         problems.push(
-          `${name}: "${entry}" is not a host name or name:port as a Host header names it (e.g. status.example.com, status.example.com:8443)`,
+          `${name}: "${entry}" is not a host name or name:port as a Host header names it (e.g. ` +
+            `status.example.com, status.example.com:8443)`,
         );
       }
     }

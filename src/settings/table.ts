@@ -304,14 +304,14 @@ export const SETTINGS = {
     reader: r.retryDelays,
     default: '5m,15m,45m',
     description:
-      'the daemon tries a failed run again after each of these waits in turn, when its cause may pass ([which failures](../README.md#which-failures-are-retried)); never once the next scheduled slot has come; `none`: no retries. A chain has 1 + this many attempts, as `status`, `/healthz` and the status page count them',
+      'the daemon tries a failed run again after each of these waits in turn, when its cause may pass ([which failures](operations.md#which-failures-are-retried)); never once the next scheduled slot has come; `none`: no retries. A chain has 1 + this many attempts, as `status`, `/healthz` and the status page count them',
   }),
   SYNC_CATCH_UP: setting({
     group: 'daemon',
     reader: r.bool,
     default: 'true',
     description:
-      "the daemon runs once at start (trigger `catch-up`) when no run of its own has succeeded since the schedule's most recent slot and that slot's chain has not ended ([catch-up](../README.md#catch-up-at-start)); `false`: it waits for the next slot",
+      "the daemon runs once at start (trigger `catch-up`) when no run of its own has succeeded since the schedule's most recent slot and that slot's chain has not ended ([catch-up](operations.md#catch-up-at-start)); `false`: it waits for the next slot",
   }),
   SYNC_HEALTH_FILE: setting({
     group: 'daemon',
@@ -392,7 +392,7 @@ export const SETTINGS = {
     reader: r.outboundUrl,
     defaultText: 'off',
     description:
-      "the full endpoint receiving the runs' OpenLineage events ([OpenLineage](../README.md#openlineage-run-events))",
+      "the full endpoint receiving the runs' OpenLineage events ([OpenLineage](dbt-and-lineage.md#openlineage-run-events))",
     secret: true,
   }),
   SYNC_OPENLINEAGE_API_KEY: setting({

@@ -127,7 +127,8 @@ export function refuseListing(res: ServerResponse, faults: Faults): boolean {
         status,
         'text/html',
         Buffer.from(
-          `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`,
+          `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n` +
+            `<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`,
         ),
       );
     } else {

@@ -239,7 +239,9 @@ class SimulatorServer implements Simulator {
       this.stats.listings++;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         return sendJson(res, 405, {
-          message: `The ${req.method} method is not supported for route api/bulk-wine-reconciliation-data. Supported methods: GET, HEAD.`,
+          message:
+            `The ${req.method} method is not supported for route api/bulk-wine-reconciliation-data. ` +
+            `Supported methods: GET, HEAD.`,
         });
       }
       return this.listing.handle(req, res, url, this.baseUrl);

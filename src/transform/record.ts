@@ -18,7 +18,7 @@ export interface FieldError {
 /**
  * A reject carries its id as text for people (`recordId`: canonical when valid, else as written),
  * and `id`, the canonical id, only when the id itself is valid: that id's live row is then kept as
- * its last valid version (README, "Data safety").
+ * its last valid version (docs/data-safety.md).
  */
 export type RecordResult =
   { ok: true; row: Row } | { ok: false; recordId: string | null; id: string | null; errors: FieldError[] };

@@ -178,11 +178,18 @@ export function describeDisappeared(found: readonly Disappeared[], baselineRunId
     const what =
       d.kind === 'missing'
         ? `${d.field} is missing from all ${records} records (present in ${share(d.before)} of run ${baselineRunId}'s)`
-        : `${d.field} has no value in any of the ${records} records (present in ${share(d.presentNow)}, but null or empty; it had a value in ${share(d.before)} of run ${baselineRunId}'s)`;
+        : `${d.field} has no value in any of the ${records} records (present in ${share(d.presentNow)}, ` +
+          `but null or empty; it had a value in ${share(d.before)} of run ${baselineRunId}'s)`;
     if (d.renames.length === 0) return what;
     if (d.renames.length === 1)
-      return `${what}; a new field ${d.renames[0]!.name} appeared in ${d.renames[0]!.count} records — the upstream may have renamed it`;
-    return `${what}; new fields ${listCounts(d.renames)} appeared with a similar count — the upstream may have renamed it`;
+      return (
+        `${what}; a new field ${d.renames[0]!.name} appeared in ${d.renames[0]!.count} records — the ` +
+        `upstream may have renamed it`
+      );
+    return (
+      `${what}; new fields ${listCounts(d.renames)} appeared with a similar count — the upstream may ` +
+      `have renamed it`
+    );
   });
   return parts.join('; ');
 }

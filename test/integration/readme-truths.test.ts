@@ -1,8 +1,7 @@
 /**
- * What the README claims, checked: every SQL example runs against a synced database (and the
- * changed-rows one counts deletions), every table, view and column has a COMMENT, and the line
- * the simulator prints works when pasted into a shell. The SQL examples are those of the README
- * and of docs/monitoring.md, where the README's alert queries now live.
+ * What the docs claim, checked: every SQL example of docs/bi.md and docs/monitoring.md runs against
+ * a synced database (and the changed-rows one counts deletions), every table, view and column has a
+ * COMMENT, and the line the simulator prints works when pasted into a shell.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,8 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useSyncFixture } from '../support/fixture.js';
 import { ROOT, runCli } from '../support/harness.js';
 
-/** The files whose ```sql blocks are checked: the README and the docs files its alert and example queries moved to. */
-const SQL_EXAMPLE_FILES = ['README.md', 'docs/monitoring.md', 'docs/bi.md'];
+/** The files whose ```sql blocks are checked: the pages of the alert and example queries. */
+const SQL_EXAMPLE_FILES = ['docs/monitoring.md', 'docs/bi.md'];
 
 /** Each statement of each ```sql block of those files, with the comment lines above it. */
 function readmeSqlExamples(): Array<{ comment: string; sql: string }> {

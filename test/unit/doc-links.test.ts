@@ -1,7 +1,10 @@
 /**
  * Every link inside the repository from the README and docs/*.md leads somewhere: the file or
  * folder exists, and a `#anchor` names a heading of the target file as GitHub slugs it (or a line,
- * `#L12`, of a file that has it). Links to other sites are not followed.
+ * `#L12`, of a file that has it). Links to other sites are not followed. Beside that: every page of
+ * docs/ is linked from the README or another page; a page's contents list links each of its `##`
+ * headings and nothing else; another project's issue is cited as `owner/repo#N`, linked; the README
+ * stays a front door (at most 250 lines, prose lines at most 160 characters).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -124,6 +127,87 @@ describe('links inside the repository, from the README and docs/', () => {
   }
 });
 
+/** The `##` headings of a page, as anchors. */
+function sectionAnchors(markdown: string): string[] {
+  return proseLines(markdown)
+    .map((line) => /^## (.*?)\s*$/.exec(line)?.[1])
+    .filter((h): h is string => h !== undefined)
+    .map(githubSlug);
+}
+
+/** The anchors of a page's contents list: the `- [text](#anchor)` lines before its first `##`, or none. */
+function contentsList(markdown: string): string[] {
+  const lines = proseLines(markdown);
+  const end = lines.findIndex((line) => line.startsWith('## '));
+  return lines
+    .slice(0, end < 0 ? lines.length : end)
+    .map((line) => /^- \[[^\]]*\]\(#([^)]+)\)/.exec(line)?.[1])
+    .filter((a): a is string => a !== undefined);
+}
+
+/** Citations of another project's issue or pull request that are not `[owner/repo#N](its address)`. */
+function badCitations(file: string): string[] {
+  const bad: string[] = [];
+  proseLines(readFileSync(join(ROOT, file), 'utf8')).forEach((text, i) => {
+    const prose = text.replace(/`[^`]*`/g, '');
+    for (const m of prose.matchAll(
+      /\[([^\]]*)\]\((https:\/\/github\.com\/([\w.-]+)\/([\w.-]+)\/(?:issues|pull)\/(\d+))\)/g,
+    )) {
+      if (m[1] !== `${m[3]}/${m[4]}#${m[5]}`)
+        bad.push(`${file}:${i + 1}: [${m[1]}](${m[2]}) should read ${m[3]}/${m[4]}#${m[5]}`);
+    }
+    const unlinked = prose.replace(/\[[^\]]*\]\([^)]*\)/g, '');
+    for (const m of unlinked.matchAll(/(?<![\w/.-])([\w.-]+\/[\w.-]+#\d+)\b/g))
+      bad.push(`${file}:${i + 1}: ${m[1]} without its link`);
+  });
+  return bad;
+}
+
+describe('pages, contents and citations', () => {
+  const linkedTo = new Set(
+    DOCS.flatMap(localLinks).map((link) => {
+      const path = link.target.split('#')[0]!;
+      return relative(ROOT, path === '' ? join(ROOT, link.file) : resolve(dirname(join(ROOT, link.file)), path));
+    }),
+  );
+
+  for (const file of DOCS.filter((f) => f !== 'README.md')) {
+    it(`${file} is linked from the README or another page`, () => {
+      const from = DOCS.filter((other) => other !== file).some((other) =>
+        localLinks(other).some((link) => {
+          const path = link.target.split('#')[0]!;
+          return path !== '' && relative(ROOT, resolve(dirname(join(ROOT, other)), path)) === file;
+        }),
+      );
+      expect(from, `${file} is linked from nowhere`).toBe(true);
+      expect(linkedTo.has(file)).toBe(true);
+    });
+  }
+
+  for (const file of DOCS) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    const contents = contentsList(text);
+    if (contents.length === 0) continue;
+    it(`${file}: its contents list links every ## heading, and only those`, () => {
+      expect([...contents].sort()).toEqual([...sectionAnchors(text)].sort());
+    });
+  }
+
+  it("cites another project's issues as owner/repo#N, linked", () => {
+    expect([...DOCS, 'CHANGELOG.md'].flatMap(badCitations)).toEqual([]);
+  });
+
+  it('keeps the README a front door: at most 250 lines, prose lines at most 160 characters', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(251);
+    const long = proseLines(readme)
+      .map((line, i) => ({ line: i + 1, length: [...line].length, table: line.trimStart().startsWith('|') }))
+      .filter((l) => !l.table && l.length > 160)
+      .map((l) => `README.md:${l.line} has ${l.length} characters`);
+    expect(long).toEqual([]);
+  });
+});
+
 describe('the anchor rules (the check itself)', () => {
   it('slugs headings as GitHub does', () => {
     expect(githubSlug('The benchmark: `npm run bench`')).toBe('the-benchmark-npm-run-bench');
@@ -134,6 +218,11 @@ describe('the anchor rules (the check itself)', () => {
     expect(githubSlug('Where `SYNC_DB_SCHEMA` goes (and [why](x.md))')).toBe('where-sync_db_schema-goes-and-why');
     expect(githubSlug('Unchanged records cost almost nothing')).toBe('unchanged-records-cost-almost-nothing');
     expect(githubSlug('Café, 10M & 1%')).toBe('café-10m--1');
+  });
+
+  it('reads a contents list and flags an unlinked or mislabelled issue', () => {
+    expect(contentsList('# T\n\n- [A](#a)\n- [B c](#b-c)\n\n## A\n- [x](#x)\n')).toEqual(['a', 'b-c']);
+    expect(sectionAnchors('# T\n## A\n### D\n## B c\n')).toEqual(['a', 'b-c']);
   });
 
   it('numbers a repeated heading and ignores headings in code', () => {
@@ -147,6 +236,8 @@ describe('the anchor rules (the check itself)', () => {
     expect(brokenBecause({ file, line: 1, target: '#no-such-heading-here' })).toMatch(/no heading gives/);
     expect(brokenBecause({ file, line: 1, target: 'package.json#L100000' })).toMatch(/lines, not L100000/);
     expect(brokenBecause({ file, line: 1, target: 'docs/operations.md' })).toBeUndefined();
-    expect(brokenBecause({ file: 'docs/operations.md', line: 1, target: '../README.md#upgrading' })).toBeUndefined();
+    expect(
+      brokenBecause({ file: 'docs/operations.md', line: 1, target: '../README.md#documentation' }),
+    ).toBeUndefined();
   });
 });

@@ -1,14 +1,15 @@
 /**
- * The README's performance figures and plot come from one saved bench run,
- * bench/fixtures/readme-bench.json: every ratio, floor and memory range the README's Performance
- * section quotes is computed here from that file, and docs/bench.svg is what the documented
- * command (`node dist/bench/plot.js bench/fixtures/readme-bench.json docs/bench.svg`) draws from it.
+ * The measured figures come from one saved bench run, bench/fixtures/readme-bench.json: every
+ * ratio, floor and memory range docs/performance.md's "Current results" quotes is computed here
+ * from that file, the README's headline too, and docs/bench.svg is what the documented command
+ * (`node dist/bench/plot.js bench/fixtures/readme-bench.json docs/bench.svg`) draws from it. The
+ * bench's writer refuses a fixture from a dirty checkout (fixtureRefusal).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { captionOf, renderBenchSvg } from '../../bench/plot.js';
-import { NAMES, type BenchRun } from '../../bench/report.js';
+import { fixtureRefusal, NAMES, type BenchRun } from '../../bench/report.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const FIXTURE = 'bench/fixtures/readme-bench.json';
@@ -26,10 +27,12 @@ interface Report {
 
 const report = JSON.parse(readFileSync(join(ROOT, FIXTURE), 'utf8')) as Report;
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const performanceSection = readme.slice(
-  readme.indexOf('\n## Performance\n'),
-  readme.indexOf('\n## ', readme.indexOf('\n## Performance\n') + 1),
-);
+const performancePage = readFileSync(join(ROOT, 'docs', 'performance.md'), 'utf8');
+/** The section of a markdown text that a `## ` heading opens. */
+const section = (text: string, heading: string) =>
+  text.slice(text.indexOf(`\n## ${heading}\n`), text.indexOf('\n## ', text.indexOf(`\n## ${heading}\n`) + 1));
+const performanceSection = section(performancePage, 'Current results');
+const readmeHeadline = section(readme, 'Performance');
 
 const seconds = (run: BenchRun, name: string) => {
   const sync = run.syncs.find((s) => s.name === name);
@@ -68,7 +71,7 @@ function readmeFigures(r: Report): Record<string, string> {
   };
 }
 
-describe(`the README's performance figures (${FIXTURE})`, () => {
+describe(`the performance figures (${FIXTURE})`, () => {
   it('the fixture is a whole bench report: its commit, machine and three runs', () => {
     expect(report.commit).toMatch(/^[0-9a-f]{40}/);
     expect(report.machine).toBeTruthy();
@@ -77,18 +80,43 @@ describe(`the README's performance figures (${FIXTURE})`, () => {
 
   for (const [what, figure] of Object.entries(readmeFigures(report))) {
     it(`quotes the ${what}: ${figure}`, () => {
-      expect(performanceSection).toContain(figure);
+      // The results table gives floors and memory without their unit, in its header.
+      expect(performanceSection).toContain(figure.replace(/ (s|MB)$/, ''));
     });
   }
 
-  it('names the commit measured', () => {
-    expect(performanceSection).toContain(report.commit!.slice(0, 7));
+  it('names the commit measured as the fixture records it', () => {
+    const dirty = report.commit!.endsWith('+changes');
+    expect(performanceSection).toContain(`${report.commit!.slice(0, 7)}${dirty ? '+changes' : ''}`);
+  });
+
+  it("the README's headline: the unchanged re-sync and the first load against the floor, from the same file", () => {
+    const figures = readmeFigures(report);
+    expect(readmeHeadline).toContain(`an unchanged re-sync takes ${figures['unchanged re-sync']}`);
+    expect(readmeHeadline).toContain(`a first load ${figures['first load']}`);
+    expect(readmeHeadline).toContain(`${report.records.toLocaleString('en')} records`);
+    expect(readmeHeadline).toContain(`(${report.runs.length} runs)`);
+    // The headline only: no other figure of the fixture, no plot, in the README.
+    for (const [what, figure] of Object.entries(figures)) {
+      if (what !== 'unchanged re-sync' && what !== 'first load') expect(readme, what).not.toContain(figure);
+    }
   });
 
   it('shows the plot the documented command draws from the fixture', () => {
     const drawn = renderBenchSvg({ caption: captionOf(report), runs: report.runs });
     expect(readFileSync(join(ROOT, 'docs', 'bench.svg'), 'utf8')).toBe(drawn);
-    expect(readme).toContain('(docs/bench.svg)');
+    expect(performancePage).toContain('(bench.svg)');
+  });
+
+  it("the bench's writer refuses a fixture from uncommitted code, and only a fixture", () => {
+    const root = '/src/wrs';
+    const fixture = `${root}/bench/fixtures/readme-bench.json`;
+    expect(fixtureRefusal(fixture, root, 'a'.repeat(40) + '+changes')).toMatch(/uncommitted changes/);
+    expect(fixtureRefusal(fixture, root, undefined)).toMatch(/not a git checkout/);
+    expect(fixtureRefusal(fixture, root, 'a'.repeat(40))).toBeUndefined();
+    expect(
+      fixtureRefusal(`${root}/bench/results/bench-1000000.json`, root, 'a'.repeat(40) + '+changes'),
+    ).toBeUndefined();
   });
 
   it('the ranges are computed as written (the check itself)', () => {

@@ -97,13 +97,10 @@ describe('the retry-class table', () => {
   });
 });
 
-describe("the README's table", () => {
+describe("docs/operations.md's table", () => {
   it('has a row naming every code, under the class the code gives it', () => {
-    const readme = readFileSync(join(SRC, '..', 'README.md'), 'utf8');
-    const section = readme.slice(
-      readme.indexOf('#### Which failures are retried'),
-      readme.indexOf('#### Catch-up at start'),
-    );
+    const page = readFileSync(join(SRC, '..', 'docs', 'operations.md'), 'utf8');
+    const section = page.slice(page.indexOf('### Which failures are retried'), page.indexOf('### Catch-up at start'));
     const rows = section
       .split('\n')
       .filter((l) => l.startsWith('| ') && !l.startsWith('| error code') && !l.startsWith('|---'));

@@ -191,7 +191,8 @@ export class WineApi {
         : 'under the usual names (token, access_token, accessToken, jwt, data.*) or in JWT form';
       const keys = found.keysSeen.length > 0 ? found.keysSeen.join(', ') : '(none: the body is not a JSON object)';
       throw new UpstreamError(
-        `login succeeded (${statusCode}) but no token was found ${where}; keys in the response: ${keys}. Set WINE_API_TOKEN_FIELD.`,
+        `login succeeded (${statusCode}) but no token was found ${where}; keys in the response: ${keys}. ` +
+          `Set WINE_API_TOKEN_FIELD.`,
         {
           retryable: false,
           status: statusCode,
@@ -226,7 +227,8 @@ export class WineApi {
         size += chunk.length;
         if (size > LOGIN_MAX_BYTES) {
           throw new UpstreamError(
-            `login response from ${printableUrl(url)} is larger than ${LOGIN_MAX_BYTES / 1024 / 1024} MiB: no login answer is; check WINE_API_BASE_URL / WINE_API_LOGIN_URL`,
+            `login response from ${printableUrl(url)} is larger than ${LOGIN_MAX_BYTES / 1024 / 1024} MiB: ` +
+              `no login answer is; check WINE_API_BASE_URL / WINE_API_LOGIN_URL`,
             { retryable: false, status: response.statusCode },
           );
         }
@@ -310,7 +312,10 @@ export class WineApi {
       if (!hop.credentials && (response.statusCode === 401 || response.statusCode === 403)) {
         // No status on the error: a 401 here is no reason to log in again.
         throw new UpstreamError(
-          `listing redirected to ${printableUrl(url)}, which answered ${response.statusCode}: the token is not sent to another origin than ${new URL(configured).origin}; the upstream must redirect to an address that needs no token (a pre-signed one), or set WINE_API_BASE_URL to the address that serves the listing`,
+          `listing redirected to ${printableUrl(url)}, which answered ${response.statusCode}: the token is ` +
+            `not sent to another origin than ${new URL(configured).origin}; the upstream must redirect to ` +
+            `an address that needs no token (a pre-signed one), or set WINE_API_BASE_URL to the address ` +
+            `that serves the listing`,
           { retryable: false },
         );
       }
@@ -361,7 +366,8 @@ export class WineApi {
         bytes += chunk.length;
         if (bytes > maxBytes) {
           throw new UpstreamError(
-            `listing is larger than WINE_API_MAX_BYTES=${maxBytes} bytes (decoded); nothing was loaded. Raise WINE_API_MAX_BYTES if the upstream's listing really is that large`,
+            `listing is larger than WINE_API_MAX_BYTES=${maxBytes} bytes (decoded); nothing was loaded. ` +
+              `Raise WINE_API_MAX_BYTES if the upstream's listing really is that large`,
             { retryable: false, status: response.statusCode },
           );
         }

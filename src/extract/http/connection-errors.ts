@@ -23,19 +23,22 @@ export function connectionError(what: string, url: string, error: unknown, bytes
   if (typeof code === 'string') {
     if (UNTRUSTED.has(code)) {
       return tls(
-        `TLS: the certificate of ${host} is not trusted (${reason}); if the server uses a private certificate authority, start the job with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (the CA certificate in PEM)`,
+        `TLS: the certificate of ${host} is not trusted (${reason}); if the server uses a private ` +
+          `certificate authority, start the job with NODE_EXTRA_CA_CERTS=/path/to/ca.pem (the CA certificate in PEM)`,
       );
     }
     if (EXPIRED.has(code)) {
       return tls(
-        `TLS: the certificate of ${host} is outside its validity period (${reason}); the server's certificate must be renewed (or the clock of this machine is wrong)`,
+        `TLS: the certificate of ${host} is outside its validity period (${reason}); the server's ` +
+          `certificate must be renewed (or the clock of this machine is wrong)`,
       );
     }
     if (code === WRONG_HOST) {
       const names = (root as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
       const presented = typeof names === 'string' ? `it names ${names}` : reason;
       return tls(
-        `TLS: the certificate of ${host} is not issued for that name (${presented}); use a host name the certificate names in WINE_API_BASE_URL / WINE_API_LOGIN_URL`,
+        `TLS: the certificate of ${host} is not issued for that name (${presented}); use a host name the ` +
+          `certificate names in WINE_API_BASE_URL / WINE_API_LOGIN_URL`,
       );
     }
     if (OTHER_CERT.has(code)) return tls(`TLS: the certificate of ${host} was rejected (${code}: ${reason})`);
@@ -43,7 +46,8 @@ export function connectionError(what: string, url: string, error: unknown, bytes
   const where = bytes > 0 ? ` after ${bytes} bytes` : '';
   // The got error is not kept as `cause`: it carries the request options (headers, body).
   return new UpstreamError(
-    `${what} request to ${origin} failed${where}: ${typeof code === 'string' ? code : 'error'} ${error instanceof Error ? error.message : String(error)}`,
+    `${what} request to ${origin} failed${where}: ${typeof code === 'string' ? code : 'error'} ` +
+      `${error instanceof Error ? error.message : String(error)}`,
     {
       retryable: true,
     },
@@ -66,7 +70,8 @@ export function proxyRefusal(
   const hint =
     status === 407 || status === 401
       ? `the proxy wants credentials: put them in ${proxyVariable} as http://user:password@proxy:port (percent-encoded)`
-      : `the proxy does not allow a tunnel to ${host}; ask its operator, or list the host in NO_PROXY if it is reachable directly`;
+      : `the proxy does not allow a tunnel to ${host}; ask its operator, or list the host in NO_PROXY if ` +
+        `it is reachable directly`;
   const refused = how === 'tunnel' ? `refused to connect to ${host}` : `refused to forward the request to ${host}`;
   return new UpstreamError(
     `${what} request to ${origin} failed: the proxy from ${proxyVariable} ${refused} (HTTP ${status}); ${hint}`,

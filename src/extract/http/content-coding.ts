@@ -113,7 +113,8 @@ export async function* decodedBody(
     // The source's own failure (connection, local disk) passes through the decoder unchanged.
     if (failed && error === failed.error) throw error;
     throw new UpstreamError(
-      `listing body (${name}) ends early or is damaged after ${decoded} bytes: ${error instanceof Error ? error.message : String(error)}`,
+      `listing body (${name}) ends early or is damaged after ${decoded} bytes: ` +
+        `${error instanceof Error ? error.message : String(error)}`,
       {
         retryable: true,
       },

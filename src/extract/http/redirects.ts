@@ -54,14 +54,17 @@ export function loginRedirect(
   const shown = printableUrl(target);
   if (!KEEPS_METHOD.has(status)) {
     throw refuse(
-      `login answered ${status} redirecting to ${shown}: only a 307 or 308 may move the login (a ${status} would turn it into a GET); set ${SETTINGS} to the address that answers the login itself`,
+      `login answered ${status} redirecting to ${shown}: only a 307 or 308 may move the login (a ${status} ` +
+        `would turn it into a GET); set ${SETTINGS} to the address that answers the login itself`,
       status,
     );
   }
   const home = new URL(configured);
   if (!isOwnOrigin(home, target) || isDowngrade(current, target)) {
     throw refuse(
-      `login redirected (${status}) to ${shown}, away from ${home.origin}: the password is sent only to the configured login address's origin (or the same host over https); if that address is the right one, set ${SETTINGS} to it`,
+      `login redirected (${status}) to ${shown}, away from ${home.origin}: the password is sent only to ` +
+        `the configured login address's origin (or the same host over https); if that address is the right ` +
+        `one, set ${SETTINGS} to it`,
       status,
     );
   }
@@ -84,7 +87,9 @@ export function listingRedirect(
   const target = resolve('listing', current.url, status, location, hops);
   if (isDowngrade(current.url, target)) {
     throw refuse(
-      `listing redirected (${status}) from https to plain http (${printableUrl(target)}): the token is never sent, nor a listing read, over http after https; have the upstream (or its load balancer) redirect to https://, or set ${SETTINGS} to the final address`,
+      `listing redirected (${status}) from https to plain http (${printableUrl(target)}): the token is ` +
+        `never sent, nor a listing read, over http after https; have the upstream (or its load balancer) ` +
+        `redirect to https://, or set ${SETTINGS} to the final address`,
       status,
     );
   }
@@ -116,7 +121,8 @@ function resolve(
   }
   if (hops > MAX_REDIRECTS) {
     throw refuse(
-      `${what} redirected more than ${MAX_REDIRECTS} times (last to ${printableUrl(target)}); set ${SETTINGS} to the final address`,
+      `${what} redirected more than ${MAX_REDIRECTS} times (last to ${printableUrl(target)}); set ` +
+        `${SETTINGS} to the final address`,
       status,
     );
   }

@@ -52,7 +52,8 @@ export async function checkResponse(
     const start = first.subarray(0, 64).toString('utf8').trimStart();
     if (/\bjson\b/i.test(type) ? !start.startsWith('<') : start.startsWith('{') || start.startsWith('[')) return;
     throw new UpstreamError(
-      `listing is ${type}, not JSON (status ${statusCode}): first ${EXCERPT} chars: ${excerpt(await readSome(first, rest))}`,
+      `listing is ${type}, not JSON (status ${statusCode}): first ${EXCERPT} chars: ` +
+        `${excerpt(await readSome(first, rest))}`,
       { retryable: false, status: statusCode },
     );
   }

@@ -42,7 +42,8 @@ export function runDirFault(error: unknown, dir: string): LocalDiskError | undef
   if (code !== 'ENOSPC' && code !== 'EDQUOT') return undefined;
   const what = code === 'ENOSPC' ? 'no space left' : 'disk quota exceeded';
   return new LocalDiskError(
-    `${what} in ${dirname(dir)} for the run's temporary files; set TMPDIR to a writable directory with room for them (${code})`,
+    `${what} in ${dirname(dir)} for the run's temporary files; set TMPDIR to a writable directory with ` +
+      `room for them (${code})`,
     { cause: error },
   );
 }

@@ -4,6 +4,9 @@ import { count, formatTime } from './format.js';
 import { html, stackedTable, type Html } from './html.js';
 import type { FieldRow } from './queries.js';
 
+const EXTRA_FIELDS_NOTE =
+  'Fields the upstream sent that the catalogue does not know: kept in extra_fields and shown in the BI views when they can be named (sync_fields).';
+
 export interface FieldsData {
   timezone: string;
   discovered: FieldRow[];
@@ -49,7 +52,7 @@ ${stackedTable(
   }),
 )}
 <h2>Found at run time</h2>
-<p class="muted">Fields the upstream sent that the catalogue does not know: kept in extra_fields and shown in the BI views when they can be named (sync_fields).</p>
+<p class="muted">${EXTRA_FIELDS_NOTE}</p>
 ${
   d.discovered.length === 0
     ? html`<p class="muted">None so far.</p>`

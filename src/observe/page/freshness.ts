@@ -27,7 +27,9 @@ export function staleRuleFromSchedule(nextRuns: Date[]): StaleRule | undefined {
   const ms = gap + Math.min(gap, 3_600_000);
   return {
     ms,
-    why: `The schedule runs every ${roughDuration(gap)}: late when the last successful load is older than ${roughDuration(ms)}.`,
+    why:
+      `The schedule runs every ${roughDuration(gap)}: ` +
+      `late when the last successful load is older than ${roughDuration(ms)}.`,
   };
 }
 

@@ -58,12 +58,11 @@ export function stackedTable(
   rows: ReadonlyArray<{ attrs?: Html; cells: readonly Value[] }>,
 ): Html {
   const n = (c: Column) => (c.numeric ? ' class="n"' : '');
+  const cellHtml = (c: Column, cell: Value) => `<td${n(c)} data-label="${escapeHtml(c.title)}">${render(cell)}</td>`;
   const head = columns.map((c) => `<th${n(c)}>${escapeHtml(c.title)}</th>`).join('');
   const body = rows.map(
     (r) =>
-      `<tr${
-        r.attrs ? ` ${r.attrs.text}` : ''
-      }>${r.cells.map((cell, i) => `<td${n(columns[i]!)} data-label="${escapeHtml(columns[i]!.title)}">${render(cell)}</td>`).join('')}</tr>`,
+      `<tr${r.attrs ? ` ${r.attrs.text}` : ''}>${r.cells.map((cell, i) => cellHtml(columns[i]!, cell)).join('')}</tr>`,
   );
   return new Html(
     `<table id="${escapeHtml(id)}" class="stack"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody>

@@ -1,6 +1,8 @@
 /** The frame of every page: head, navigation, and the stylesheet (served as /page.css). */
 import { html, type Html } from './html.js';
 
+const NAV_LINKS = html`<a href="/" class="brand">wine-recon-sync</a> <a href="/">Overview</a> <a href="/fields">Fields</a>`;
+
 export function layout(options: { title: string; body: Html; refreshSeconds?: number | undefined }): string {
   return `<!doctype html>\n${
     html`<html lang="en">
@@ -13,7 +15,7 @@ ${options.refreshSeconds === undefined ? null : html`<meta http-equiv="refresh" 
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
 </head>
 <body>
-<header><nav><a href="/" class="brand">wine-recon-sync</a> <a href="/">Overview</a> <a href="/fields">Fields</a></nav></header>
+<header><nav>${NAV_LINKS}</nav></header>
 <main>
 ${options.body}
 </main>
@@ -38,7 +40,8 @@ main { padding: 12px 16px 32px; max-width: 1280px; }
  * Upstream text (a wpi, a field name, an error) may be one long word: it wraps anywhere rather than
  * widen the page. In tables only where such text stands, so that headers and numbers keep their words.
  */
-p, li, pre, code, summary, .freshness, .progress, .error-start, .field-name, .kv td, table.stack td { overflow-wrap: anywhere; }
+p, li, pre, code, summary, .freshness, .progress, .error-start, .field-name, .kv td,
+table.stack td { overflow-wrap: anywhere; }
 h1 { font-size: 20px; margin: 8px 0 12px; }
 h2 { font-size: 16px; margin: 24px 0 8px; }
 table { border-collapse: collapse; width: 100%; }
@@ -98,7 +101,8 @@ svg .bar.dry { fill-opacity: 0.45; }
 svg .bar.refused { fill: #cf222e; fill-opacity: 0.35; }
 svg .bar.flagged { stroke: #9a6700; stroke-width: 1.5; }
 svg .warn-mark { fill: #bf8700; stroke: #fff; stroke-width: 0.8; }
-.swatch.s-warned { width: 0; height: 0; background: none; border-left: 5px solid transparent; border-right: 5px solid transparent; border-top: 8px solid #bf8700; }
+.swatch.s-warned { width: 0; height: 0; background: none;
+  border-left: 5px solid transparent; border-right: 5px solid transparent; border-top: 8px solid #bf8700; }
 .badge { white-space: nowrap; display: inline-block; }
 figure.totals figcaption { display: flex; flex-wrap: wrap; justify-content: space-between; gap: 0 8px; }
 figure.totals .last-total { font-weight: 400; color: var(--muted); font-variant-numeric: tabular-nums; }

@@ -47,7 +47,11 @@ ${runningBox(d)}
 ${
   d.runNow === undefined
     ? null
-    : html`<form method="post" action="/run-now" class="run-now"><input type="hidden" name="csrf" value="${d.runNow.csrf}"><button type="submit">Run now</button> <span class="muted">starts a sync at once, as the schedule would; refused while one is running</span></form>`
+    : html`<form method="post" action="/run-now" class="run-now">${[
+        html`<input type="hidden" name="csrf" value="${d.runNow.csrf}">`,
+        html`<button type="submit">Run now</button> `,
+        html`<span class="muted">starts a sync at once, as the schedule would; refused while one is running</span>`,
+      ]}</form>`
 }
 ${plots(d)}
 ${totalsSection(d.totals, d.biScale)}
@@ -60,7 +64,10 @@ function freshnessBox(d: OverviewData): Html {
 <strong>${d.freshness.headline}</strong>
 <div>Last successful load: ${
     lastLoad
-      ? html`<a href="/runs/${lastLoad.id}">run ${lastLoad.id}</a>, finished ${formatTime(lastLoad.finished_at, timezone)} ${timezone} (${relative(now - lastLoad.finished_at.getTime())})`
+      ? html`<a href="/runs/${lastLoad.id}">run ${lastLoad.id}</a>, finished ${formatTime(
+          lastLoad.finished_at,
+          timezone,
+        )} ${timezone} (${relative(now - lastLoad.finished_at.getTime())})`
       : 'none yet'
   }.</div>
 ${
@@ -94,9 +101,13 @@ ${
     : html`<span class="muted">No records parsed yet.</span>`
 }
 ${Number(r.rejects_so_far) > 0 ? html` ${count(r.rejects_so_far)} rejected so far.` : null}
-${stuck ? html`<strong id="stuck">It has outlived SYNC_RUN_TIMEOUT_MS: the process running it most likely died, and the next run will mark it abandoned.</strong> ` : null}<span class="muted">This page refreshes itself every 5 s while a run is in progress.</span>
+${stuck ? html`<strong id="stuck">${STUCK_NOTE}</strong> ` : null}<span class="muted">${REFRESH_NOTE}</span>
 </section>`;
 }
+
+const STUCK_NOTE =
+  'It has outlived SYNC_RUN_TIMEOUT_MS: the process running it most likely died, and the next run will mark it abandoned.';
+const REFRESH_NOTE = 'This page refreshes itself every 5 s while a run is in progress.';
 
 function plots(d: OverviewData): Html {
   const runs = d.plotRuns;
@@ -118,7 +129,8 @@ function plots(d: OverviewData): Html {
     values: (['inserted', 'updated', 'deleted', 'restored'] as const).map((k) => ({ series: k, value: num(r[k]) })),
     label: label(
       r,
-      `${count(r.inserted)} inserted, ${count(r.updated)} updated, ${count(r.deleted)} deleted, ${count(r.restored)} restored`,
+      `${count(r.inserted)} inserted, ${count(r.updated)} updated, ` +
+        `${count(r.deleted)} deleted, ${count(r.restored)} restored`,
     ),
     marks: marks(r),
   }));
@@ -150,10 +162,35 @@ function plots(d: OverviewData): Html {
 A bar more than ${CUT_RATIO} times the median run's is cut at the top and marked with its value, so that small
 changes stay visible beside a first load.</p>
 <div class="charts">
-${barChart({ id: 'plot-duration', title: 'Duration per run, by status', unit: 'seconds', scale: 1000, series: [...statusSeries, { key: 'dry', name: 'dry run (pale)' }], bars: durationBars })}
-${barChart({ id: 'plot-changed', title: 'Rows changed per run', unit: 'rows', series: ['inserted', 'updated', 'deleted', 'restored'].map((k) => ({ key: k, name: k })), bars: changedBars })}
-${barChart({ id: 'plot-received', title: 'Records received per run', unit: 'records', series: [{ key: 'received', name: 'received' }], bars: receivedBars })}
-${barChart({ id: 'plot-rejected', title: 'Records rejected per run', unit: 'records', series: [{ key: 'rejected', name: 'rejected' }], bars: rejectedBars })}
+${barChart({
+  id: 'plot-duration',
+  title: 'Duration per run, by status',
+  unit: 'seconds',
+  scale: 1000,
+  series: [...statusSeries, { key: 'dry', name: 'dry run (pale)' }],
+  bars: durationBars,
+})}
+${barChart({
+  id: 'plot-changed',
+  title: 'Rows changed per run',
+  unit: 'rows',
+  series: ['inserted', 'updated', 'deleted', 'restored'].map((k) => ({ key: k, name: k })),
+  bars: changedBars,
+})}
+${barChart({
+  id: 'plot-received',
+  title: 'Records received per run',
+  unit: 'records',
+  series: [{ key: 'received', name: 'received' }],
+  bars: receivedBars,
+})}
+${barChart({
+  id: 'plot-rejected',
+  title: 'Records rejected per run',
+  unit: 'records',
+  series: [{ key: 'rejected', name: 'rejected' }],
+  bars: rejectedBars,
+})}
 </div>
 <details id="plot-data"><summary>The plots' numbers as a table</summary>
 <table><thead><tr><th>run</th><th>status</th><th class="n">duration</th><th class="n">inserted</th>
@@ -174,8 +211,12 @@ function history(d: OverviewData): Html {
     html`<option value="${value}"${selected === value ? html` selected` : null}>${value}</option>`;
   return html`<h2 id="runs">Runs</h2>
 <form method="get" action="/" class="filters">
-<label>Status <select name="status"><option value="">any</option>${STATUSES.map((s) => option(s, d.filter.status))}</select></label>
-<label>Trigger <select name="trigger"><option value="">any</option>${TRIGGERS.map((t) => option(t, d.filter.trigger))}</select></label>
+<label>Status <select name="status"><option value="">any</option>${STATUSES.map((s) =>
+    option(s, d.filter.status),
+  )}</select></label>
+<label>Trigger <select name="trigger"><option value="">any</option>${TRIGGERS.map((t) =>
+    option(t, d.filter.trigger),
+  )}</select></label>
 ${d.plotN === 30 ? null : html`<input type="hidden" name="plot" value="${d.plotN}">`}
 <button type="submit">Filter</button> <span class="muted">${count(d.total)} runs${
     d.filter.status || d.filter.trigger ? ' match' : ''
@@ -218,7 +259,9 @@ function runRow(r: RunLine, d: OverviewData): Html {
   const chain =
     r.retry_of === null
       ? null
-      : html` <span class="muted">attempt ${r.attempt}${of}, retry of <a href="/runs/${r.retry_of}">${r.retry_of}</a></span>`;
+      : html` <span class="muted">attempt ${r.attempt}${of}, retry of ${html`<a href="/runs/${r.retry_of}">${
+          r.retry_of
+        }</a>`}</span>`;
   const retry =
     r.retry_at === null ? null : html` <span class="muted">retry ${formatTime(r.retry_at, d.timezone)}</span>`;
   return html`<tr data-run="${r.id}"><td><a href="/runs/${r.id}">${r.id}</a></td><td class="wide-only">${r.trigger}</td>

@@ -52,6 +52,18 @@ const COUNTS = [
   ['kept_on_reject', 'kept on reject'],
 ] as const;
 
+const NOT_ARCHIVED_NOTE =
+  'Its listing is not archived: only the newest SYNC_ARCHIVE_KEEP successful runs keep theirs, dry runs keep none.';
+
+function archived(payload: NonNullable<RunPageData['payload']>, id: string): Html {
+  const stored = bytes(payload.stored_bytes ?? payload.bytes);
+  return html`<p id="archive">Its listing is archived: ${[
+    html`<span id="archive-decoded">${bytes(payload.bytes)} decoded</span> (the JSON document the run parsed), `,
+    html`<span id="archive-stored">kept as ${stored} of ${payload.algorithm}</span>; `,
+    html`sha256 <code>${payload.sha256}</code>. Load it again with:</p><pre>wine-recon-sync replay --run ${id}</pre>`,
+  ]}`;
+}
+
 export function runBody(d: RunPageData): Html {
   const r = d.run;
   const id = String(r.id);
@@ -115,11 +127,7 @@ ${
       )
 }
 <h2>Archive</h2>
-${
-  d.payload
-    ? html`<p id="archive">Its listing is archived: <span id="archive-decoded">${bytes(d.payload.bytes)} decoded</span> (the JSON document the run parsed), <span id="archive-stored">kept as ${bytes(d.payload.stored_bytes ?? d.payload.bytes)} of ${d.payload.algorithm}</span>; sha256 <code>${d.payload.sha256}</code>. Load it again with:</p><pre>wine-recon-sync replay --run ${id}</pre>`
-    : html`<p id="archive" class="muted">Its listing is not archived: only the newest SYNC_ARCHIVE_KEEP successful runs keep theirs, dry runs keep none.</p>`
-}
+${d.payload ? archived(d.payload, id) : html`<p id="archive" class="muted">${NOT_ARCHIVED_NOTE}</p>`}
 <h2>BI rounding</h2>
 ${
   r.bi_scale === null
@@ -128,7 +136,11 @@ ${
           ? 'Not counted: the run is older than the counts (migration 0006).'
           : 'Not counted: the run did not finish its load.'
       }</p>`
-    : html`<p id="bi">With SYNC_BI_SCALE=${String(r.bi_scale)}: ${count(r.bi_rounded as string)} live values shown rounded in the BI views, ${count(r.bi_overflow as string)} too large for them (NULL there).</p>`
+    : html`<p id="bi">With SYNC_BI_SCALE=${String(r.bi_scale)}: ${count(
+        r.bi_rounded as string,
+      )} live values shown rounded in the BI views, ${count(
+        r.bi_overflow as string,
+      )} too large for them (NULL there).</p>`
 }
 ${profileSection(d.profile, d.biScale)}
 <h2>Every column</h2>
