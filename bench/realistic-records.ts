@@ -151,7 +151,8 @@ function cellarNote(rng: Rng): string {
   return `"${tank}${words.join(', ')}"`;
 }
 
-const DECIMALS = [
+/** The catalogue's decimal fields, in the listing's order; the tests share this list. */
+export const DECIMALS = [
   'inventory_bulk_wine',
   'inventory_finished_goods',
   'inventory_sales',

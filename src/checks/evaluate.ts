@@ -14,6 +14,7 @@ import {
   subtractDecimal,
   type Decimal,
 } from '../text/exact-decimal.js';
+import type { FieldProfile } from '../load/profile.js';
 import type { CheckRule, NullsRule, Severity, TotalRule, ValueRule, VolumeRule } from './checks-file.js';
 
 /** The built-in thresholds (docs/checks.md says why). */
@@ -40,16 +41,6 @@ export interface CheckResult {
   message: string;
 }
 
-/** The profile of a field, as sync_run_profiles holds it (exact text). */
-export interface ProfileRow {
-  field: string;
-  row_count: string;
-  null_count: string;
-  total: string | null;
-  min_value: string | null;
-  max_value: string | null;
-}
-
 export interface CheckInput {
   /** Records the listing had (sync_runs.received). */
   received: number;
@@ -57,9 +48,9 @@ export interface CheckInput {
   recentReceived: readonly number[];
   /** Per profiled field, its kind. */
   fields: ReadonlyMap<string, 'id' | 'text' | 'decimal' | 'date'>;
-  profile: readonly ProfileRow[];
+  profile: readonly FieldProfile[];
   /** The last successful run's profile, when it has one. */
-  previous: { runId: string; profile: readonly ProfileRow[] } | undefined;
+  previous: { runId: string; profile: readonly FieldProfile[] } | undefined;
   /** Today's date (SYNC_TIMEZONE), YYYY-MM-DD, for `today` in a rule. */
   today: string;
 }
@@ -146,8 +137,8 @@ function signed(text: string): string {
 
 function totalCheck(
   field: string,
-  now: ProfileRow | undefined,
-  before: ProfileRow | undefined,
+  now: FieldProfile | undefined,
+  before: FieldProfile | undefined,
   runId: string | undefined,
   rule: TotalRule | undefined,
 ): CheckResult {
@@ -181,8 +172,8 @@ function totalCheck(
 
 function nullsCheck(
   field: string,
-  now: ProfileRow | undefined,
-  before: ProfileRow | undefined,
+  now: FieldProfile | undefined,
+  before: FieldProfile | undefined,
   runId: string | undefined,
   rule: NullsRule | undefined,
 ): CheckResult {
@@ -243,7 +234,7 @@ function nullsCheck(
 
 function valueChecks(
   rule: ValueRule,
-  now: ProfileRow | undefined,
+  now: FieldProfile | undefined,
   kind: 'id' | 'text' | 'decimal' | 'date' | undefined,
   today: string,
 ): CheckResult[] {

@@ -25,23 +25,6 @@ const SQL = loadStatements('load/audit.sql', [
 export type Trigger = 'schedule' | 'manual' | 'replay' | 'file' | 'demo' | 'run-now' | 'catch-up' | 'retry' | 'page';
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'abandoned';
 
-export const COUNT_COLUMNS = [
-  'reported_count',
-  'reported_record_count',
-  'received',
-  'rejected',
-  'duplicates',
-  'inserted',
-  'updated',
-  'unchanged',
-  'deleted',
-  'restored',
-  'bytes',
-  'skipped_unchanged',
-  'kept_on_reject',
-  'backfilled',
-] as const;
-export type CountColumn = (typeof COUNT_COLUMNS)[number];
 /** The record counts that the metrics (label `kind`: contract) and the notifications report. */
 export const RECORD_KINDS = [
   'received',
@@ -52,7 +35,17 @@ export const RECORD_KINDS = [
   'unchanged',
   'deleted',
   'restored',
-] as const satisfies readonly CountColumn[];
+] as const;
+export const COUNT_COLUMNS = [
+  'reported_count',
+  'reported_record_count',
+  ...RECORD_KINDS,
+  'bytes',
+  'skipped_unchanged',
+  'kept_on_reject',
+  'backfilled',
+] as const;
+export type CountColumn = (typeof COUNT_COLUMNS)[number];
 export type RunCounts = Partial<Record<CountColumn, number | string | null>>;
 
 export interface RunRow extends Record<CountColumn, number | null> {

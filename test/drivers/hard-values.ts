@@ -7,16 +7,11 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { DECIMALS } from '../../bench/realistic-records.js';
 import { runCli, syncEnv, tempDir, type CliResult, type TestDb } from '../support/harness.js';
 
 export const SCALE = 10;
-export const DECIMALS = [
-  'inventory_bulk_wine',
-  'inventory_finished_goods',
-  'inventory_sales',
-  'vintage_forecast',
-  'vintage_make',
-] as const;
+export { DECIMALS };
 /** The BI views' decimal columns: the catalogue's, then the column of the new upstream field inventoryInTransit. */
 export const BI_DECIMALS = [...DECIMALS, 'inventory_in_transit'] as const;
 export type Decimal = (typeof DECIMALS)[number];

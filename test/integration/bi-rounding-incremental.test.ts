@@ -9,6 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DECIMALS } from '../../bench/realistic-records.js';
 import { loadStatements } from '../../src/db/statements.js';
 import { overflowThreshold } from '../../src/load/bi-rounding.js';
 import { useSyncFixture } from '../support/fixture.js';
@@ -29,14 +30,6 @@ const VALUES = {
   null: 'null',
 } as const;
 type Kind = keyof typeof VALUES;
-
-const DECIMALS = [
-  'inventory_bulk_wine',
-  'inventory_finished_goods',
-  'inventory_sales',
-  'vintage_forecast',
-  'vintage_make',
-] as const;
 
 /** A compact record (so the unchanged-record shortcut fingerprints it), its five decimals by kind. */
 const record = (id: number, kinds: readonly Kind[]) => {

@@ -4,6 +4,7 @@
  * here is compared with a clean run of the same listing in a schema of its own.
  */
 import { describe, expect, it } from 'vitest';
+import { RECORD_KINDS } from '../../src/load/audit.js';
 import { Invalid, recordText } from '../../src/simulator/dataset.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { inProcess, syncEnv, tableText, type TestDb } from '../support/harness.js';
@@ -17,21 +18,7 @@ const RECORDS = 40_000;
 const CUT_DELAY_MS = 1000;
 const fx = useSyncFixture('retry_parse', { simulator: { records: RECORDS }, each: true });
 
-const COUNTS = [
-  'status',
-  'error',
-  'received',
-  'rejected',
-  'duplicates',
-  'inserted',
-  'updated',
-  'unchanged',
-  'deleted',
-  'restored',
-  'skipped_unchanged',
-  'bytes',
-  'reported_count',
-] as const;
+const COUNTS = ['status', 'error', ...RECORD_KINDS, 'skipped_unchanged', 'bytes', 'reported_count'] as const;
 
 /** What a run left: its counts, the table, its rejects. */
 async function outcome(db: TestDb, runId: string) {

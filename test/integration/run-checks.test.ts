@@ -8,6 +8,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DECIMALS } from '../../bench/realistic-records.js';
 import { recordText } from '../../src/simulator/dataset.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { inProcess, runCli, startCli, type CliProcess } from '../support/harness.js';
@@ -15,13 +16,6 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const SEED = 7;
 const N = 1000;
-const DECIMALS = [
-  'inventory_bulk_wine',
-  'inventory_finished_goods',
-  'inventory_sales',
-  'vintage_forecast',
-  'vintage_make',
-];
 
 const fx = useSyncFixture('checks', { simulator: {}, each: true });
 let receiver: Receiver;

@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DECIMALS } from '../../bench/realistic-records.js';
 import { Invalid, recordText } from '../../src/simulator/dataset.js';
 import { useSyncFixture } from '../support/fixture.js';
 import { inProcess, type TestDb } from '../support/harness.js';
@@ -16,13 +17,6 @@ import { xorshift } from '../support/random.js';
 
 const SEED = 46;
 const START = 1500;
-const DECIMALS = [
-  'inventory_bulk_wine',
-  'inventory_finished_goods',
-  'inventory_sales',
-  'vintage_forecast',
-  'vintage_make',
-];
 /** A field outside the catalogue, always a number: the job keeps it and profiles it. */
 const EXTRA = 'inventoryInTransit';
 
