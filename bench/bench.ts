@@ -79,7 +79,8 @@ async function main(): Promise<void> {
   let stopDb: () => Promise<void> = async () => undefined;
   if (!databaseUrl) {
     log(
-      "BENCH_DATABASE_URL is not set: starting an embedded PostgreSQL (set it to measure against e.g. Debian's PostgreSQL 15)",
+      'BENCH_DATABASE_URL is not set: starting an embedded PostgreSQL ' +
+        "(set it to measure against e.g. Debian's PostgreSQL 15)",
     );
     const db = await startEmbeddedPostgres({
       dataDir: join(work, 'pg'),
@@ -95,10 +96,12 @@ async function main(): Promise<void> {
   const server = await startListingServer();
   try {
     const serverVersion = (await admin.query('SHOW server_version')).rows[0].server_version as string;
+    const load = loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
     log(
-      `benchmark: ${records} records × ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}, load average ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}`,
+      `benchmark: ${records} records × ${runs} runs, PostgreSQL ${serverVersion}, node ${process.version}, ` +
+        `load average ${load}`,
     );
     // With --runs 0 only the scale check runs, and it needs only the base listing, not its gzip.
     const base = await listingFiles(dataDir, records, 'base', { gzip: runs > 0, log });
@@ -201,9 +204,7 @@ async function benchRun(
   databaseUrl: string,
 ): Promise<BenchRun> {
   const floorBefore = await measureFloor(server, files.base, databaseUrl, admin, log);
-  log(
-    `floor before: ${floorBefore.seconds.toFixed(2)} s (download ${floorBefore.downloadSeconds.toFixed(2)} + copy ${floorBefore.copySeconds.toFixed(2)})`,
-  );
+  log(`floor before: ${floorText(floorBefore)}`);
   await freshSchema(admin, env);
 
   const syncs: SyncMeasure[] = [];
@@ -213,9 +214,13 @@ async function benchRun(
     const cpu = (c: { user: number; system: number } | null | undefined, none: string) =>
       c ? `${(c.user + c.system).toFixed(1)} s` : none;
     log(
-      `${name}: ${m.seconds.toFixed(2)} s (steps ${m.overlap.stepsSeconds.toFixed(2)} s, ${m.overlap.overlapSeconds.toFixed(2)} s of them overlapping), ` +
-        `CPU node ${cpu(m.nodeCpu, '-')} postgres ${cpu(m.pgCpu, 'n/a')}, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb.toFixed(1)} MB WAL ` +
-        `(${m.tuplesWritten} rows written to its tables, ${m.hotUpdates} of ${m.updates} data-table updates HOT, ${m.otherTuples} in other databases meanwhile), ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
+      `${name}: ${m.seconds.toFixed(2)} s (steps ${m.overlap.stepsSeconds.toFixed(2)} s, ` +
+        `${m.overlap.overlapSeconds.toFixed(2)} s of them overlapping), ` +
+        `CPU node ${cpu(m.nodeCpu, '-')} postgres ${cpu(m.pgCpu, 'n/a')}, ` +
+        `${m.maxRssMb?.toFixed(0)} MB RSS, ${m.walMb.toFixed(1)} MB WAL ` +
+        `(${m.tuplesWritten} rows written to its tables, ${m.hotUpdates} of ${m.updates} data-table updates HOT, ` +
+        `${m.otherTuples} in other databases meanwhile), ${m.status} ${JSON.stringify(m.counts)}\n  ` +
+        `${JSON.stringify(m.stepsMs)}`,
     );
     if (m.status !== expect) throw new Error(`${name}: expected ${expect}, got ${m.status}: ${m.error}`);
     syncs.push(m);
@@ -235,9 +240,7 @@ async function benchRun(
   // The floor of the new-fields listing: what its larger body and 1M jsonb values cost a C client.
   // Its rows (extra_fields included) are then what the load with new fields must equal.
   const newFieldsFloor = await measureFloor(server, files.newFields, databaseUrl, admin, log);
-  log(
-    `floor of the new-fields listing: ${newFieldsFloor.seconds.toFixed(2)} s (download ${newFieldsFloor.downloadSeconds.toFixed(2)} + copy ${newFieldsFloor.copySeconds.toFixed(2)})`,
-  );
+  log(`floor of the new-fields listing: ${floorText(newFieldsFloor)}`);
   const withNewFields = { ...env, SYNC_DB_SCHEMA: `${env.SYNC_DB_SCHEMA}_new_fields` };
   await freshSchema(admin, withNewFields);
   await quietDay(admin);
@@ -247,7 +250,8 @@ async function benchRun(
   if (rowsWithoutNewFields > 0)
     log(`${NAMES.newFields}: ${rowsWithoutNewFields} rows lack a new field in extra_fields`);
   await admin.query(
-    `DROP SCHEMA "${withNewFields.SYNC_DB_SCHEMA}" CASCADE; DROP SCHEMA IF EXISTS "${withNewFields.SYNC_DB_SCHEMA}_bi" CASCADE`,
+    `DROP SCHEMA "${withNewFields.SYNC_DB_SCHEMA}" CASCADE; ` +
+      `DROP SCHEMA IF EXISTS "${withNewFields.SYNC_DB_SCHEMA}_bi" CASCADE`,
   );
 
   await quietDay(admin);
@@ -258,9 +262,7 @@ async function benchRun(
   await sync(NAMES.empty, files.empty, 'failed');
 
   const floorAfter = await measureFloor(server, files.base, databaseUrl, admin, log);
-  log(
-    `floor after: ${floorAfter.seconds.toFixed(2)} s (download ${floorAfter.downloadSeconds.toFixed(2)} + copy ${floorAfter.copySeconds.toFixed(2)})`,
-  );
+  log(`floor after: ${floorText(floorAfter)}`);
   const run = {
     floorBefore,
     floorAfter,
@@ -322,9 +324,15 @@ function commit(): string | undefined {
 }
 
 /** The machine, as the results table in docs/performance.md names it. */
+function floorText(floor: { seconds: number; downloadSeconds: number; copySeconds: number }): string {
+  const [all, download, copy] = [floor.seconds, floor.downloadSeconds, floor.copySeconds].map((x) => x.toFixed(2));
+  return `${all} s (download ${download} + copy ${copy})`;
+}
+
 function machine(): string {
   const cores = cpus();
-  return `${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${release()}`;
+  const gib = Math.round(totalmem() / 2 ** 30);
+  return `${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${gib} GiB, ${platform()} ${release()}`;
 }
 
 function freePort(): Promise<number> {

@@ -47,7 +47,8 @@ export async function measureFloor(
   const downloadSeconds = await seconds(() => (curl ? curlDownload(url, headers) : nodeDownload(url, headers)));
 
   await admin.query(`DROP SCHEMA IF EXISTS bench_floor CASCADE; CREATE SCHEMA bench_floor;
-    CREATE TABLE ${TABLE} (id bigint PRIMARY KEY, wpi text NOT NULL, inventory_bulk_wine numeric, inventory_finished_goods numeric,
+    CREATE TABLE ${TABLE} (id bigint PRIMARY KEY, wpi text NOT NULL,
+      inventory_bulk_wine numeric, inventory_finished_goods numeric,
       inventory_sales numeric, vintage_forecast numeric, vintage_make numeric, first_sale date, extra_fields jsonb)`);
   const tsv = files.rowsTsv!;
   const copySeconds = await seconds(() => (psql ? psqlCopy(databaseUrl, tsv) : nodeCopy(admin, tsv)));

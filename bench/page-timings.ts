@@ -42,14 +42,19 @@ await migrate(pool, schema);
 const seeded = Date.now();
 // One run a day, most succeeded, some failed with an error, a few dry runs and replays.
 await pool.query(
-  `INSERT INTO sync_runs (trigger, status, dry_run, started_at, finished_at, received, rejected, duplicates, inserted, updated, unchanged, deleted, restored, skipped_unchanged, bytes, error, app_version, phases)
+  `INSERT INTO sync_runs (trigger, status, dry_run, started_at, finished_at, received, rejected, duplicates,
+                          inserted, updated, unchanged, deleted, restored, skipped_unchanged, bytes, error,
+                          app_version, phases)
    SELECT (ARRAY['schedule','schedule','schedule','manual','replay','file'])[1 + i % 6],
           CASE WHEN i % 17 = 0 THEN 'failed' WHEN i % 101 = 0 THEN 'aborted' ELSE 'succeeded' END,
           i % 23 = 0,
-          now() - ($1 - i) * interval '1 hour' , now() - ($1 - i) * interval '1 hour' + (30 + i % 50) * interval '1 second',
+          now() - ($1 - i) * interval '1 hour' ,
+          now() - ($1 - i) * interval '1 hour' + (30 + i % 50) * interval '1 second',
           1000000 + i % 977, i % 13, 0, i % 100, 5000 + i % 3000, 990000, i % 7, i % 3, 990000, 250000000,
-          CASE WHEN i % 17 = 0 THEN 'the upstream answered 503 Service Unavailable after 5 attempts: <b>' || i || '</b>' END,
-          '0.1.0', '[{"phase":"download","ms":12000},{"phase":"parse and stage","ms":15000},{"phase":"commit","ms":300}]'::jsonb
+          CASE WHEN i % 17 = 0
+               THEN 'the upstream answered 503 Service Unavailable after 5 attempts: <b>' || i || '</b>' END,
+          '0.1.0',
+          '[{"phase":"download","ms":12000},{"phase":"parse and stage","ms":15000},{"phase":"commit","ms":300}]'::jsonb
    FROM generate_series(1, $1) AS i`,
   [runs],
 );
@@ -57,8 +62,11 @@ const last = (await pool.query<{ id: string }>('SELECT max(id) AS id FROM sync_r
 await pool.query(
   `INSERT INTO sync_rejects (run_id, position, record_id, errors, raw)
    SELECT $1, i * 3, i::text,
-          jsonb_build_array(jsonb_build_object('path', 'inventory_sales', 'message', 'not a decimal: "' || i || 'x"'), jsonb_build_object('path', 'wpi', 'message', 'is empty')),
-          '{"id":' || i || ',"wpi":"","inventory_sales":"' || i || 'x","note":"' || repeat('<script>alert(1)</script>', 1 + i % 40) || '"}'
+          jsonb_build_array(
+            jsonb_build_object('path', 'inventory_sales', 'message', 'not a decimal: "' || i || 'x"'),
+            jsonb_build_object('path', 'wpi', 'message', 'is empty')),
+          '{"id":' || i || ',"wpi":"","inventory_sales":"' || i || 'x","note":"'
+            || repeat('<script>alert(1)</script>', 1 + i % 40) || '"}'
    FROM generate_series(1, $2) AS i`,
   [last, rejects],
 );

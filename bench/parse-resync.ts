@@ -76,7 +76,8 @@ try {
     const received = await parse(shortcut);
     const used = process.cpuUsage(cpu);
     console.log(
-      `pass ${pass}: ${((used.user + used.system) / 1000).toFixed(0)} ms CPU, ${(performance.now() - started).toFixed(0)} ms wall, ${shortcut.skipped} of ${received} records skipped`,
+      `pass ${pass}: ${((used.user + used.system) / 1000).toFixed(0)} ms CPU, ` +
+        `${(performance.now() - started).toFixed(0)} ms wall, ${shortcut.skipped} of ${received} records skipped`,
     );
   }
   rows.close();

@@ -60,7 +60,8 @@ export function renderBenchSvg({
 
   const out: string[] = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img" aria-labelledby="plot-title">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}"` +
+      ' font-family="Helvetica, Arial, sans-serif" font-size="12" role="img" aria-labelledby="plot-title">',
     `<title id="plot-title">${esc(title)}</title>`,
     `<rect width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
     `<text x="${LEFT}" y="22" font-size="15" font-weight="bold">${esc(title)}</text>`,
@@ -78,7 +79,8 @@ export function renderBenchSvg({
   );
   out.push(`<line class="axis" x1="${LEFT}" y1="${TOP - 6}" x2="${LEFT}" y2="${plotBottom}" stroke="#444"/>`);
   out.push(
-    `<text x="${n(LEFT + plotWidth / 2)}" y="${plotBottom + 36}" text-anchor="middle">wall time, seconds (one bar per run)</text>`,
+    `<text x="${n(LEFT + plotWidth / 2)}" y="${plotBottom + 36}" text-anchor="middle">` +
+      'wall time, seconds (one bar per run)</text>',
   );
 
   lines.forEach((name, i) => {
@@ -89,30 +91,38 @@ export function renderBenchSvg({
     runs.forEach((run, j) => {
       const y = top + j * ROW;
       const measured = run.syncs.find((s) => s.name === name);
+      const runLabel = run.label ?? `run ${j + 1}`;
       out.push(
-        `<text x="${LEFT - 8}" y="${y + BAR - 2}" text-anchor="end" fill="#555" font-size="11">${esc(run.label ?? `run ${j + 1}`)}</text>`,
+        `<text x="${LEFT - 8}" y="${y + BAR - 2}" text-anchor="end" fill="#555" font-size="11">${esc(runLabel)}</text>`,
       );
       if (measured === undefined) return;
       const limit = wallTarget(run, name);
       const met = limit === undefined || measured.seconds <= limit;
       const ratio = measured.seconds / run.floorSeconds;
-      const tip = `${name}, ${run.label ?? `run ${j + 1}`}: ${measured.seconds.toFixed(2)} s, ${ratio.toFixed(2)}× its floor of ${run.floorSeconds.toFixed(2)} s${limit === undefined ? '' : `; target ≤ ${limit.toFixed(2)} s (${met ? 'met' : 'missed'})`}`;
+      const targetText = limit === undefined ? '' : `; target ≤ ${limit.toFixed(2)} s (${met ? 'met' : 'missed'})`;
+      const tip =
+        `${name}, ${runLabel}: ${measured.seconds.toFixed(2)} s, ` +
+        `${ratio.toFixed(2)}× its floor of ${run.floorSeconds.toFixed(2)} s${targetText}`;
       out.push(
-        `<rect class="run" x="${LEFT}" y="${y}" width="${n(Math.max(1, x(measured.seconds) - LEFT))}" height="${BAR}" fill="${met ? MET : MISSED}"><title>${esc(tip)}</title></rect>`,
+        `<rect class="run" x="${LEFT}" y="${y}" width="${n(Math.max(1, x(measured.seconds) - LEFT))}" height="${BAR}"` +
+          ` fill="${met ? MET : MISSED}"><title>${esc(tip)}</title></rect>`,
       );
       out.push(
-        `<line class="floor" x1="${n(x(run.floorSeconds))}" y1="${y - 3}" x2="${n(x(run.floorSeconds))}" y2="${y + BAR + 3}" stroke="#111" stroke-width="2"/>`,
+        `<line class="floor" x1="${n(x(run.floorSeconds))}" y1="${y - 3}" x2="${n(x(run.floorSeconds))}"` +
+          ` y2="${y + BAR + 3}" stroke="#111" stroke-width="2"/>`,
       );
       if (limit !== undefined) {
         out.push(
-          `<line class="target" x1="${n(x(limit))}" y1="${y - 3}" x2="${n(x(limit))}" y2="${y + BAR + 3}" stroke="#c0392b" stroke-width="2" stroke-dasharray="3 2"/>`,
+          `<line class="target" x1="${n(x(limit))}" y1="${y - 3}" x2="${n(x(limit))}" y2="${y + BAR + 3}"` +
+            ' stroke="#c0392b" stroke-width="2" stroke-dasharray="3 2"/>',
         );
       }
       // After the bar and its floor tick; after the target tick too when that would cross the text.
       const end = Math.max(x(measured.seconds), x(run.floorSeconds));
       const labelX = (limit !== undefined && x(limit) >= end && x(limit) < end + 150 ? x(limit) : end) + 6;
       out.push(
-        `<text x="${n(labelX)}" y="${y + BAR - 2}" font-size="11">${measured.seconds.toFixed(2)} s · ${ratio.toFixed(2)}× floor</text>`,
+        `<text x="${n(labelX)}" y="${y + BAR - 2}" font-size="11">` +
+          `${measured.seconds.toFixed(2)} s · ${ratio.toFixed(2)}× floor</text>`,
       );
     });
   });
@@ -132,7 +142,8 @@ function legend(left: number, y: number): string[] {
     `<text x="${left + 188}" y="${y}">target missed</text>`,
     `<line x1="${left + 290}" y1="${y - 11}" x2="${left + 290}" y2="${y + 3}" stroke="#111" stroke-width="2"/>`,
     `<text x="${left + 298}" y="${y}">floor of the same run</text>`,
-    `<line x1="${left + 440}" y1="${y - 11}" x2="${left + 440}" y2="${y + 3}" stroke="#c0392b" stroke-width="2" stroke-dasharray="3 2"/>`,
+    `<line x1="${left + 440}" y1="${y - 11}" x2="${left + 440}" y2="${y + 3}"` +
+      ' stroke="#c0392b" stroke-width="2" stroke-dasharray="3 2"/>',
     `<text x="${left + 448}" y="${y}">target</text>`,
   ];
 }

@@ -1,9 +1,10 @@
 /**
  * Records shaped like real listings (not the simulator's tidy ones), each with the row the sync
  * must load from it, so that the floor can `\copy` exactly the same rows:
- * decimals mostly with 18–28 fractional digits, some of 30+ digits, some short ones and integers, exponents (`1.5e-7`,
- * `2E+3`), trailing zeros, about 30% of one decimal sent as a numeric string, nulls, ISO date-times in
- * `first_sale` besides plain dates and `0000-00-00`, an unknown field on about 1% of records.
+ * decimals mostly with 18–28 fractional digits, some of 30+ digits, some short ones and integers,
+ * exponents (`1.5e-7`, `2E+3`), trailing zeros, about 30% of one decimal sent as a numeric string,
+ * nulls, ISO date-times in `first_sale` besides plain dates and `0000-00-00`, an unknown field on
+ * about 1% of records.
  * The 'new-fields' variant adds two unknown members to every record.
  */
 
@@ -108,7 +109,11 @@ function firstSale(rng: Rng): { json: string; canon: string } {
   const r = rng.next();
   if (r < 0.15) return { json: 'null', canon: NULL };
   if (r < 0.2) return { json: '"0000-00-00"', canon: NULL };
-  const date = `${2000 + rng.int(25)}-${String(1 + rng.int(12)).padStart(2, '0')}-${String(1 + rng.int(28)).padStart(2, '0')}`;
+  // Year, month, day drawn in this order, as the seed's sequence has them.
+  const year = 2000 + rng.int(25);
+  const month = String(1 + rng.int(12)).padStart(2, '0');
+  const day = String(1 + rng.int(28)).padStart(2, '0');
+  const date = `${year}-${month}-${day}`;
   if (r < 0.4) return { json: `"${date}T00:00:00.000000Z"`, canon: date };
   return { json: `"${date}"`, canon: date };
 }

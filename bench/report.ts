@@ -154,7 +154,8 @@ export function judgeScale({ reference, large }: ScaleInput): ScaleVerdicts {
     [
       `first loads (run --from-file) of ${r} and ${L} records succeeded, every row inserted`,
       loaded(reference) && loaded(large),
-      `${counted(reference.load, 'inserted')} of ${reference.rows}; ${counted(large.load, 'inserted')} of ${large.rows}`,
+      `${counted(reference.load, 'inserted')} of ${reference.rows}; ` +
+        `${counted(large.load, 'inserted')} of ${large.rows}`,
     ],
     [
       `${L}-record first load time <= ${f(limits.time, 1)}x the ${r}-record one's`,
@@ -169,7 +170,8 @@ export function judgeScale({ reference, large }: ScaleInput): ScaleVerdicts {
     [
       'replays (replay --run) of both runs succeeded, every row unchanged',
       replayed(reference) && replayed(large),
-      `${counted(reference.replay, 'unchanged')} of ${reference.rows}; ${counted(large.replay, 'unchanged')} of ${large.rows}`,
+      `${counted(reference.replay, 'unchanged')} of ${reference.rows}; ` +
+        `${counted(large.replay, 'unchanged')} of ${large.rows}`,
     ],
     [`${L}-record replay peak RSS <= ${RSS_LIMIT_MB} MB`, rss(large.replay) <= RSS_LIMIT_MB, mb(large.replay)],
     [
@@ -220,25 +222,32 @@ function hotOf(ms: SyncMeasure[]): string {
 }
 
 export function summaryTable(runs: BenchRun[]): string {
+  const floors = runs.map((r) => r.floorSeconds);
+  const downloads = runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds));
+  const copies = runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds));
   const lines = [
-    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | Node CPU s min / median | PostgreSQL CPU s min / median | peak RSS MB min / median | WAL MB min / median | rows written median | HOT of the data table's updates, median |`,
+    `| measurement (${runs.length} runs) | wall s min / median | × floor min / median | ` +
+      'Node CPU s min / median | PostgreSQL CPU s min / median | peak RSS MB min / median | WAL MB min / median | ' +
+      "rows written median | HOT of the data table's updates, median |",
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    `| floor (${runs[0]!.floorBefore.tools}) | ${range(runs.map((r) => r.floorSeconds))} | 1.00 | - | - | - | - | - | - |`,
-    `| floor: download | ${range(runs.map((r) => Math.min(r.floorBefore.downloadSeconds, r.floorAfter.downloadSeconds)))} | - | - | - | - | - | - | - |`,
-    `| floor: \\copy into a table with a primary key | ${range(runs.map((r) => Math.min(r.floorBefore.copySeconds, r.floorAfter.copySeconds)))} | - | - | - | - | - | - | - |`,
+    `| floor (${runs[0]!.floorBefore.tools}) | ${range(floors)} | 1.00 | - | - | - | - | - | - |`,
+    `| floor: download | ${range(downloads)} | - | - | - | - | - | - | - |`,
+    `| floor: \\copy into a table with a primary key | ${range(copies)} | - | - | - | - | - | - | - |`,
   ];
   for (const name of Object.values(NAMES)) {
     // Over the runs that took it: a report from before a measurement existed lacks it.
     const ms = runs.flatMap((r) => r.syncs.filter((s) => s.name === name).map((m) => ({ m, floor: r.floorSeconds })));
     if (ms.length === 0) continue;
     lines.push(
-      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ${cpuRange(ms.map((x) => cpuOf(x.m.nodeCpu)))} | ${cpuRange(ms.map((x) => cpuOf(x.m.pgCpu)))} | ${range(
-        ms.map((x) => x.m.maxRssMb ?? NaN),
-        0,
-      )} | ${range(
-        ms.map((x) => x.m.walMb),
-        1,
-      )} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} | ${hotOf(ms.map((x) => x.m))} |`,
+      `| ${name} | ${range(ms.map((x) => x.m.seconds))} | ${range(ms.map((x) => x.m.seconds / x.floor))} | ` +
+        `${cpuRange(ms.map((x) => cpuOf(x.m.nodeCpu)))} | ${cpuRange(ms.map((x) => cpuOf(x.m.pgCpu)))} | ` +
+        `${range(
+          ms.map((x) => x.m.maxRssMb ?? NaN),
+          0,
+        )} | ${range(
+          ms.map((x) => x.m.walMb),
+          1,
+        )} | ${f(median(ms.map((x) => x.m.tuplesWritten)), 0)} | ${hotOf(ms.map((x) => x.m))} |`,
     );
   }
   return lines.join('\n');
@@ -251,7 +260,8 @@ export function summaryTable(runs: BenchRun[]): string {
  */
 export function timeTable(runs: BenchRun[]): string {
   const lines = [
-    '| measurement | run | wall s | steps summed s | of which overlapping s | steps that overlapped (s) | Node CPU s (user + sys) | PostgreSQL CPU s (user + sys, backends) |',
+    '| measurement | run | wall s | steps summed s | of which overlapping s | steps that overlapped (s) | ' +
+      'Node CPU s (user + sys) | PostgreSQL CPU s (user + sys, backends) |',
     '|---|---:|---:|---:|---:|---|---:|---:|',
   ];
   for (const name of Object.values(NAMES)) {
@@ -263,8 +273,11 @@ export function timeTable(runs: BenchRun[]): string {
       const pg = m.pgCpu
         ? `${f(cpuOf(m.pgCpu), 1)} (${f(m.pgCpu.user, 1)} + ${f(m.pgCpu.system, 1)}, ${m.pgCpu.backends.length})`
         : 'n/a';
+      const overlapped =
+        pairs.length === 0 ? '-' : pairs.map((p) => `${p.steps.join(' ∥ ')} ${f(p.seconds)}`).join('; ');
       lines.push(
-        `| ${name} | ${i + 1} | ${f(m.seconds)} | ${f(m.overlap.stepsSeconds)} | ${f(m.overlap.overlapSeconds)} | ${pairs.length === 0 ? '-' : pairs.map((p) => `${p.steps.join(' ∥ ')} ${f(p.seconds)}`).join('; ')} | ${node} | ${pg} |`,
+        `| ${name} | ${i + 1} | ${f(m.seconds)} | ${f(m.overlap.stepsSeconds)} | ${f(m.overlap.overlapSeconds)} | ` +
+          `${overlapped} | ${node} | ${pg} |`,
       );
     });
   }
@@ -320,7 +333,8 @@ export function firstLoadRatioLines(runs: BenchRun[]): string[] {
       return m && first ? [`${f(m.seconds / first.seconds)}x`] : [];
     });
     if (ratios.length === 0) return [];
-    const line = `${name}: ${ratios.join(', ')} the run's first load (target <= ${ratioText(WALL_TARGETS[name].ratio)}x)`;
+    const line =
+      `${name}: ${ratios.join(', ')} the run's first load ` + `(target <= ${ratioText(WALL_TARGETS[name].ratio)}x)`;
     if (name !== NAMES.newFields) return [line];
     // The same ratio for a C client: what the larger listing and its jsonb values cost at the least.
     const floors = runs.flatMap((r) =>
@@ -330,7 +344,8 @@ export function firstLoadRatioLines(runs: BenchRun[]): string[] {
       ? [line]
       : [
           line,
-          `  its floor (curl --compressed + psql \\copy of its rows, extra_fields included): ${floors.join(', ')} the run's floor before`,
+          '  its floor (curl --compressed + psql \\copy of its rows, extra_fields included): ' +
+            `${floors.join(', ')} the run's floor before`,
         ];
   });
 }
@@ -349,7 +364,8 @@ export function targetLines(runs: BenchRun[]): string[] {
   const shared = runs.map((r) => r.syncs.find((s) => s.name === NAMES.unchanged)!.otherTuples).filter((n) => n > 0);
   if (shared.length > 0) {
     lines.push(
-      `note: other databases of this cluster wrote rows during ${shared.length} unchanged re-sync(s) (up to ${Math.max(...shared)}): their WAL is in the WAL figure`,
+      `note: other databases of this cluster wrote rows during ${shared.length} unchanged re-sync(s) ` +
+        `(up to ${Math.max(...shared)}): their WAL is in the WAL figure`,
     );
   }
   return lines;

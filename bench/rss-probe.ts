@@ -8,10 +8,12 @@ const fd = Number(process.env.BENCH_RSS_FD ?? 3);
 process.on('exit', () => {
   try {
     const usage = process.resourceUsage();
-    writeSync(
-      fd,
-      `${JSON.stringify({ maxRssBytes: usage.maxRSS * 1024, userCpuMicros: usage.userCPUTime, systemCpuMicros: usage.systemCPUTime })}\n`,
-    );
+    const probe = {
+      maxRssBytes: usage.maxRSS * 1024,
+      userCpuMicros: usage.userCPUTime,
+      systemCpuMicros: usage.systemCPUTime,
+    };
+    writeSync(fd, `${JSON.stringify(probe)}\n`);
   } catch {
     // not run by the benchmark: nothing to report to
   }

@@ -43,7 +43,8 @@ export async function scaleCheck(options: {
   const measure = async (name: string, args: string[]) => {
     const m = await measureSync(name, args, env, admin);
     log(
-      `${name}: ${m.seconds.toFixed(1)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.status} ${JSON.stringify(m.counts)}\n  ${JSON.stringify(m.stepsMs)}`,
+      `${name}: ${m.seconds.toFixed(1)} s, ${m.maxRssMb?.toFixed(0)} MB RSS, ${m.status} ${JSON.stringify(m.counts)}` +
+        `\n  ${JSON.stringify(m.stepsMs)}`,
     );
     return m;
   };
@@ -70,8 +71,11 @@ export async function scaleCheck(options: {
     reference: { records: options.reference.records, rows: options.reference.rows, ...reference },
     large: { records: large.records, rows: large.rows, ...big },
   });
-  const row = (what: string, m: SyncMeasure) =>
-    `| ${what} | ${m.name} | ${Number.isFinite(m.seconds) ? m.seconds.toFixed(2) : '-'} | ${m.maxRssMb?.toFixed(0) ?? '-'} | ${m.status} | ${['received', 'inserted', 'unchanged'].map((k) => m.counts[k] ?? '-').join(' / ')} |`;
+  const row = (what: string, m: SyncMeasure) => {
+    const seconds = Number.isFinite(m.seconds) ? m.seconds.toFixed(2) : '-';
+    const counts = ['received', 'inserted', 'unchanged'].map((k) => m.counts[k] ?? '-').join(' / ');
+    return `| ${what} | ${m.name} | ${seconds} | ${m.maxRssMb?.toFixed(0) ?? '-'} | ${m.status} | ${counts} |`;
+  };
   return {
     ok: Object.values(verdicts.targets).every(Boolean),
     records: { reference: options.reference.records, large: large.records },
@@ -81,7 +85,9 @@ export async function scaleCheck(options: {
     replay: big.replay,
     ...verdicts,
     lines: [
-      `scale check: ${large.records} records against ${options.reference.records} (${verdicts.ratios.size}x), each a first load into an empty schema, then the replay of its archive (an unchanged re-sync)`,
+      `scale check: ${large.records} records against ${options.reference.records} (${verdicts.ratios.size}x)` +
+        `, each a first load into an empty schema` +
+        `, then the replay of its archive (an unchanged re-sync)`,
       '| measurement | command | wall s | peak RSS MB | status | received / inserted / unchanged |',
       '|---|---|---:|---:|---|---|',
       row('reference first load', reference.load),

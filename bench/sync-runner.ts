@@ -145,9 +145,12 @@ async function rowsWritten(
 ): Promise<{ mine: number; others: number; updates: number; hotUpdates: number }> {
   await admin.query('SELECT pg_stat_clear_snapshot()');
   const { rows } = await admin.query<{ mine: string; others: string; updates: string; hot: string }>(
-    `SELECT (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables WHERE schemaname = $1)::text AS mine,
-            (SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'bulk_wine_reconciliation')::text AS updates,
-            (SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'bulk_wine_reconciliation')::text AS hot,
+    `SELECT (SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables
+             WHERE schemaname = $1)::text AS mine,
+            (SELECT coalesce(sum(n_tup_upd), 0) FROM pg_stat_user_tables
+             WHERE schemaname = $1 AND relname = 'bulk_wine_reconciliation')::text AS updates,
+            (SELECT coalesce(sum(n_tup_hot_upd), 0) FROM pg_stat_user_tables
+             WHERE schemaname = $1 AND relname = 'bulk_wine_reconciliation')::text AS hot,
             (SELECT coalesce(sum(tup_inserted + tup_updated + tup_deleted), 0) FROM pg_stat_database
              WHERE datname IS NOT NULL AND datname <> current_database())::text AS others`,
     [schema],

@@ -28,7 +28,8 @@ public class BiJdbc {
                 try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(sql)) {
                     ResultSetMetaData md = rs.getMetaData();
                     for (int i = 1; i <= md.getColumnCount(); i++) {
-                        out("COLUMN", name, md.getColumnName(i), md.getColumnTypeName(i), String.valueOf(md.getPrecision(i)), String.valueOf(md.getScale(i)));
+                        out("COLUMN", name, md.getColumnName(i), md.getColumnTypeName(i),
+                            String.valueOf(md.getPrecision(i)), String.valueOf(md.getScale(i)));
                     }
                     int row = 0;
                     while (rs.next()) {
@@ -49,7 +50,9 @@ public class BiJdbc {
                     while (rs.next()) out("REMARKS", name, "", String.valueOf(rs.getString("REMARKS")));
                 }
                 try (ResultSet rs = meta.getColumns(null, schema, name, null)) {
-                    while (rs.next()) out("REMARKS", name, rs.getString("COLUMN_NAME"), String.valueOf(rs.getString("REMARKS")));
+                    while (rs.next()) {
+                        out("REMARKS", name, rs.getString("COLUMN_NAME"), String.valueOf(rs.getString("REMARKS")));
+                    }
                 }
             }
         }

@@ -64,7 +64,8 @@ const RECORDS_V2 = RECORDS_V1.map((r, i) =>
 export const hardListingV2 = (): string => listing([...RECORDS_V2]);
 
 const listing = (records: string[]) =>
-  `{"message": "ok", "count": ${records.length}, "bulk_wine_reconciliation": [\n${records.join(',\n')}\n], "recordCount": ${records.length}}`;
+  `{"message": "ok", "count": ${records.length}, "bulk_wine_reconciliation": [\n${records.join(',\n')}\n], ` +
+  `"recordCount": ${records.length}}`;
 
 /** Live rows in the exact table after both syncs: every digit as sent (canonical form). */
 export const EXACT: Record<string, Values> = {

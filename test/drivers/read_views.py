@@ -20,7 +20,8 @@ def connect(driver):
 
         # A connection string, no DSN file: the driver name is the one odbc-postgresql registers.
         conn_str = "Driver={PostgreSQL Unicode};Server=%s;Port=%s;Database=%s;Uid=%s;Pwd={%s};" % (
-            env["PGHOST"], env["PGPORT"], env["PGDATABASE"], env["PGUSER"], env.get("PGPASSWORD", "").replace("}", "}}"))
+            env["PGHOST"], env["PGPORT"], env["PGDATABASE"], env["PGUSER"],
+            env.get("PGPASSWORD", "").replace("}", "}}"))
         return pyodbc.connect(conn_str)
     import psycopg2
 
@@ -58,9 +59,11 @@ def main():
             out["remarks"][view] = {r.column_name: r.remarks for r in cur.columns(table=view, schema=bi)}
             out["remarks"][view][""] = [r.remarks for r in cur.tables(table=view, schema=bi)]
     else:
-        out["exact"] = read(cur, 'SELECT id, inventory_bulk_wine, inventory_finished_goods, inventory_sales, vintage_forecast, vintage_make '
+        out["exact"] = read(cur, 'SELECT id, inventory_bulk_wine, inventory_finished_goods, inventory_sales, '
+                                 'vintage_forecast, vintage_make '
                                  'FROM "%s".bulk_wine_reconciliation ORDER BY id' % data)
-    out["dictionary"] = read(cur, 'SELECT view_name, column_name, description FROM "%s".data_dictionary ORDER BY view_name, position' % bi)
+    out["dictionary"] = read(cur, 'SELECT view_name, column_name, description FROM "%s".data_dictionary '
+                                  'ORDER BY view_name, position' % bi)
     conn.close()
     print(json.dumps(out))
 

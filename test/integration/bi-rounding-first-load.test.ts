@@ -47,12 +47,14 @@ type Kind = keyof typeof D;
 /** A compact record: the byte-level writer takes it. Its decimals by kind, in catalogue order. */
 function compact(id: number | string, kinds: readonly Kind[], firstSale = '"2021-03-04"'): string {
   const idText = typeof id === 'string' ? `"${id}"` : String(id);
-  return `{"id":${idText},"wpi":"W${id}",${DECIMAL_FIELDS.map((f, i) => `"${f.name}":${D[kinds[i] ?? 'null']}`).join(',')},"first_sale":${firstSale}}`;
+  const decimals = DECIMAL_FIELDS.map((f, i) => `"${f.name}":${D[kinds[i] ?? 'null']}`).join(',');
+  return `{"id":${idText},"wpi":"W${id}",${decimals},"first_sale":${firstSale}}`;
 }
 /** Whitespace between tokens: the writer declines it, the zod path takes it (after the chunk's compact records). */
 function spaced(id: number | string, kinds: readonly Kind[]): string {
   const idText = typeof id === 'string' ? `"${id}"` : String(id);
-  return `{ "id": ${idText}, "wpi": "S${id}", ${DECIMAL_FIELDS.map((f, i) => `"${f.name}": ${D[kinds[i] ?? 'null']}`).join(', ')} }`;
+  const decimals = DECIMAL_FIELDS.map((f, i) => `"${f.name}": ${D[kinds[i] ?? 'null']}`).join(', ');
+  return `{ "id": ${idText}, "wpi": "S${id}", ${decimals} }`;
 }
 
 const LISTING = [

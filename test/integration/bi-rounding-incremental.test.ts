@@ -32,8 +32,10 @@ const VALUES = {
 type Kind = keyof typeof VALUES;
 
 /** A compact record (so the unchanged-record shortcut fingerprints it), its five decimals by kind. */
-const record = (id: number, kinds: readonly Kind[]) =>
-  `{"id":${id},"wpi":"W${id}",${DECIMALS.map((d, i) => `"${d}":${VALUES[kinds[i] ?? 'plain']}`).join(',')},"first_sale":"2021-03-04"}`;
+const record = (id: number, kinds: readonly Kind[]) => {
+  const decimals = DECIMALS.map((d, i) => `"${d}":${VALUES[kinds[i] ?? 'plain']}`).join(',');
+  return `{"id":${id},"wpi":"W${id}",${decimals},"first_sale":"2021-03-04"}`;
+};
 
 /** Records 1..40 as first loaded: a mix of every kind. */
 function base(id: number): Kind[] {

@@ -29,7 +29,8 @@ describe('a schema analysts can use', () => {
        JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
        WHERE n.nspname = $1 AND c.relkind IN ('r', 'v') AND c.relname <> 'sync_migrations'
-         AND (obj_description(c.oid, 'pg_class') IS NULL OR (a.attname IS NOT NULL AND col_description(c.oid, a.attnum) IS NULL))`,
+         AND (obj_description(c.oid, 'pg_class') IS NULL
+              OR (a.attname IS NOT NULL AND col_description(c.oid, a.attnum) IS NULL))`,
       [fx.db.schema],
     );
     expect(uncommented).toEqual([]);

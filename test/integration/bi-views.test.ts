@@ -134,7 +134,8 @@ describe('BI views over the hard values', () => {
         coalesce(col_description(c.oid, a.attnum), obj_description(c.oid, 'pg_class')) AS comment
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN LATERAL (SELECT NULL::name AS attname, NULL::int2 AS attnum
-                          UNION ALL SELECT attname, attnum FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped) a ON true
+                          UNION ALL SELECT attname, attnum FROM pg_attribute
+                          WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped) a ON true
        WHERE n.nspname = $1 ORDER BY 1, a.attnum NULLS FIRST`,
       [bi],
     );
@@ -169,7 +170,9 @@ describe('BI views over the hard values', () => {
 
   it('the run summary and the log warn with the counts; no row is lost', async () => {
     expect(second.stdout).toContain(
-      `warning: BI views: ${ROUNDED_LIVE} live values have more than ${SCALE} decimal places and are rounded; ${OVERFLOW_LIVE} live values do not fit numeric(28,${SCALE}) and are NULL (see overflow_columns)`,
+      `warning: BI views: ${ROUNDED_LIVE} live values have more than ${SCALE} decimal places and are rounded` +
+        `; ${OVERFLOW_LIVE} live values do not fit numeric(28,${SCALE}) and are NULL` +
+        ` (see overflow_columns)`,
     );
     const warning = second.stderr
       .split('\n')
@@ -245,7 +248,8 @@ describe('BI views follow the settings', () => {
   const fx = useSyncFixture('bisettings');
   beforeAll(async () => {
     await fx.db.pool.query(
-      `INSERT INTO bulk_wine_reconciliation (id, wpi, inventory_bulk_wine, inventory_sales, first_seen_at, changed_at, run_id)
+      `INSERT INTO bulk_wine_reconciliation
+         (id, wpi, inventory_bulk_wine, inventory_sales, first_seen_at, changed_at, run_id)
        VALUES (1, 'A', 0.12345, -2.5, now(), now(), 1),
          (2, 'B', 99999999999999999999999.99995, 99999999999999999999999.99994, now(), now(), 1)`,
     );

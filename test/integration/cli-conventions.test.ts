@@ -225,7 +225,8 @@ describeWith('script (Debian package bsdutils)', runs('script', ['--version']), 
   /** The CLI under `script`, which gives it a pseudo-terminal: pretty logs, as an operator sees them. */
   const onTerminal = (env: Record<string, string>) =>
     new Promise<string>((resolve, reject) => {
-      const command = `${process.execPath} ${join(ROOT, 'bin', 'wine-recon-sync')} run --dry-run --from-file ${listing}`;
+      const bin = join(ROOT, 'bin', 'wine-recon-sync');
+      const command = `${process.execPath} ${bin} run --dry-run --from-file ${listing}`;
       const child = spawn('script', ['-qec', command, '/dev/null'], {
         env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...fx.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -340,7 +341,8 @@ describe('upstream text on a terminal', () => {
     it('show the field name without its control characters', async () => {
       // A name no run has seen: logged as a new field.
       await write('warn.json', [{ id: 1, wpi: 'W1', inventory_sales: '1.5', [name]: 1, [`${name}2`]: 1 }]);
-      const command = `${process.execPath} ${join(ROOT, 'bin', 'wine-recon-sync')} run --dry-run --from-file ${join(fx.dir, 'warn.json')}`;
+      const bin = join(ROOT, 'bin', 'wine-recon-sync');
+      const command = `${process.execPath} ${bin} run --dry-run --from-file ${join(fx.dir, 'warn.json')}`;
       const out = await new Promise<string>((resolve, reject) => {
         const child = spawn('script', ['-qec', command, '/dev/null'], {
           env: { PATH: process.env.PATH ?? '', TERM: 'xterm', NO_COLOR: '1', ...fx.env },

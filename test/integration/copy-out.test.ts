@@ -12,7 +12,8 @@ import { createTestDb, type TestDb } from '../support/harness.js';
 
 /** Rows of lengths from 1 to about 200 bytes, so that messages split across chunks at every place. */
 const ROWS = 60_000;
-const ROWS_SQL = `SELECT i, repeat(chr(97 + i % 26), (i * 7919) % 197) FROM generate_series(1, ${ROWS}) AS i ORDER BY i`;
+const ROWS_SQL =
+  `SELECT i, repeat(chr(97 + i % 26), (i * 7919) % 197)` + ` FROM generate_series(1, ${ROWS}) AS i ORDER BY i`;
 
 /** Collects what it is given, as a hash and a count of bytes; `slow` makes every 8th chunk wait. */
 class Collector implements CopyOutSink {

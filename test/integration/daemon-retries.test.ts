@@ -170,7 +170,9 @@ describe('run-level retries', () => {
     fx.sim.setFault('server-error', { status: 503 });
     // The slot is a moment ago, the next a year away: the wait is for the retry alone.
     const slot = new Date(Date.now() - 1_000);
-    const schedule = `${slot.getUTCSeconds()} ${slot.getUTCMinutes()} ${slot.getUTCHours()} ${slot.getUTCDate()} ${slot.getUTCMonth() + 1} *`;
+    const schedule =
+      `${slot.getUTCSeconds()} ${slot.getUTCMinutes()} ${slot.getUTCHours()} ` +
+      `${slot.getUTCDate()} ${slot.getUTCMonth() + 1} *`;
     const port = await freePort();
     const d = daemon(['--run-now'], {
       SYNC_SCHEDULE: schedule,

@@ -63,7 +63,8 @@ describe('demo', () => {
     expect(r.stdout).toContain('  => the warning: the same rounding as above, in the BI views only\n');
     // Outside a terminal the server stops with the demo: no command that could not reach it.
     expect(r.stdout).toContain(
-      `the embedded PostgreSQL is stopped now; its data stays in ${env.DEMO_DATA_DIR}.\nRun \`npm run demo\` in a terminal to keep it running`,
+      `the embedded PostgreSQL is stopped now; its data stays in ${env.DEMO_DATA_DIR}` +
+        `.\nRun \`npm run demo\` in a terminal to keep it running`,
     );
     expect(r.stdout).not.toMatch(/psql|DATABASE_URL=|PGPASSWORD/);
     // The job's log is in its own file, not among the summaries; no password in it.
@@ -81,7 +82,9 @@ describe('demo', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).not.toContain('empty tables');
     expect(again.stdout).toContain(
-      `1. first sync of this demo, into tables kept from before (the newest earlier run is 2, succeeded): only differences from the data already there are written; for a fresh start, delete ${env.DEMO_DATA_DIR}`,
+      `1. first sync of this demo, into tables kept from before (the newest earlier run is 2, succeeded)` +
+        `: only differences from the data already there are written` +
+        `; for a fresh start, delete ${env.DEMO_DATA_DIR}`,
     );
     expect(again.stdout).toMatch(
       /^run 3 succeeded.*\n.*\n {2}inserted 0 {2}updated 60 {2}unchanged 2915 {2}deleted 40 {2}restored 25$/m,
@@ -107,7 +110,8 @@ describe('demo', () => {
       const r = await runCli(['demo'], { DEMO_DATA_DIR: join(dir, 'pg'), DEMO_PG_PORT: String(await freePort()) });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(
-        `Error: as root, the embedded PostgreSQL runs as the user postgres, which cannot enter ${dir}: set DEMO_DATA_DIR`,
+        `Error: as root, the embedded PostgreSQL runs as the user postgres` +
+          `, which cannot enter ${dir}: set DEMO_DATA_DIR`,
       );
       expect(r.stdout).not.toContain('starting an embedded PostgreSQL');
       expect(await readdir(dir)).toEqual([]);

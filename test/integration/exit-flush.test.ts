@@ -88,7 +88,10 @@ describe('a receiver that accepts connections and never answers', () => {
       { destination: `OpenLineage ${host}/…`, what: '2 events' },
     ]);
     expect(line.msg).toBe(
-      `not delivered within SYNC_EXIT_FLUSH_TIMEOUT (10 s), given up so that the process can exit: webhook ${host}/… (the notification), Pushgateway ${host}/ (the metrics), OpenLineage ${host}/… (2 events)`,
+      `not delivered within SYNC_EXIT_FLUSH_TIMEOUT (10 s), given up so that the process can exit` +
+        `: webhook ${host}/… (the notification)` +
+        `, Pushgateway ${host}/ (the metrics)` +
+        `, OpenLineage ${host}/… (2 events)`,
     );
     // Said once: no other line about the same deliveries, and no secret anywhere in the log.
     expect(r.stderr).not.toMatch(/could not be delivered|cannot push the metrics/);

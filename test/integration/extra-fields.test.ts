@@ -12,12 +12,15 @@ const N = 30;
 const FRACTION_40 = '0.1234567890123456789012345678901234567890';
 
 /** A valid record with the known fields, then `extra` members written as they are (JSON text). */
-const rec = (id: number, extra: Record<string, string> = {}, wpi = `W${id}`) =>
-  `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":"${id}.5","inventory_sales":2,"first_sale":"2021-03-04"${Object.entries(
-    extra,
-  )
+const rec = (id: number, extra: Record<string, string> = {}, wpi = `W${id}`) => {
+  const members = Object.entries(extra)
     .map(([k, v]) => `,${JSON.stringify(k)}:${v}`)
-    .join('')}}`;
+    .join('');
+  return (
+    `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":"${id}.5","inventory_sales":2,` +
+    `"first_sale":"2021-03-04"${members}}`
+  );
+};
 const listing = (make: (id: number) => string, n = N) => Array.from({ length: n }, (_, i) => make(i + 1));
 
 const fx = useSyncFixture('extra', { simulator: { records: 10 }, each: true });
@@ -55,7 +58,8 @@ describe('a new numeric and a new text field', () => {
     const first = await sync();
     expect(first.run).toMatchObject({ status: 'succeeded', inserted: N, rejected: 0 });
     expect(first.stderr).toContain(
-      `new field inventory_in_transit in ${N - 1} records: kept in extra_fields, shown as ${fx.db.schema}_bi.reconciliation.inventory_in_transit`,
+      `new field inventory_in_transit in ${N - 1} records` +
+        `: kept in extra_fields, shown as ${fx.db.schema}_bi.reconciliation.inventory_in_transit`,
     );
 
     const exact = await fx.db.rows<{ id: string; v: string | null; note: string | null; whole: string | null }>(

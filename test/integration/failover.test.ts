@@ -101,7 +101,10 @@ describeWith(
         const r = await runCli(['migrate'], env(databaseUrl, 'choose_none'));
         expect(r.code).toBe(1);
         expect(r.stderr).toContain(
-          `cannot connect to the database at DATABASE_URL: no host suits target_session_attrs=read-write (127.0.0.1:${nobody} refused the connection (nothing listens there); 127.0.0.1:${pair.standby.port} is a standby (in recovery, read-only))`,
+          `cannot connect to the database at DATABASE_URL` +
+            `: no host suits target_session_attrs=read-write` +
+            ` (127.0.0.1:${nobody} refused the connection (nothing listens there)` +
+            `; 127.0.0.1:${pair.standby.port} is a standby (in recovery, read-only))`,
         );
         expect(r.stderr).not.toContain(PASSWORD);
       });
@@ -197,9 +200,8 @@ describeWith(
                 )
               ).rows,
           );
-          note(
-            `sync_runs on the new primary: ${JSON.stringify(rows.map((r) => [r.id, r.trigger, r.attempt, r.retry_of, r.status]))}`,
-          );
+          const runs = rows.map((r) => [r.id, r.trigger, r.attempt, r.retry_of, r.status]);
+          note(`sync_runs on the new primary: ${JSON.stringify(runs)}`);
           expect(rows.filter((r) => r.status === 'running')).toEqual([]);
           const [first, retry, ...more] = rows.slice(1);
           expect(more).toEqual([]);

@@ -22,7 +22,10 @@ const SEED_ID = '999999999999';
 
 function rec(id: number | string, wpi: string, value = '1.50'): string {
   const idText = typeof id === 'string' ? `"${id}"` : String(id);
-  return `{"id":${idText},"wpi":"${wpi}","inventory_bulk_wine":${value},"inventory_sales":"0.50","first_sale":"2021-03-04"}`;
+  return (
+    `{"id":${idText},"wpi":"${wpi}","inventory_bulk_wine":${value}` +
+    `,"inventory_sales":"0.50","first_sale":"2021-03-04"}`
+  );
 }
 /** Whitespace between tokens: the zod path, handled after the fast-path records of its chunk. */
 function spaced(id: number | string, wpi: string, value = '2'): string {
@@ -61,7 +64,8 @@ describe('a first load writes each row once', () => {
     staged = await fx.createDb('fl_staged');
     // Written by a (failed) run row of its own, which the comparison leaves out.
     await staged.rows(
-      `WITH seed AS (INSERT INTO sync_runs (trigger, status, app_version, source) VALUES ('manual', 'failed', 'seed', 'seed') RETURNING id)
+      `WITH seed AS (INSERT INTO sync_runs (trigger, status, app_version, source)
+                     VALUES ('manual', 'failed', 'seed', 'seed') RETURNING id)
        INSERT INTO bulk_wine_reconciliation (id, wpi, first_seen_at, changed_at, deleted_at, run_id)
        SELECT $1, 'seed', now(), now(), now(), id FROM seed`,
       [SEED_ID],

@@ -118,7 +118,8 @@ describe('healthcheck', () => {
         const check = await runCli(['healthcheck'], { SYNC_HEALTH_FILE: file });
         expect(check.code).toBe(1);
         expect(check.stderr).toBe(
-          `unhealthy: ${file} belongs to uid ${NOBODY}, not to this user (uid 0): not trusted; run healthcheck as the daemon's user\n`,
+          `unhealthy: ${file} belongs to uid ${NOBODY}, not to this user (uid 0)` +
+            `: not trusted; run healthcheck as the daemon's user\n`,
         );
       });
 
@@ -147,7 +148,8 @@ describe('healthcheck', () => {
           const r = asNobody(process.execPath, [bin, 'healthcheck'], { SYNC_HEALTH_FILE: file });
           expect(r.status).toBe(1);
           expect(r.stderr).toBe(
-            `unhealthy: process ${process.pid} is another user's (EPERM): not this daemon; run healthcheck as the daemon's user\n`,
+            `unhealthy: process ${process.pid} is another user's (EPERM)` +
+              `: not this daemon; run healthcheck as the daemon's user\n`,
           );
         } else {
           console.warn(

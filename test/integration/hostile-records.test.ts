@@ -74,8 +74,11 @@ function randomName(bytes: number, seed: number): string {
 }
 
 /** A valid record (the known fields), then `extra` members: name -> JSON text of the value. */
-const rec = (id: number, extra: ReadonlyArray<readonly [string, string]> = [], wpi: string | null = `W${id}`) =>
-  `{"id":${id}${wpi === null ? '' : `,"wpi":"${wpi}"`},"inventory_bulk_wine":"${id}.5","first_sale":"2021-03-04"${extra.map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('')}}`;
+const rec = (id: number, extra: ReadonlyArray<readonly [string, string]> = [], wpi: string | null = `W${id}`) => {
+  const members = extra.map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('');
+  const wpiMember = wpi === null ? '' : `,"wpi":"${wpi}"`;
+  return `{"id":${id}${wpiMember},"inventory_bulk_wine":"${id}.5","first_sale":"2021-03-04"${members}}`;
+};
 
 const NUMBER_TOO_LONG = 'cannot be kept in extra_fields: a number that prints as more than 1000 digits';
 

@@ -138,7 +138,11 @@ describeWith('psql (apt-get install postgresql-client)', runs('psql'), 'a least-
     fresh();
     await pool.query(`CREATE ROLE "${role}" LOGIN PASSWORD '${password}'`);
     await refused(
-      `cannot create schema "${schema}" (SYNC_DB_SCHEMA) as role "${role}", which may not create schemas in database "${database}": as a superuser or the database owner, run CREATE SCHEMA "${schema}" AUTHORIZATION "${role}"; or GRANT CREATE ON DATABASE "${database}" TO "${role}"; (see sql/sync_role.sql)`,
+      `cannot create schema "${schema}" (SYNC_DB_SCHEMA) as role "${role}"` +
+        `, which may not create schemas in database "${database}"` +
+        `: as a superuser or the database owner, run CREATE SCHEMA "${schema}" AUTHORIZATION "${role}"` +
+        `; or GRANT CREATE ON DATABASE "${database}" TO "${role}";` +
+        ` (see sql/sync_role.sql)`,
     );
   });
 
@@ -148,17 +152,25 @@ describeWith('psql (apt-get install postgresql-client)', runs('psql'), 'a least-
       `CREATE ROLE "${role}" LOGIN PASSWORD '${password}'; CREATE SCHEMA "${schema}" AUTHORIZATION "${role}"`,
     );
     await refused(
-      `cannot create schema "${schema}_bi" (SYNC_BI_SCHEMA) as role "${role}", which may not create schemas in database "${database}": as a superuser or the database owner, run CREATE SCHEMA "${schema}_bi" AUTHORIZATION "${role}"; or GRANT CREATE ON DATABASE "${database}" TO "${role}"; (see sql/sync_role.sql)`,
+      `cannot create schema "${schema}_bi" (SYNC_BI_SCHEMA) as role "${role}"` +
+        `, which may not create schemas in database "${database}"` +
+        `: as a superuser or the database owner, run CREATE SCHEMA "${schema}_bi" AUTHORIZATION "${role}"` +
+        `; or GRANT CREATE ON DATABASE "${database}" TO "${role}";` +
+        ` (see sql/sync_role.sql)`,
     );
   });
 
   it("a data schema that belongs to another role: told to give it to the job's role", async () => {
     fresh();
     await pool.query(
-      `CREATE ROLE "${role}" LOGIN PASSWORD '${password}'; CREATE SCHEMA "${schema}"; GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`,
+      `CREATE ROLE "${role}" LOGIN PASSWORD '${password}';` +
+        ` CREATE SCHEMA "${schema}"; GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`,
     );
     await refused(
-      `cannot create tables and views in schema "${schema}" (SYNC_DB_SCHEMA) as role "${role}": the schema belongs to "${admin}"; as a superuser or its owner, run ALTER SCHEMA "${schema}" OWNER TO "${role}"; (see sql/sync_role.sql)`,
+      `cannot create tables and views in schema "${schema}" (SYNC_DB_SCHEMA) as role "${role}"` +
+        `: the schema belongs to "${admin}"` +
+        `; as a superuser or its owner, run ALTER SCHEMA "${schema}" OWNER TO "${role}";` +
+        ` (see sql/sync_role.sql)`,
     );
   });
 });

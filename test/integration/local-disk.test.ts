@@ -25,7 +25,8 @@ function canMountTmpfs(): boolean {
 
 /** The CLI's `run --json` (with `args`) with TMPDIR on a tmpfs of `size` over fx.dir. */
 function runInFullTmpfs(env: Record<string, string>, { size = '1m', args = [] as string[] } = {}): Promise<CliResult> {
-  const script = `mount -t tmpfs -o size=${size} tmpfs "$SPOOL_DIR" && TMPDIR="$SPOOL_DIR" exec "$NODE" "$BIN" run --json "$@"`;
+  const script =
+    `mount -t tmpfs -o size=${size} tmpfs "$SPOOL_DIR"` + ` && TMPDIR="$SPOOL_DIR" exec "$NODE" "$BIN" run --json "$@"`;
   const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', ...args], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -79,16 +80,15 @@ describeWith(
       // Given with --from-file, the listing is not spooled: only the run's own files go to TMPDIR.
       const listing = join(tmpdir(), `wrs-local-disk-${process.pid}.json`);
       fx.onTeardown(() => rm(listing, { force: true }));
-      await writeFile(
-        listing,
-        `{"count":20000,"bulk_wine_reconciliation":[${Array.from({ length: 20_000 }, (_, i) => recordText(3, i + 1, 1)).join(',')}],"recordCount":20000}`,
-      );
+      const records = Array.from({ length: 20_000 }, (_, i) => recordText(3, i + 1, 1)).join(',');
+      await writeFile(listing, `{"count":20000,"bulk_wine_reconciliation":[${records}],"recordCount":20000}`);
       const r = await runInFullTmpfs(fx.env, { size: '64k', args: ['--from-file', listing] });
       expect(r.code, r.stderr).toBe(1);
       const run = JSON.parse(r.stdout);
       expect(run.status).toBe('failed');
       expect(run.error).toBe(
-        `no space left in ${fx.dir} for the run's temporary files; set TMPDIR to a writable directory with room for them (ENOSPC)`,
+        `no space left in ${fx.dir} for the run's temporary files` +
+          `; set TMPDIR to a writable directory with room for them (ENOSPC)`,
       );
       expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
     });

@@ -26,7 +26,9 @@ describe('SYNC_NOTIFY_URL', () => {
       Array.from(
         { length: 30 },
         (_, i) =>
-          `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`,
+          `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5"` +
+          `,"inventory_finished_goods":null,"inventory_sales":2` +
+          `,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`,
       );
     fx.sim.setRecordsJson(records(''));
     expect((await run()).code).toBe(0);
@@ -57,7 +59,9 @@ describe('SYNC_NOTIFY_URL', () => {
       Array.from(
         { length: 30 },
         (_, i) =>
-          `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5","inventory_finished_goods":null,"inventory_sales":2,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`,
+          `{"id":${i + 1},"wpi":"W${i + 1}","inventory_bulk_wine":"1.5"` +
+          `,"inventory_finished_goods":null,"inventory_sales":2` +
+          `,"vintage_forecast":null,"vintage_make":null,"first_sale":"2021-03-04"${extra}}`,
       ),
     );
     const r = await run();

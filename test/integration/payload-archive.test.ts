@@ -18,7 +18,9 @@ import { listing } from '../support/listing.js';
 import { rawListing } from '../support/raw-listing.js';
 
 const rec = (id: number, wpi: string) =>
-  `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":0.123456789012345678901,"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-02"}`;
+  `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25` +
+  `,"inventory_sales":0.123456789012345678901,"vintage_forecast":null` +
+  `,"vintage_make":0.5,"first_sale":"2022-01-02"}`;
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
 const fx = useSyncFixture('payloads');

@@ -115,7 +115,8 @@ describeWith("Debian's pgbouncer", pgbouncerAvailable(), 'through PgBouncer', ()
         const lockGoneMs = Date.now() - killedAt;
         await waitFor(async () => (await openTransactions()) === 0);
         console.info(
-          `[pgbouncer ${mode}] after kill -9: the run lock was gone in ${lockGoneMs} ms, its last open transaction in ${Date.now() - killedAt} ms`,
+          `[pgbouncer ${mode}] after kill -9: the run lock was gone in ${lockGoneMs} ms` +
+            `, its last open transaction in ${Date.now() - killedAt} ms`,
         );
         const next = await runCli(['run', '--json'], env());
         expect(next.code, next.stderr).toBe(0);
@@ -182,60 +183,67 @@ describeWith(
     };
 
     for (const mode of ['fast', 'immediate'] as const) {
-      it(`pg_ctl restart -m ${mode} mid-run: the daemon's attempt fails, its retry loads every row, nothing is left running`, async () => {
-        sim.mutate({ change: 50, remove: 10, add: 20 });
-        sim.setFault('slow', { delayMs: 8_000, times: 1 });
-        const daemon = startCli(['schedule', '--run-now'], {
-          ...env(),
-          SYNC_SCHEDULE: '0 0 1 1 *',
-          SYNC_RUN_RETRY_DELAYS: '2s,2s',
-        });
-        try {
-          const started = JSON.parse(await daemon.waitForLog(/sync started/)) as { runId: number };
-          // The run's lock and its load transaction are open on server connections of PgBouncer.
-          await waitFor(async () =>
-            onServer(
+      const title =
+        `pg_ctl restart -m ${mode} mid-run: ` +
+        "the daemon's attempt fails, its retry loads every row, nothing is left running";
+      it(
+        title,
+        async () => {
+          sim.mutate({ change: 50, remove: 10, add: 20 });
+          sim.setFault('slow', { delayMs: 8_000, times: 1 });
+          const daemon = startCli(['schedule', '--run-now'], {
+            ...env(),
+            SYNC_SCHEDULE: '0 0 1 1 *',
+            SYNC_RUN_RETRY_DELAYS: '2s,2s',
+          });
+          try {
+            const started = JSON.parse(await daemon.waitForLog(/sync started/)) as { runId: number };
+            // The run's lock and its load transaction are open on server connections of PgBouncer.
+            await waitFor(async () =>
+              onServer(
+                async (c) =>
+                  (
+                    await c.query(
+                      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'
+                    AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`,
+                    )
+                  ).rows[0].n >= 2,
+              ),
+            );
+            await server.restart(mode);
+            await daemon.waitForLog(/"status":"succeeded".*"msg":"sync finished"/, 60_000);
+            await daemon.waitForLog(/next sync scheduled/);
+            daemon.kill('SIGTERM');
+            expect((await daemon.result).code).toBe(0);
+
+            const rows = await onServer(
               async (c) =>
                 (
                   await c.query(
-                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'
-                    AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`,
-                  )
-                ).rows[0].n >= 2,
-            ),
-          );
-          await server.restart(mode);
-          await daemon.waitForLog(/"status":"succeeded".*"msg":"sync finished"/, 60_000);
-          await daemon.waitForLog(/next sync scheduled/);
-          daemon.kill('SIGTERM');
-          expect((await daemon.result).code).toBe(0);
-
-          const rows = await onServer(
-            async (c) =>
-              (
-                await c.query(
-                  `SELECT id::int, trigger, attempt, retry_of::int, status FROM "${schema}".sync_runs WHERE id >= $1
+                    `SELECT id::int, trigger, attempt, retry_of::int, status FROM "${schema}".sync_runs WHERE id >= $1
                   ORDER BY id`,
-                  [started.runId],
-                )
-              ).rows,
-          );
-          expect(rows.filter((r) => r.status === 'running')).toEqual([]);
-          const [first, retry, ...more] = rows;
-          expect(more).toEqual([]);
-          expect(first).toMatchObject({ id: started.runId, trigger: 'run-now', attempt: 1 });
-          // Failed (it could write its row) or abandoned (the retry found it running).
-          expect(['failed', 'abandoned']).toContain(first.status);
-          expect(retry).toMatchObject({ trigger: 'retry', attempt: 2, retry_of: started.runId, status: 'succeeded' });
-          const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
-          expect(await onServer((c) => compareWithListing(c, schema, listing))).toMatchObject({
-            live: sim.recordCount(),
-            wrong: 0,
-          });
-        } finally {
-          daemon.kill('SIGKILL');
-        }
-      }, 120_000);
+                    [started.runId],
+                  )
+                ).rows,
+            );
+            expect(rows.filter((r) => r.status === 'running')).toEqual([]);
+            const [first, retry, ...more] = rows;
+            expect(more).toEqual([]);
+            expect(first).toMatchObject({ id: started.runId, trigger: 'run-now', attempt: 1 });
+            // Failed (it could write its row) or abandoned (the retry found it running).
+            expect(['failed', 'abandoned']).toContain(first.status);
+            expect(retry).toMatchObject({ trigger: 'retry', attempt: 2, retry_of: started.runId, status: 'succeeded' });
+            const listing = (await rawListing(sim, 'identity')).body.toString('utf8');
+            expect(await onServer((c) => compareWithListing(c, schema, listing))).toMatchObject({
+              live: sim.recordCount(),
+              wrong: 0,
+            });
+          } finally {
+            daemon.kill('SIGKILL');
+          }
+        },
+        120_000,
+      );
     }
   },
 );

@@ -142,7 +142,9 @@ describeWith(
         const cut = attack.cut();
         attack.stop();
         console.log(
-          `slowloris: ${heldOpen} connections open at most, ${cut} cut by the server; probes: ${probes.map((p) => Math.round(p.ms)).join(', ')} ms; ${healthchecks} healthchecks`,
+          `slowloris: ${heldOpen} connections open at most, ${cut} cut by the server` +
+            `; probes: ${probes.map((p) => Math.round(p.ms)).join(', ')} ms` +
+            `; ${healthchecks} healthchecks`,
         );
         expect(cut, 'the server cut slow connections (header timeout)').toBeGreaterThanOrEqual(SLOW_CONNECTIONS);
         expect(probes.length).toBeGreaterThanOrEqual(6);

@@ -89,7 +89,8 @@ describeWith(
       const result = await migrate({ DATABASE_URL: tlsServer.url('postgres', { params: { sslmode: 'disable' } }) });
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(
-        `cannot connect to the database at DATABASE_URL (host 127.0.0.1:${tlsServer.port}, sslmode=disable, from DATABASE_URL)`,
+        `cannot connect to the database at DATABASE_URL (host 127.0.0.1:${tlsServer.port}` +
+          `, sslmode=disable, from DATABASE_URL)`,
       );
       expect(result.stderr).toMatch(/no pg_hba\.conf entry .* no encryption/);
       expect(result.stderr).toContain(
@@ -123,7 +124,11 @@ describeWith(
       expect(result.code).toBe(2);
       expect(result.stderr).not.toContain('pw-never-shown');
       expect(result.stderr).toBe(
-        `Error: cannot connect to the database at DATABASE_URL (host 127.0.0.1:${plainServer.port}, sslmode=require, from DATABASE_URL): the server does not accept TLS connections (its ssl setting is off), and sslmode=require requires TLS; turn ssl on at the server, or set sslmode= in DATABASE_URL or PGSSLMODE to disable if an unencrypted connection is acceptable\n`,
+        `Error: cannot connect to the database at DATABASE_URL` +
+          ` (host 127.0.0.1:${plainServer.port}, sslmode=require, from DATABASE_URL)` +
+          `: the server does not accept TLS connections (its ssl setting is off), and sslmode=require requires TLS` +
+          `; turn ssl on at the server` +
+          `, or set sslmode= in DATABASE_URL or PGSSLMODE to disable if an unencrypted connection is acceptable\n`,
       );
     });
 
@@ -157,7 +162,11 @@ describeWith(
       // OpenSSL's code depends on the chain the server sends (SELF_SIGNED_CERT_IN_CHAIN,
       // UNABLE_TO_VERIFY_LEAF_SIGNATURE).
       expect(result.stderr.replace(/\((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/, '(CODE)')).toBe(
-        `Error: cannot connect to the database at DATABASE_URL (host 127.0.0.1:${tlsServer.port}, sslmode=verify-ca, from DATABASE_URL): the server's certificate is not signed by the CA in ${otherCaFile} (sslrootcert= in DATABASE_URL) (CODE); give the certificate of the CA that signed it with sslrootcert= in DATABASE_URL or PGSSLROOTCERT\n`,
+        `Error: cannot connect to the database at DATABASE_URL` +
+          ` (host 127.0.0.1:${tlsServer.port}, sslmode=verify-ca, from DATABASE_URL)` +
+          `: the server's certificate is not signed by the CA in ${otherCaFile}` +
+          ` (sslrootcert= in DATABASE_URL) (CODE)` +
+          `; give the certificate of the CA that signed it with sslrootcert= in DATABASE_URL or PGSSLROOTCERT\n`,
       );
     });
 
@@ -167,7 +176,9 @@ describeWith(
       });
       expect(mismatch.code).toBe(2);
       expect(mismatch.stderr).toContain(
-        `(host 127.0.0.1:${tlsServer.port}, sslmode=verify-full, from DATABASE_URL): the server's certificate is not issued for 127.0.0.1 (it names DNS:localhost); use a host name the certificate names in DATABASE_URL, or set sslmode= in DATABASE_URL or PGSSLMODE to verify-ca`,
+        `(host 127.0.0.1:${tlsServer.port}, sslmode=verify-full, from DATABASE_URL)` +
+          `: the server's certificate is not issued for 127.0.0.1 (it names DNS:localhost)` +
+          `; use a host name the certificate names in DATABASE_URL, or set sslmode= in DATABASE_URL or PGSSLMODE to verify-ca`,
       );
       succeeded(
         await migrate({
@@ -191,7 +202,9 @@ describeWith(
         DATABASE_URL: tlsServer.url('postgres', { host: `127.0.0.1:${tlsServer.port},127.0.0.1`, params }),
       });
       expect(neither.code).toBe(2);
-      const line = `(host 127.0.0.1:${tlsServer.port}, sslmode=verify-full, from DATABASE_URL): the server's certificate is not issued for 127.0.0.1`;
+      const line =
+        `(host 127.0.0.1:${tlsServer.port}, sslmode=verify-full, from DATABASE_URL)` +
+        `: the server's certificate is not issued for 127.0.0.1`;
       expect(neither.stderr).toContain('cannot connect to the database at DATABASE_URL: no host accepted a connection');
       expect(neither.stderr.split(line).length - 1).toBe(2);
     });
@@ -221,7 +234,8 @@ describeWith(
       });
       expect(wrong.code).toBe(2);
       expect(wrong.stderr).toContain(
-        `(host localhost:${tlsServer.port}, sslmode=verify-full, from PGSSLMODE): the server's certificate is not signed by the CA in ${otherCaFile} (PGSSLROOTCERT)`,
+        `(host localhost:${tlsServer.port}, sslmode=verify-full, from PGSSLMODE)` +
+          `: the server's certificate is not signed by the CA in ${otherCaFile} (PGSSLROOTCERT)`,
       );
       const disabled = await migrate({ DATABASE_URL: plainServer.url('postgres'), PGSSLMODE: 'require' });
       expect(disabled.code).toBe(2);
@@ -261,7 +275,8 @@ describeWith(
       const refused = await migrate({ DATABASE_URL: url({}) });
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain(
-        `cannot connect to the database at DATABASE_URL (host localhost:${tlsServer.port}, sslmode=verify-full, from DATABASE_URL): the server refused the connection`,
+        `cannot connect to the database at DATABASE_URL (host localhost:${tlsServer.port}` +
+          `, sslmode=verify-full, from DATABASE_URL): the server refused the connection`,
       );
       const missing = await migrate({
         DATABASE_URL: url({ sslcert: join(client.certFile, 'nope'), sslkey: client.keyFile }),

@@ -60,7 +60,8 @@ async function upstreamOn443(): Promise<{ sim: Simulator; sslPortAdded?: number 
     const sim = await startSimulator({ records: RECORDS, seed: 31, tls, host, plainHttp: {} });
     const port = Number(new URL(sim.url).port);
     console.warn(
-      `\n*** proxy-squid: cannot listen on port 443 of ${host} (${code}); Squid's SSL_ports gets port ${port} added (the one deviation from its packaged rules) ***\n`,
+      `\n*** proxy-squid: cannot listen on port 443 of ${host} (${code})` +
+        `; Squid's SSL_ports gets port ${port} added (the one deviation from its packaged rules) ***\n`,
     );
     return { sim, sslPortAdded: port };
   }

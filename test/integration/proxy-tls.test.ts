@@ -106,7 +106,8 @@ describeWith(
       expect(outcome.run.status).toBe('failed');
       expect(outcome.run.error).toMatch(
         new RegExp(
-          `^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is not trusted \\(.*certificate.*\\); .*NODE_EXTRA_CA_CERTS=`,
+          `^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is not trusted` +
+            ` \\(.*certificate.*\\); .*NODE_EXTRA_CA_CERTS=`,
         ),
       );
       expect(upstream.stats.connections).toBe(1);
@@ -135,7 +136,8 @@ describeWith(
       expect(status).toBe('failed');
       expect(error).toMatch(
         new RegExp(
-          `^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is outside its validity period \\(certificate has expired\\); the server's certificate must be renewed`,
+          `^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is outside its validity period` +
+            ` \\(certificate has expired\\); the server's certificate must be renewed`,
         ),
       );
       expect(upstream.stats.connections).toBe(1);
@@ -151,7 +153,9 @@ describeWith(
       const { error } = await lastRun();
       expect(error).toMatch(
         new RegExp(
-          `^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is not issued for that name \\(it names DNS:wrong\\.example\\.com\\); use a host name`,
+          `^TLS: the certificate of 127\\.0\\.0\\.1:${portOf(upstream)} is not issued for that name` +
+            ` \\(it names DNS:wrong\\.example\\.com\\)` +
+            `; use a host name`,
         ),
       );
       expect(r.stderr).toContain('is not issued for that name');

@@ -65,7 +65,8 @@ it('counts skipped records by their shape, ignores a tampered shape, and prunes 
   expect(compared).toMatchObject({ skipped: 0, unread: 0, fieldCounts: first.fieldCounts });
   const left = await fx.db.rows<{ n: number; unreferenced: number }>(
     `SELECT count(*)::int AS n,
-            count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM bulk_wine_reconciliation_source_hash h WHERE h.shape = p.shape))::int AS unreferenced
+            count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM bulk_wine_reconciliation_source_hash h
+                                               WHERE h.shape = p.shape))::int AS unreferenced
      FROM bulk_wine_reconciliation_source_shape p`,
   );
   expect(left).toEqual([{ n: stored[0]!.n, unreferenced: 0 }]);

@@ -20,7 +20,8 @@ const PASSWORD = 'hunter2-secret';
 const TOKEN = 'tok-3f9a7c1e5b2d4068a1c9e7f3b5d20486';
 
 const rec = (id: number) =>
-  `{"id":${id},"wpi":"WPI-${id}","inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":1.5,"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-0${(id % 9) + 1}"}`;
+  `{"id":${id},"wpi":"WPI-${id}","inventory_bulk_wine":10,"inventory_finished_goods":2.25` +
+  `,"inventory_sales":1.5,"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-0${(id % 9) + 1}"}`;
 const records = (n: number) => listing(Array.from({ length: n }, (_, i) => rec(i + 1)));
 const json = (body: string) => ({ status: 200, headers: { 'content-type': 'application/json' }, body });
 const redirect = (status: number, location: string) => ({ status, headers: { location }, body: 'moved' });
@@ -189,7 +190,11 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'redirects over HTT
     expect(everything(plain)).not.toContain(TOKEN);
     expect(r.run).toMatchObject({ status: 'failed', inserted: 0, deleted: 0 });
     expect(await lastRunError()).toBe(
-      `listing redirected (301) from https to plain http (http://127.0.0.1:${plain.port}${LISTING}): the token is never sent, nor a listing read, over http after https; have the upstream (or its load balancer) redirect to https://, or set WINE_API_BASE_URL / WINE_API_LOGIN_URL to the final address`,
+      `listing redirected (301) from https to plain http` +
+        ` (http://127.0.0.1:${plain.port}${LISTING})` +
+        `: the token is never sent, nor a listing read, over http after https` +
+        `; have the upstream (or its load balancer) redirect to https://` +
+        `, or set WINE_API_BASE_URL / WINE_API_LOGIN_URL to the final address`,
     );
     expect(await tableText(fx.db)).toEqual(before);
   });
@@ -224,7 +229,11 @@ describeWith('openssl (Debian package openssl)', hasOpenssl, 'redirects over HTT
     expect(storage.requests).toHaveLength(1);
     expect(everything(storage)).not.toContain(TOKEN);
     expect(await lastRunError()).toBe(
-      `listing redirected to https://localhost:${storage.port}/exports/listing.json, which answered 403: the token is not sent to another origin than ${upstream.url}; the upstream must redirect to an address that needs no token (a pre-signed one), or set WINE_API_BASE_URL to the address that serves the listing`,
+      `listing redirected to https://localhost:${storage.port}/exports/listing.json` +
+        `, which answered 403` +
+        `: the token is not sent to another origin than ${upstream.url}` +
+        `; the upstream must redirect to an address that needs no token (a pre-signed one)` +
+        `, or set WINE_API_BASE_URL to the address that serves the listing`,
     );
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
   });

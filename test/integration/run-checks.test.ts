@@ -283,13 +283,15 @@ describe('SYNC_CHECKS_FILE', () => {
     const bad = await run([], { SYNC_CHECKS_FILE: file });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
-      `SYNC_CHECKS_FILE: ${file} line 3, rule {total: inventory_sales, max_change_percent: lots, severity: warn}: max_change_percent must be a number of 0 or more, not "lots"`,
+      `SYNC_CHECKS_FILE: ${file} line 3, rule {total: inventory_sales, max_change_percent: lots, severity: warn}` +
+        `: max_change_percent must be a number of 0 or more, not "lots"`,
     );
     await writeFile(file, 'checks:\n  - {nulls: inventory_bulk, max_increase_points: 5, severity: warn}\n');
     const unknown = await run([], { SYNC_CHECKS_FILE: file });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain(
-      `SYNC_CHECKS_FILE: ${file} line 2, rule {nulls: inventory_bulk, max_increase_points: 5, severity: warn} (nulls:inventory_bulk): unknown field "inventory_bulk"`,
+      `SYNC_CHECKS_FILE: ${file} line 2, rule {nulls: inventory_bulk, max_increase_points: 5, severity: warn}` +
+        ` (nulls:inventory_bulk): unknown field "inventory_bulk"`,
     );
     await writeFile(file, 'checks:\n  - {volume: true, max_change_percent: 20, severity: warn\n');
     const yaml = await run([], { SYNC_CHECKS_FILE: file });

@@ -22,7 +22,8 @@ const EXTRA = 'inventoryInTransit';
 
 /** Per profiled field, what an aggregate over the live rows gives, as text (totals without trailing zeros). */
 async function aggregate(db: TestDb): Promise<Record<string, unknown>[]> {
-  const extra = `CASE WHEN jsonb_typeof(extra_fields -> '${EXTRA}') = 'number' THEN (extra_fields -> '${EXTRA}')::numeric END`;
+  const extra =
+    `CASE WHEN jsonb_typeof(extra_fields -> '${EXTRA}') = 'number'` + ` THEN (extra_fields -> '${EXTRA}')::numeric END`;
   const numeric = (field: string, e: string) =>
     `SELECT '${field}' AS field, count(*)::text AS row_count, count(*) FILTER (WHERE ${e} IS NULL)::text AS null_count,
             trim_scale(sum(${e}))::text AS total, min(${e})::text AS min_value, max(${e})::text AS max_value
@@ -92,7 +93,8 @@ describe('the run profile', () => {
       const value = `${below(100000)}.${below(1000)}`.replace(/\.0+$|(\.\d*?)0+$/, '$1');
       const edits = (k: number) => [
         `UPDATE bulk_wine_reconciliation SET inventory_sales = ${value} WHERE id = ${pick()}`,
-        `UPDATE bulk_wine_reconciliation SET inventory_bulk_wine = NULL, first_sale = '2031-01-0${1 + below(9)}' WHERE id = ${pick()}`,
+        `UPDATE bulk_wine_reconciliation SET inventory_bulk_wine = NULL, first_sale = '2031-01-0${1 + below(9)}'` +
+          ` WHERE id = ${pick()}`,
         `UPDATE bulk_wine_reconciliation SET deleted_at = now() WHERE id = ${pick()}`,
         `UPDATE bulk_wine_reconciliation SET deleted_at = NULL WHERE id = (SELECT min(id) FROM bulk_wine_reconciliation WHERE deleted_at IS NOT NULL)`,
         `DELETE FROM bulk_wine_reconciliation WHERE id = ${pick()}`,
@@ -192,13 +194,13 @@ async function dumpTables(db: TestDb, dir: string): Promise<() => Promise<void>>
   if (process.env.CI === 'true' && client === undefined)
     throw new Error('pg_dump and pg_restore are not installed (postgresql-client), and CI=true');
   console.warn(
-    `\n*** pg_dump ${client ?? 'missing'} cannot dump PostgreSQL ${serverMajor}: the dump and restore are done in SQL ***\n`,
+    `\n*** pg_dump ${client ?? 'missing'} cannot dump PostgreSQL ${serverMajor}` +
+      `: the dump and restore are done in SQL ***\n`,
   );
   await db.rows(tables.map((t) => `CREATE TABLE saved_${t} AS SELECT * FROM ${t}`).join(';'));
   return async () => {
-    await db.rows(
-      `${empty.replace('COMMIT', '')}; ${tables.map((t) => `INSERT INTO ${t} SELECT * FROM saved_${t}`).join(';')}; COMMIT`,
-    );
+    const inserts = tables.map((t) => `INSERT INTO ${t} SELECT * FROM saved_${t}`).join(';');
+    await db.rows(`${empty.replace('COMMIT', '')}; ${inserts}; COMMIT`);
   };
 }
 

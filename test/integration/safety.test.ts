@@ -8,7 +8,9 @@ import { runCli, syncEnv, tableText } from '../support/harness.js';
 import { listing } from '../support/listing.js';
 
 const rec = (id: number, sales = '1.5', wpi = `WPI-${id}`) =>
-  `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":${sales},"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-0${(id % 9) + 1}"}`;
+  `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":10,"inventory_finished_goods":2.25` +
+  `,"inventory_sales":${sales},"vintage_forecast":null` +
+  `,"vintage_make":0.5,"first_sale":"2022-01-0${(id % 9) + 1}"}`;
 const ids = (from: number, to: number, sales?: string) =>
   Array.from({ length: to - from + 1 }, (_, i) => rec(from + i, sales));
 

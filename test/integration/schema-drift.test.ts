@@ -60,7 +60,13 @@ describe('disappearing-field guard', () => {
     const refused = await sync();
     expect(refused.code).toBe(1);
     expect(refused.run).toMatchObject({ status: 'failed', received: N, rejected: 0, inserted: 0, updated: 0 });
-    const expected = `inventory_sales is missing from all ${N} records (present in 100% of run 1's); a new field inventorySales appeared in ${N} records — the upstream may have renamed it. Nothing was loaded. If the change is intended, run again with --accept-schema-change: inventory_sales then loads as NULL, and the values of inventorySales are kept in extra_fields.`;
+    const expected =
+      `inventory_sales is missing from all ${N} records (present in 100% of run 1's)` +
+      `; a new field inventorySales appeared in ${N} records — the upstream may have renamed it` +
+      `. Nothing was loaded.` +
+      ` If the change is intended, run again with --accept-schema-change` +
+      `: inventory_sales then loads as NULL` +
+      `, and the values of inventorySales are kept in extra_fields.`;
     expect(refused.run.error).toBe(expected);
     expect(refused.stderr).toContain(expected);
     expect(await snapshot()).toEqual(before);
@@ -109,7 +115,8 @@ describe('disappearing-field guard', () => {
     const refused = await cli('replay', '--run', '2');
     expect(refused.code).toBe(1);
     expect(refused.run.error).toContain(
-      `vintage_make has no value in any of the ${N} records (present in 100%, but null or empty; it had a value in 100% of run 3's)`,
+      `vintage_make has no value in any of the ${N} records` +
+        ` (present in 100%, but null or empty; it had a value in 100% of run 3's)`,
     );
     expect(await snapshot()).toEqual(before);
     const replayed = await cli('replay', '--run', '2', '--accept-schema-change');
@@ -163,7 +170,9 @@ describe('rejects explained', () => {
     expect(r.code).toBe(1);
     expect(r.run).toMatchObject({ status: 'failed', received: N, rejected: N, inserted: 0 });
     expect(r.run.error).toBe(
-      `${N} of ${N} records rejected (100.0%): id: required (${N}); new fields in this listing: record_id (${N}). Above SYNC_MAX_REJECT_RATIO=0.05, so nothing was loaded (see sync_rejects for run 2)`,
+      `${N} of ${N} records rejected (100.0%): id: required (${N})` +
+        `; new fields in this listing: record_id (${N})` +
+        `. Above SYNC_MAX_REJECT_RATIO=0.05, so nothing was loaded (see sync_rejects for run 2)`,
     );
     expect(await snapshot()).toEqual(before);
   });
@@ -171,13 +180,16 @@ describe('rejects explained', () => {
   it('an all-rejected listing larger than the stored cap: all counted, the first MAX_STORED_REJECTS stored, reasons named', async () => {
     const total = MAX_STORED_REJECTS + 123;
     fx.sim.setRawBody(
-      `{"message":"ok","count":${total},"bulk_wine_reconciliation":[${Array(total).fill('{}').join(',')}],"recordCount":${total}}`,
+      `{"message":"ok","count":${total}` +
+        `,"bulk_wine_reconciliation":[${Array(total).fill('{}').join(',')}]` +
+        `,"recordCount":${total}}`,
     );
     const r = await sync();
     expect(r.code).toBe(1);
     expect(r.run).toMatchObject({ status: 'failed', received: total, rejected: total, inserted: 0 });
     expect(r.run.error).toBe(
-      `${total} of ${total} records rejected (100.0%): id: required (${total}); wpi: required (${total}). Above SYNC_MAX_REJECT_RATIO=0.05, so nothing was loaded (see sync_rejects for run 1)`,
+      `${total} of ${total} records rejected (100.0%): id: required (${total}); wpi: required (${total})` +
+        `. Above SYNC_MAX_REJECT_RATIO=0.05, so nothing was loaded (see sync_rejects for run 1)`,
     );
     const [stored] = await fx.db.rows<{ n: number; first: number; last: number }>(
       'SELECT count(*)::int AS n, min(position)::int AS first, max(position)::int AS last FROM sync_rejects',

@@ -44,7 +44,9 @@ describeWith(
       const schema = `rot_${id}`;
       const password = `first-${randomBytes(6).toString('hex')}`;
       await admin.query(
-        `CREATE ROLE "${role}" LOGIN PASSWORD '${password}'; CREATE SCHEMA "${schema}" AUTHORIZATION "${role}"; CREATE SCHEMA "${schema}_bi" AUTHORIZATION "${role}"`,
+        `CREATE ROLE "${role}" LOGIN PASSWORD '${password}';` +
+          ` CREATE SCHEMA "${schema}" AUTHORIZATION "${role}";` +
+          ` CREATE SCHEMA "${schema}_bi" AUTHORIZATION "${role}"`,
       );
       return { role, schema, password };
     }

@@ -23,7 +23,8 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 const cache = createRequire(import.meta.url).cache;
 process.on('exit', () => {
-  const packages = new Set(Object.keys(cache).map((f) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(f)?.[1]).filter(Boolean));
+  const names = Object.keys(cache).map((f) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(f)?.[1]);
+  const packages = new Set(names.filter(Boolean));
   writeFileSync(process.env.LOADED_FILE, JSON.stringify([...packages].sort()));
 });
 `;

@@ -28,7 +28,8 @@ beforeAll(async () => {
     `INSERT INTO sync_runs (trigger, status, started_at, finished_at, received, app_version)
      SELECT CASE WHEN i % 5 = 0 THEN 'replay' ELSE 'schedule' END,
        CASE WHEN i % 7 = 0 THEN 'failed' ELSE 'succeeded' END,
-            now() - (200 - i) * interval '1 minute', now() - (200 - i) * interval '1 minute' + interval '5 seconds', i, 'test'
+            now() - (200 - i) * interval '1 minute',
+            now() - (200 - i) * interval '1 minute' + interval '5 seconds', i, 'test'
      FROM generate_series(1, 130) AS i`,
   );
   serve = startCli(['serve', '--port', '0'], {

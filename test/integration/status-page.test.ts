@@ -24,7 +24,8 @@ const LONG_FIELD = `f_${'ä'.repeat(99)}`; // 200 bytes
 const LONG_ERROR = 'Ë'.repeat(1000); // 2 kB
 
 const valid = (id: number, wpi = `W${id}`, extra = '') =>
-  `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":"${id}.5","inventory_sales":2,"first_sale":"2021-03-04"${extra}}`;
+  `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_bulk_wine":"${id}.5"` +
+  `,"inventory_sales":2,"first_sale":"2021-03-04"${extra}}`;
 /** Rejected: inventory_sales is not a number; its raw text carries the hostile strings. */
 const invalid = (id: number, wpi = `${PRE} ${id}`) =>
   `{"id":${id},"wpi":${JSON.stringify(wpi)},"inventory_sales":${JSON.stringify(`${IMG} ${SCRIPT}`)}}`;

@@ -13,7 +13,11 @@ import { listing } from '../support/listing.js';
 
 function rec(id: number | string, value: string, extra = ''): string {
   const idText = typeof id === 'string' ? `"${id}"` : String(id);
-  return `{"id":${idText},"wpi":"W${id}","inventory_bulk_wine":${value},"inventory_finished_goods":null,"inventory_sales":"0.50","vintage_forecast":1.5e-7,"vintage_make":-0,"first_sale":"2021-03-04T00:00:00Z"${extra}}`;
+  return (
+    `{"id":${idText},"wpi":"W${id}","inventory_bulk_wine":${value}` +
+    `,"inventory_finished_goods":null,"inventory_sales":"0.50"` +
+    `,"vintage_forecast":1.5e-7,"vintage_make":-0,"first_sale":"2021-03-04T00:00:00Z"${extra}}`
+  );
 }
 
 const BIG = '1000000000000001';

@@ -22,7 +22,11 @@ const RECORDS = 6000;
 /** A compact (fingerprinted) record; values with more than 10 fractional digits, so BI views round some. */
 function record(id: number, version = 0): string {
   const sales = `${(id * 7919) % 100000}.${String(id * 104729 + version).padStart(14, '0')}`;
-  return `{"id":${id},"wpi":"W-${id}","inventory_bulk_wine":${id}.5,"inventory_finished_goods":null,"inventory_sales":"${sales}","vintage_forecast":1.5e-7,"vintage_make":-0,"first_sale":"2021-03-04"}`;
+  return (
+    `{"id":${id},"wpi":"W-${id}","inventory_bulk_wine":${id}.5` +
+    `,"inventory_finished_goods":null,"inventory_sales":"${sales}"` +
+    `,"vintage_forecast":1.5e-7,"vintage_make":-0,"first_sale":"2021-03-04"}`
+  );
 }
 
 const BASE = Array.from({ length: RECORDS }, (_, i) => record(i + 1));
@@ -110,7 +114,8 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
     expect(run.row).toMatchObject({ updated: 3, skipped_unchanged: RECORDS - 3 });
     expect(run.result.stderr).toMatch(
       new RegExp(
-        `trusts ${RECORDS - 3} of ${RECORDS} live rows: 3 rows were changed outside a sync run since run \\d+: compared`,
+        `trusts ${RECORDS - 3} of ${RECORDS} live rows` +
+          `: 3 rows were changed outside a sync run since run \\d+: compared`,
       ),
     );
     await expectLikeFreshLoad(db, run);
@@ -166,7 +171,8 @@ describe('the unchanged-record shortcut trusts each row for itself', () => {
       if (process.env.CI === 'true' && pgDump === undefined)
         throw new Error('pg_dump and pg_restore are not installed (postgresql-client), and CI=true');
       console.warn(
-        `\n*** SKIPPING the pg_restore test: pg_dump ${pgDump ?? 'missing'} cannot dump PostgreSQL ${serverMajor} ***\n`,
+        `\n*** SKIPPING the pg_restore test: pg_dump ${pgDump ?? 'missing'}` +
+          ` cannot dump PostgreSQL ${serverMajor} ***\n`,
       );
       ctx.skip();
     }

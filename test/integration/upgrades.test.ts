@@ -50,7 +50,8 @@ describe('a rollback to a release that does not know the newest migration', () =
       expect(r.stderr).toContain(`the database schema is at migration ${label}`);
       expect(r.stderr).toContain(`applied by release ${release}`);
       expect(r.stderr).toContain(
-        `newer than this release (0.0.1-older, migrations up to ${String(newest - 1).padStart(4, '0')}): run release ${release} or later; nothing was changed`,
+        `newer than this release (0.0.1-older, migrations up to ${String(newest - 1).padStart(4, '0')})` +
+          `: run release ${release} or later; nothing was changed`,
       );
     }
     expect(await fx.db.rows('SELECT id, status FROM sync_runs ORDER BY id')).toEqual(runsBefore);
@@ -102,12 +103,16 @@ describe('an upgrade from an earlier release', async () => {
   });
 
   for (const before of await upgradeCases()) {
-    it(`from the release before migration ${before}: rows exact, nothing updated, ${BACKFILLED[before]} backfilled, no new version, one full comparison`, async () => {
+    const title =
+      `from the release before migration ${before}: rows exact, nothing updated, ` +
+      `${BACKFILLED[before]} backfilled, no new version, one full comparison`;
+    it(title, async () => {
       const schema = `t_upgrade_${before}_${randomBytes(3).toString('hex')}`;
       const pool = createPool({ databaseUrl: inject('databaseUrl'), schema, max: 2 });
       fx.onTeardown(async () => {
         await pool.query(
-          `DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE; DROP SCHEMA IF EXISTS ${quoteIdent(`${schema}_bi`)} CASCADE`,
+          `DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE; ` +
+            `DROP SCHEMA IF EXISTS ${quoteIdent(`${schema}_bi`)} CASCADE`,
         );
         await pool.end();
       });
@@ -177,7 +182,8 @@ describe('a kept field that a release adds to its catalogue', () => {
   ];
   const rec = (i: number, wpi = `W${i}`) => {
     const sent = SENT[i - 1]![0];
-    return `{"id":${i},"wpi":"${wpi}","inventory_sales":"${i}.5"${sent === undefined ? '' : `,"${FIELD}":${sent}`}${i % 2 ? ',"cellar_note":"north"' : ''}}`;
+    const field = sent === undefined ? '' : `,"${FIELD}":${sent}`;
+    return `{"id":${i},"wpi":"${wpi}","inventory_sales":"${i}.5"${field}${i % 2 ? ',"cellar_note":"north"' : ''}}`;
   };
   const listing = (changed = false) => SENT.map((_, k) => rec(k + 1, changed && k === 0 ? 'W1b' : `W${k + 1}`));
 
@@ -209,7 +215,8 @@ describe('a kept field that a release adds to its catalogue', () => {
       patch: async (dir) => {
         const fields = join(dir, 'dist', 'src', 'fields.js');
         const text = await readFile(fields, 'utf8');
-        const entry = `    { name: '${FIELD}', kind: 'decimal', required: false, meaning: ${JSON.stringify(MEANING)} },\n];`;
+        const entry =
+          `    { name: '${FIELD}', kind: 'decimal', required: false, ` + `meaning: ${JSON.stringify(MEANING)} },\n];`;
         const patched = text.replace(/\n\];\n/, `\n${entry}\n`);
         expect(patched).not.toBe(text);
         await writeFile(fields, patched);

@@ -12,7 +12,8 @@ import { startRecordingServer, type RecordingServer } from '../support/recording
 const LOGIN = 'POST /api/login';
 const LISTING = 'GET /api/bulk-wine-reconciliation-data';
 const rec = (id: number) =>
-  `{"id":${id},"wpi":"WPI-${id}","inventory_bulk_wine":10,"inventory_finished_goods":2.25,"inventory_sales":1.5,"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-0${(id % 9) + 1}"}`;
+  `{"id":${id},"wpi":"WPI-${id}","inventory_bulk_wine":10,"inventory_finished_goods":2.25` +
+  `,"inventory_sales":1.5,"vintage_forecast":null,"vintage_make":0.5,"first_sale":"2022-01-0${(id % 9) + 1}"}`;
 const body = (n: number) => listing(Array.from({ length: n }, (_, i) => rec(i + 1)));
 const loginOk = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"token":"tok-limits-1"}' };
 
@@ -53,7 +54,9 @@ describe('WINE_API_MAX_BYTES', () => {
     const outcome = await inProcess(env(s, { WINE_API_MAX_BYTES: '20KiB' })).run();
     expect(outcome.run.status).toBe('failed');
     expect(outcome.run.error).toBe(
-      `listing is larger than WINE_API_MAX_BYTES=${limit} bytes (decoded); nothing was loaded. Raise WINE_API_MAX_BYTES if the upstream's listing really is that large`,
+      `listing is larger than WINE_API_MAX_BYTES=${limit} bytes (decoded)` +
+        `; nothing was loaded.` +
+        ` Raise WINE_API_MAX_BYTES if the upstream's listing really is that large`,
     );
     expect(listings(s)).toBe(1);
     expect(await fx.db.rows('SELECT count(*)::int AS n FROM bulk_wine_reconciliation')).toEqual([{ n: 0 }]);
@@ -82,7 +85,8 @@ describe('the login answer', () => {
     const outcome = await inProcess(env(s)).run();
     expect(outcome.run.status).toBe('failed');
     expect(outcome.run.error).toBe(
-      `login response from ${s.url}/api/login is larger than 1 MiB: no login answer is; check WINE_API_BASE_URL / WINE_API_LOGIN_URL`,
+      `login response from ${s.url}/api/login is larger than 1 MiB` +
+        `: no login answer is; check WINE_API_BASE_URL / WINE_API_LOGIN_URL`,
     );
     expect(s.requests.map((r) => r.method)).toEqual(['POST']);
   });

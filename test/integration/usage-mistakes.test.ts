@@ -50,7 +50,8 @@ describe('usage mistakes exit 2, record no run and notify no one', () => {
     await writeFile(join(fx.dir, 'plain'), '{}');
     await mistake(
       ['run', '--dry-run', '--from-file', join(fx.dir, 'plain', 'listing.json')],
-      `cannot read --from-file ${join(fx.dir, 'plain', 'listing.json')}: a part of the path is not a directory; no run was recorded`,
+      `cannot read --from-file ${join(fx.dir, 'plain', 'listing.json')}` +
+        `: a part of the path is not a directory; no run was recorded`,
     );
     expect(await runCount()).toBe(0);
   });
@@ -96,11 +97,17 @@ describe('usage mistakes exit 2, record no run and notify no one', () => {
     );
     await mistake(
       ['replay', '--run', String(first.id)],
-      `cannot replay run ${first.id}: its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept, and the oldest still archived is run ${second.id}'s; no run was recorded`,
+      `cannot replay run ${first.id}` +
+        `: its payload was pruned: only the newest SYNC_ARCHIVE_KEEP payloads are kept` +
+        `, and the oldest still archived is run ${second.id}'s` +
+        `; no run was recorded`,
     );
     await mistake(
       ['replay', '--run', String(same.id)],
-      `cannot replay run ${same.id}: it archived no payload of its own, because its listing was identical to the newest archived one (run ${third.id}'s: replay --run ${third.id}) or SYNC_ARCHIVE_KEEP was 0 then; no run was recorded`,
+      `cannot replay run ${same.id}` +
+        `: it archived no payload of its own, because its listing was identical to the newest archived one` +
+        ` (run ${third.id}'s: replay --run ${third.id})` +
+        ` or SYNC_ARCHIVE_KEEP was 0 then; no run was recorded`,
     );
 
     const replay = await runCli(['replay', '--run', String(third.id), '--json'], fx.env);

@@ -24,7 +24,8 @@ export async function compareWithListing(
                 nullif(r->>'inventory_finished_goods', '')::numeric AS b,
               nullif(r->>'inventory_sales', '')::numeric AS c, nullif(r->>'vintage_forecast', '')::numeric AS d,
               nullif(r->>'vintage_make', '')::numeric AS e,
-              CASE WHEN coalesce(r->>'first_sale', '') IN ('', '0000-00-00') THEN NULL ELSE left(r->>'first_sale', 10)::date END AS f
+              CASE WHEN coalesce(r->>'first_sale', '') IN ('', '0000-00-00') THEN NULL
+                   ELSE left(r->>'first_sale', 10)::date END AS f
        FROM jsonb_array_elements($1::jsonb -> 'bulk_wine_reconciliation') AS r),
      live AS (
        SELECT id, wpi, inventory_bulk_wine AS a, inventory_finished_goods AS b, inventory_sales AS c,

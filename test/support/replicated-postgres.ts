@@ -66,7 +66,8 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
     standby: s.node,
     url: (order, params = {}) => {
       const query = new URLSearchParams(params).toString();
-      return `postgres://postgres@${order.map((n) => `127.0.0.1:${n.port}`).join(',')}/postgres${query ? `?${query}` : ''}`;
+      const hosts = order.map((n) => `127.0.0.1:${n.port}`).join(',');
+      return `postgres://postgres@${hosts}/postgres${query ? `?${query}` : ''}`;
     },
     caughtUp: async () => {
       const p = await primary.admin();

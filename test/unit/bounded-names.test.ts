@@ -63,7 +63,8 @@ describe('the reject reasons tally', () => {
       { reason: OTHER_REASONS, count: 19_907 },
       { reason: 'id: required', count: 4 },
       {
-        reason: `${shownName(`bad0${'x'.repeat(60_000)}`)}: cannot be kept in extra_fields: the NUL character (\\u0000)`,
+        reason:
+          `${shownName(`bad0${'x'.repeat(60_000)}`)}` + ': cannot be kept in extra_fields: the NUL character (\\u0000)',
         count: 1,
       },
     ]);

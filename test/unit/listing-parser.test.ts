@@ -226,7 +226,8 @@ describe('ListingParser: strings', () => {
     const doc = wrap('{"s":"q\\"b\\\\s\\/n\\n\\t\\u00e9\\uD83C\\uDF77"}, "é", "日本", "🍷", {"日本":"é"}');
     for (const size of [undefined, 1, 3]) {
       const { records } = parse(doc, size);
-      expect(records.map((r) => r.value)).toEqual([{ s: 'q"b\\s/n\n\té🍷' }, 'é', '日本', '🍷', { 日本: 'é' }]);
+      const decoded = [{ s: 'q"b\\s/n\n\té🍷' }, 'é', '日本', '🍷', { 日本: 'é' }];
+      expect(records.map((r) => r.value)).toEqual(decoded);
       expect(records.map((r) => r.raw)).toEqual([
         '{"s":"q\\"b\\\\s\\/n\\n\\t\\u00e9\\uD83C\\uDF77"}',
         '"é"',

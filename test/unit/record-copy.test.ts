@@ -434,7 +434,8 @@ describe('byte-level fast path vs the zod path', () => {
       '"inventory_sales":4.184e-6,"vintage_forecast":null,"vintage_make":-65983.02344427893628177595217,"first_sale":"2002-02-06T00:00:00.000000Z","bond":"x"}';
     const line = fastPathLine(text, new CopyWriter(true));
     expect(line).toBe(
-      `0\t7\tWPI-000007\t89255.306998944528548423672\t0.0000193\t0.000004184\t\\N\t-65983.02344427893628177595217\t2002-02-06\t{"bond":"x"}\t29\t${text.length}\t-5\t6\t9\n`,
+      `0\t7\tWPI-000007\t89255.306998944528548423672\t0.0000193\t0.000004184\t\\N\t-65983.02344427893628177595217` +
+        `\t2002-02-06\t{"bond":"x"}\t29\t${text.length}\t-5\t6\t9\n`,
     );
   });
 

@@ -87,10 +87,12 @@ describe('MemberReader guided by the fast lane', () => {
             shape = ['id', ...Array.from({ length: 1 + Math.floor(rand() * 8) }, () => pick(KEYS))];
           // Mostly the shape as it is; sometimes one key swapped for another, or a space before its colon.
           const keys = shape.map((k) => (rand() < 0.1 ? pick(rand() < 0.9 ? KEYS : ODD_KEYS) : k));
-          const parts = keys.map(
-            (k, m) =>
-              `"${k}"${rand() < 0.03 ? ' ' : ''}:${m === 0 && rand() < 0.9 ? String(1 + Math.floor(rand() * 1e6)) : value()}`,
-          );
+          const parts = keys.map((k, m) => {
+            // In this order: the random numbers drawn are those of the seed's sequence.
+            const space = rand() < 0.03 ? ' ' : '';
+            const text = m === 0 && rand() < 0.9 ? String(1 + Math.floor(rand() * 1e6)) : value();
+            return `"${k}"${space}:${text}`;
+          });
           texts.push(`{${parts.join(',')}}`);
         }
         const doc = Buffer.from(`{"bulk_wine_reconciliation":[${texts.join(',')}]}`);

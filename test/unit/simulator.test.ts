@@ -639,7 +639,8 @@ describe('simulator: dataset changes', () => {
       sim.setRecordsJson(raw);
       expect(sim.recordCount()).toBe(3);
       expect(await listingText(sim, jwt)).toBe(
-        `{"message":"Bulk wine reconciliation data retrieved successfully","count":3,"bulk_wine_reconciliation":[${raw.join(',')}],"recordCount":3}`,
+        '{"message":"Bulk wine reconciliation data retrieved successfully","count":3,' +
+          `"bulk_wine_reconciliation":[${raw.join(',')}],"recordCount":3}`,
       );
       sim.setFault('invalid-records', { count: 3, times: 1 });
       const spoiled = await listingText(sim, jwt);
@@ -753,14 +754,17 @@ let ts;
 export async function initialize(data) { ts = (await import(data.typescript)).default; }
 export async function resolve(specifier, context, next) {
   try { return await next(specifier, context); } catch (error) {
-    if (specifier.endsWith('.js') && context.parentURL?.endsWith('.ts')) return next(specifier.slice(0, -3) + '.ts', context);
+    if (specifier.endsWith('.js') && context.parentURL?.endsWith('.ts')) {
+      return next(specifier.slice(0, -3) + '.ts', context);
+    }
     throw error;
   }
 }
 export async function load(url, context, next) {
   if (!url.endsWith('.ts')) return next(url, context);
   const source = await readFile(new URL(url), 'utf8');
-  const { outputText } = ts.transpileModule(source, { fileName: url, compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+  const compilerOptions = { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 };
+  const { outputText } = ts.transpileModule(source, { fileName: url, compilerOptions });
   return { format: 'module', source: outputText, shortCircuit: true };
 }`;
 
@@ -782,7 +786,9 @@ async function startChildSimulator(options: { records: number; seed: number }): 
   const server = new URL('../../src/simulator/server.ts', import.meta.url).href;
   const script = `
     import { register } from 'node:module';
-    register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(LOADER)}), { data: { typescript: ${JSON.stringify(typescript)} } });
+    register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(LOADER)}), {
+      data: { typescript: ${JSON.stringify(typescript)} },
+    });
     const { startSimulator } = await import(${JSON.stringify(server)});
     const sim = await startSimulator(${JSON.stringify(options)});
     let peak = process.memoryUsage().rss;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { findToken, jwtExpiryMs } from '../../src/extract/http/token.js';
 
 const jwt = (claims: object) =>
-  `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2lnbmF0dXJl`;
+  `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}` +
+  `.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2lnbmF0dXJl`;
 const T = jwt({ sub: 1, exp: 1_900_000_000 });
 
 describe('findToken', () => {
