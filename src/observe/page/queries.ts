@@ -5,6 +5,7 @@
 import type { Pool } from '../../db/pool.js';
 import { quoteIdent, withIdentifiers } from '../../db/pool.js';
 import { loadStatements } from '../../db/statements.js';
+import type { StoredCheck } from '../../load/checks-store.js';
 
 const NAMES = [
   'running',
@@ -111,15 +112,8 @@ export interface TotalPoint {
   failed: string | null;
 }
 
-export interface CheckLine {
-  check_name: string;
-  field: string | null;
-  severity: 'warn' | 'error';
-  passed: boolean;
-  observed: string | null;
-  expected: string | null;
-  message: string;
-}
+/** One row of sync_run_checks, as `status` reads it too. */
+export type CheckLine = StoredCheck;
 
 export interface ProfileLine {
   field: string;
